@@ -1,0 +1,66 @@
+import pytest
+import torch
+
+from transformer import (
+    causal_mask,
+    from_hf_attention_mask,
+    from_torch_mask,
+    key_padding_mask,
+    padding_mask,
+    padding_mask_from_lengths,
+    target_mask,
+    to_additive_mask,
+    to_torch_mask,
+)
+from transformer.masks import check_mask
+
+
+def test_padding_mask_hides_pad_keys_and_broadcasts_over_heads_and_queries():
+    tokens = torch.tensor([[5, 6, 0, 0], [7, 8, 9, 0]])
+    mask = padding_mask(tokens)
+    assert mask.shape == (2, 1, 1, 4) and mask.dtype == torch.bool
+    assert mask[:, 0, 0].tolist() == [[True, True, False, False], [True, True, True, False]]
+
+
+def test_padding_mask_from_lengths_equals_the_one_from_tokens():
+    tokens = torch.tensor([[5, 6, 0, 0], [7, 8, 9, 0]])
+    assert torch.equal(padding_mask_from_lengths(torch.tensor([2, 3]), 4), padding_mask(tokens))
+    assert padding_mask_from_lengths(torch.tensor([2, 3])).shape == (2, 1, 1, 3)
+    with pytest.raises(ValueError, match="max_len"):
+        padding_mask_from_lengths(torch.tensor([2, 5]), 4)
+
+
+def test_causal_mask_lets_position_i_see_positions_up_to_i():
+    mask = causal_mask(4)
+    assert mask.shape == (1, 1, 4, 4)
+    assert torch.equal(mask[0, 0], torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]).bool())
+    with pytest.raises(ValueError, match="size"):
+        causal_mask(0)
+
+
+def test_target_mask_combines_padding_and_causality():
+    tokens = torch.tensor([[4, 5, 0]])
+    mask = target_mask(tokens)
+    assert mask.shape == (1, 1, 3, 3)
+    assert mask[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, False]]
+
+
+def test_conversions_to_pytorch_and_hugging_face_conventions_round_trip():
+    mask = target_mask(torch.tensor([[4, 5, 0], [4, 5, 6]]))
+    assert torch.equal(from_torch_mask(to_torch_mask(mask)), mask)
+    additive = to_additive_mask(mask)
+    assert additive.dtype == torch.float32 and set(additive.unique().tolist()) == {0.0, float("-inf")}
+    assert torch.equal(from_torch_mask(additive), mask)
+    hf = torch.tensor([[1, 1, 0]])
+    assert torch.equal(from_hf_attention_mask(hf), padding_mask(torch.tensor([[4, 5, 0]])))
+    assert key_padding_mask(padding_mask(torch.tensor([[4, 0]]))).tolist() == [[False, True]]
+
+
+def test_check_mask_names_the_mask_and_the_expected_shape():
+    with pytest.raises(ValueError, match=r"src_mask.*\(2, H, 3, 5\)"):
+        check_mask(torch.ones(2, 1, 1, 4, dtype=torch.bool), "src_mask", 2, 3, 5)
+    with pytest.raises(ValueError, match="4-D"):
+        check_mask(torch.ones(3, 5, dtype=torch.bool), "tgt_mask", 2, 3, 5)
+    with pytest.raises(TypeError, match="uint8"):
+        check_mask(torch.ones(2, 1, 1, 5, dtype=torch.uint8), "src_mask", 2, 3, 5)
+    check_mask(torch.ones(1, 1, 3, 5, dtype=torch.bool), "ok", 2, 3, 5)

@@ -1,0 +1,94 @@
+"""The model's sizes and choices in one validated dataclass."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+ACTIVATIONS = ("relu", "gelu")
+POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
+
+
+@dataclass
+class TransformerConfig:
+    """Everything needed to build a :class:`transformer.Transformer`.
+
+    The defaults are the base model of "Attention Is All You Need" (Vaswani et al., 2017): d_model 512, 8 heads,
+    d_ff 2048, 6 + 6 layers, dropout 0.1, post-norm residual blocks.
+
+    ``final_norm`` says whether each stack ends with an extra layer norm. ``None`` picks the usual choice: none for
+    post-norm (the paper), one for pre-norm (where the last block's output is otherwise never normalised). ``True``
+    reproduces the layout of ``torch.nn.Transformer``, which always adds one.
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    dropout: float = 0.1
+    max_len: int = 5000
+    norm_first: bool = False
+    pad_id: int = 0
+    final_norm: bool | None = None
+    activation: str = "relu"
+    layer_norm_eps: float = 1e-5
+    positional_encoding: str = "sinusoidal"
+    share_embeddings: bool = False
+    tie_output_embedding: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            _check_int(name, getattr(self, name), minimum=1)
+        for name in ("n_encoder_layers", "n_decoder_layers"):
+            _check_int(name, getattr(self, name), minimum=0)
+        _check_int("pad_id", self.pad_id, minimum=0)
+        if self.d_model % self.n_heads != 0:
+            raise ValueError(
+                f"d_model must be divisible by n_heads so that each head gets d_model // n_heads dimensions; "
+                f"got d_model={self.d_model}, n_heads={self.n_heads} (remainder {self.d_model % self.n_heads})"
+            )
+        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be a probability in [0, 1); got {self.dropout!r}")
+        for name in ("src_vocab_size", "tgt_vocab_size"):
+            if self.pad_id >= getattr(self, name):
+                raise ValueError(f"pad_id must be a valid id below {name}={getattr(self, name)}; got pad_id={self.pad_id}")
+        for name in ("norm_first", "share_embeddings", "tie_output_embedding"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
+        if self.final_norm is not None and not isinstance(self.final_norm, bool):
+            raise TypeError(f"final_norm must be True, False or None; got {self.final_norm!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}; got {self.activation!r}")
+        if self.positional_encoding not in POSITIONAL_ENCODINGS:
+            raise ValueError(
+                f"positional_encoding must be one of {POSITIONAL_ENCODINGS}; got {self.positional_encoding!r}"
+            )
+        if not self.layer_norm_eps > 0:
+            raise ValueError(f"layer_norm_eps must be positive; got {self.layer_norm_eps!r}")
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(
+                "share_embeddings needs one vocabulary for source and target; got "
+                f"src_vocab_size={self.src_vocab_size}, tgt_vocab_size={self.tgt_vocab_size}"
+            )
+
+    @property
+    def d_k(self) -> int:
+        """Dimensions per attention head."""
+        return self.d_model // self.n_heads
+
+    @property
+    def use_final_norm(self) -> bool:
+        """Whether each stack ends with a layer norm (``final_norm`` resolved)."""
+        return self.norm_first if self.final_norm is None else self.final_norm
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value}")

@@ -1,0 +1,93 @@
+"""Token embeddings and positional encodings."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+
+def check_tokens(tokens: object, name: str, vocab_size: int) -> None:
+    """Raise a clear error unless ``tokens`` is a non-empty ``(B, S)`` integer tensor of ids in ``[0, vocab_size)``."""
+    if not isinstance(tokens, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids; got {type(tokens).__name__}")
+    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
+        raise TypeError(f"{name} must hold integer token ids (e.g. torch.long); got dtype {tokens.dtype}")
+    if tokens.dim() != 2:
+        raise ValueError(
+            f"{name} must be 2-D (batch, seq_len); got shape {tuple(tokens.shape)}"
+            + (" (add a batch dimension with .unsqueeze(0))" if tokens.dim() == 1 else "")
+        )
+    if tokens.size(0) == 0 or tokens.size(1) == 0:
+        raise ValueError(f"{name} must have at least one sequence of at least one token; got shape {tuple(tokens.shape)}")
+    low, high = int(tokens.min()), int(tokens.max())
+    if low < 0 or high >= vocab_size:
+        raise ValueError(
+            f"{name} holds ids outside the vocabulary [0, {vocab_size}): min {low}, max {high}"
+        )
+
+
+class TokenEmbedding(nn.Module):
+    """Looks up a ``d_model`` vector per token and scales it by ``sqrt(d_model)``.
+
+    Weights start as N(0, 1/d_model), so the scaled embeddings have unit variance per dimension: the same scale as
+    the sinusoidal positional encoding added to them, and (when tied) a well-scaled output projection.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int):
+        super().__init__()
+        self.vocab_size, self.d_model = vocab_size, d_model
+        self.weight = nn.Parameter(torch.empty(vocab_size, d_model))
+        nn.init.normal_(self.weight, std=d_model**-0.5)
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        """``(B, S)`` ids -> ``(B, S, d_model)``."""
+        return nn.functional.embedding(tokens, self.weight) * math.sqrt(self.d_model)  # (B, S, d_model)
+
+
+def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
+    """The paper's ``(max_len, d_model)`` table: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)."""
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
+    inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))  # (ceil(d/2),)
+    angles = position * inv_freq  # (L, ceil(d/2))
+    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles[:, : d_model // 2])
+    return table.float()
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the fixed sinusoid table to ``(B, T, d_model)`` inputs. It encodes absolute position; a fixed offset k
+    is a linear map (a rotation per frequency) of it, which is what lets attention use relative position."""
+
+    def __init__(self, d_model: int, max_len: int = 5000):
+        super().__init__()
+        self.max_len = max_len
+        self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)  # (L, d_model)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        _check_length(x.size(1) + offset, self.max_len)
+        return x + self.pe[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)
+
+
+class LearnedPositionalEncoding(nn.Module):
+    """A trained vector per position (as in BERT/GPT): flexible, but knows nothing past the lengths it saw."""
+
+    def __init__(self, d_model: int, max_len: int = 5000):
+        super().__init__()
+        self.max_len = max_len
+        self.weight = nn.Parameter(torch.empty(max_len, d_model))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        _check_length(x.size(1) + offset, self.max_len)
+        return x + self.weight[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)
+
+
+def _check_length(length: int, max_len: int) -> None:
+    if length > max_len:
+        raise ValueError(
+            f"sequence length {length} exceeds the positional table's max_len={max_len}; "
+            "build the model with a larger max_len"
+        )

@@ -1,0 +1,228 @@
+"""The encoder and decoder stacks and the full encoder-decoder Transformer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from .attention import KVCache
+from .config import TransformerConfig
+from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding, check_tokens
+from .layers import DecoderLayer, EncoderLayer
+from .masks import check_mask, padding_mask, target_mask
+
+
+class Encoder(nn.Module):
+    """A stack of encoder layers on already embedded inputs, with an optional final layer norm.
+
+    Like ``torch.nn.Transformer.encoder``: ``encoder(x (B, S, d_model), mask) -> (B, S, d_model)``.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        c = config
+        self.layers = nn.ModuleList(
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
+            for _ in range(c.n_encoder_layers)
+        )
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)``. With ``return_attention``, also
+        returns one ``(B, H, S, S)`` weight tensor per layer."""
+        if mask is not None:
+            check_mask(mask, "src_mask", x.size(0), x.size(1), x.size(1))
+        maps = []
+        for layer in self.layers:
+            x, weights = layer(x, mask, need_weights=return_attention)
+            maps.append(weights)
+        if self.norm is not None:
+            x = self.norm(x)
+        return (x, maps) if return_attention else x  # (B, S, d_model)
+
+
+@dataclass
+class DecoderCache:
+    """Everything incremental decoding keeps between steps: per layer, the self-attention keys and values of the
+    positions decoded so far and the cross-attention keys and values of the encoder memory."""
+
+    layers: list[tuple[KVCache, KVCache]] = field(default_factory=list)
+    length: int = 0
+
+    @classmethod
+    def empty(cls, n_layers: int) -> DecoderCache:
+        return cls([(KVCache(), KVCache(static=True)) for _ in range(n_layers)])
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` in every layer's cache (beam search)."""
+        for self_cache, cross_cache in self.layers:
+            self_cache.reorder(index)
+            cross_cache.reorder(index)
+
+
+class Decoder(nn.Module):
+    """A stack of decoder layers on already embedded targets, with an optional final layer norm.
+
+    Like ``torch.nn.Transformer.decoder``: ``decoder(y (B, T, d_model), memory (B, S, d_model), src_mask, tgt_mask)
+    -> (B, T, d_model)``.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        c = config
+        self.layers = nn.ModuleList(
+            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
+            for _ in range(c.n_decoder_layers)
+        )
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
+
+    def forward(
+        self,
+        y: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        cache: DecoderCache | None = None,
+        return_attention: bool = False,
+    ) -> Tensor | tuple[Tensor, list[Tensor], list[Tensor]]:
+        """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
+        ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. With
+        ``return_attention``, also returns per-layer self ``(B, H, T, T)`` and cross ``(B, H, T, S)`` weights."""
+        if memory.dim() != 3 or memory.size(0) != y.size(0) or memory.size(-1) != y.size(-1):
+            raise ValueError(
+                f"memory must have shape (batch={y.size(0)}, src_len, d_model={y.size(-1)}); got {tuple(memory.shape)}"
+            )
+        past = cache.length if cache is not None else 0
+        if src_mask is not None:
+            check_mask(src_mask, "src_mask", y.size(0), y.size(1), memory.size(1))
+        if tgt_mask is not None:
+            check_mask(tgt_mask, "tgt_mask", y.size(0), y.size(1), past + y.size(1))
+        self_maps, cross_maps = [], []
+        for i, layer in enumerate(self.layers):
+            layer_cache = cache.layers[i] if cache is not None else None
+            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, return_attention, layer_cache)
+            self_maps.append(self_weights)
+            cross_maps.append(cross_weights)
+        if cache is not None:
+            cache.length += y.size(1)
+        if self.norm is not None:
+            y = self.norm(y)
+        return (y, self_maps, cross_maps) if return_attention else y  # (B, T, d_model)
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder Transformer of "Attention Is All You Need".
+
+    ``forward(src (B, S), tgt (B, T)) -> logits (B, T, tgt_vocab_size)``: logits, never probabilities, so that
+    ``F.cross_entropy`` applies the (log-)softmax once. Masks default to the padding mask of ``src`` and the padding
+    plus causal mask of ``tgt``, built from ``config.pad_id``.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
+        self.config = c = config
+        self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = self.src_embed if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.d_model)
+        positional = SinusoidalPositionalEncoding if c.positional_encoding == "sinusoidal" else LearnedPositionalEncoding
+        self.positional = positional(c.d_model, c.max_len)
+        self.embed_dropout = nn.Dropout(c.dropout)
+        self.encoder = Encoder(c)
+        self.decoder = Decoder(c)
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        nn.init.xavier_uniform_(self.generator.weight)
+        nn.init.zeros_(self.generator.bias)
+        if c.tie_output_embedding:
+            self.generator.weight = self.tgt_embed.weight
+
+    def embed_source(self, src: Tensor) -> Tensor:
+        """``(B, S)`` ids -> ``(B, S, d_model)``: scaled token embedding + position, then dropout."""
+        return self.embed_dropout(self.positional(self.src_embed(src)))
+
+    def embed_target(self, tgt: Tensor, offset: int = 0) -> Tensor:
+        """``(B, T)`` ids at positions ``offset ..`` -> ``(B, T, d_model)``."""
+        return self.embed_dropout(self.positional(self.tgt_embed(tgt), offset))
+
+    def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
+        """``src (B, S)`` -> memory ``(B, S, d_model)``."""
+        self._check_source(src)
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        return self.encoder(self.embed_source(src), src_mask)
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        cache: DecoderCache | None = None,
+    ) -> Tensor:
+        """``tgt (B, T)``, ``memory (B, S, d_model)`` -> ``(B, T, d_model)``.
+
+        ``src_mask`` should be the source padding mask (``None`` lets every position be seen). Without a cache,
+        ``tgt_mask`` defaults to padding + causal. With a :class:`DecoderCache`, ``tgt`` holds only the next
+        positions: earlier keys and values come from the cache, so causality holds without a mask.
+        """
+        check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
+        offset = cache.length if cache is not None else 0
+        self._check_length("tgt", offset + tgt.size(1))
+        if tgt_mask is None and cache is None:
+            tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
+        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)
+
+    def forward(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
+    ) -> Tensor:
+        """``src (B, S)``, ``tgt (B, T)`` (the decoder input, shifted right) -> logits ``(B, T, tgt_vocab_size)``."""
+        src_mask, tgt_mask = self._default_masks(src, tgt, src_mask, tgt_mask)
+        memory = self.encoder(self.embed_source(src), src_mask)  # (B, S, d_model)
+        return self.generator(self.decoder(self.embed_target(tgt), memory, src_mask, tgt_mask))  # (B, T, V)
+
+    def new_cache(self) -> DecoderCache:
+        """An empty cache for incremental decoding with :meth:`decode`."""
+        return DecoderCache.empty(len(self.decoder.layers))
+
+    @torch.no_grad()
+    def attention_maps(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
+    ) -> dict[str, list[Tensor]]:
+        """Every attention map, taken before dropout: ``{"encoder": [...], "decoder": [...], "cross": [...]}`` with
+        one ``(B, H, T_q, T_k)`` tensor per layer. Select one batch item (``[m[i:i+1] for m in maps["encoder"]]``)
+        to pass them to bertviz's ``head_view(encoder_attention=, decoder_attention=, cross_attention=)``."""
+        src_mask, tgt_mask = self._default_masks(src, tgt, src_mask, tgt_mask)
+        memory, encoder_maps = self.encoder(self.embed_source(src), src_mask, return_attention=True)
+        _, decoder_maps, cross_maps = self.decoder(
+            self.embed_target(tgt), memory, src_mask, tgt_mask, return_attention=True
+        )
+        return {"encoder": encoder_maps, "decoder": decoder_maps, "cross": cross_maps}
+
+    def num_parameters(self) -> int:
+        """Trainable parameters, counting shared (tied) tensors once."""
+        return sum(p.numel() for p in self.parameters() if p.requires_grad)
+
+    def _check_source(self, src: Tensor) -> None:
+        check_tokens(src, "src", self.config.src_vocab_size)
+        self._check_length("src", src.size(1))
+
+    def _check_length(self, name: str, length: int) -> None:
+        if length > self.config.max_len:
+            raise ValueError(f"{name} has length {length}, longer than max_len={self.config.max_len}")
+
+    def _default_masks(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """Check a (source, target) pair and fill in the padding and causal masks that were not given."""
+        self._check_source(src)
+        check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
+        self._check_length("tgt", tgt.size(1))
+        if src.size(0) != tgt.size(0):
+            raise ValueError(f"src and tgt must have the same batch size; got {src.size(0)} and {tgt.size(0)}")
+        src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
+        tgt_mask = target_mask(tgt, self.config.pad_id) if tgt_mask is None else tgt_mask  # (B, 1, T, T)
+        return src_mask, tgt_mask
