@@ -1,0 +1,49 @@
+"""Save and load a model as one file: its configuration and its weights (plus any metadata, e.g. how it was trained).
+
+Loading rebuilds the model from the stored :class:`~transformer.TransformerConfig`, so the file is all that is
+needed, and it uses ``torch.load(weights_only=True)``: a checkpoint holds only tensors and plain Python values and
+cannot run code when it is opened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .config import TransformerConfig
+from .model import Transformer
+
+FORMAT = "transformer-interactive/checkpoint-v1"
+
+
+def save_checkpoint(model: Transformer, path: str | Path, **metadata) -> Path:
+    """Write ``model``'s configuration, weights and ``metadata`` (plain values: numbers, strings, lists, dicts)."""
+    path = Path(path)
+    if not path.parent.exists():
+        raise FileNotFoundError(f"cannot save the checkpoint: the folder {str(path.parent)!r} does not exist")
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    torch.save({"format": FORMAT, "config": model.config.to_dict(), "state_dict": state, "metadata": metadata}, path)
+    return path
+
+
+def read_checkpoint(path: str | Path) -> dict:
+    """The raw checkpoint: ``{"format", "config", "state_dict", "metadata"}``, checked to be one of ours."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {str(path)!r}")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:
+        raise ValueError(f"{str(path)!r} is not a readable PyTorch checkpoint: {error}") from error
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != FORMAT:
+        raise ValueError(f"{str(path)!r} is not a checkpoint written by transformer.save_checkpoint")
+    return checkpoint
+
+
+def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Transformer:
+    """Rebuild the saved model on ``device``, in eval mode; its outputs equal the saved model's exactly."""
+    checkpoint = read_checkpoint(path)
+    model = Transformer(TransformerConfig(**checkpoint["config"]))
+    model.load_state_dict(checkpoint["state_dict"])
+    return model.to(device).eval()

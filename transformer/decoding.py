@@ -1,0 +1,184 @@
+"""Turning a trained model into outputs: greedy decoding (with or without a key/value cache) and beam search.
+
+At inference time there is no target to shift right: the decoder starts from ``BOS`` alone, predicts one token,
+appends it to its own input, and repeats until it says ``EOS``. The source is encoded once. Without a cache, each
+step runs the decoder over the whole prefix again (step t costs t positions); with a
+:class:`~transformer.model.DecoderCache` each decoder layer keeps the keys and values of the positions it has
+already seen (and the projected encoder memory), so step t feeds only the newest token.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .data import BOS_ID, EOS_ID
+from .masks import causal_mask, padding_mask
+from .model import DecoderCache, Transformer
+
+
+@contextmanager
+def _eval_mode(model: Transformer) -> Iterator[None]:
+    """No dropout while decoding; a model that was training is put back in training mode afterwards."""
+    was_training = model.training
+    if was_training:
+        model.eval()
+    try:
+        yield
+    finally:
+        if was_training:
+            model.train()
+
+
+@dataclass
+class GreedyStep:
+    """What one greedy step saw and chose, for every row of the batch."""
+
+    decoder_input: Tensor  # (B, t): BOS and the tokens chosen so far
+    log_probs: Tensor  # (B, V): log-probabilities of the next token
+    next_tokens: Tensor  # (B,): the argmax (PAD for rows that had already finished)
+    finished: Tensor  # (B,) bool: the row has produced EOS
+
+
+def _next_log_probs(
+    model: Transformer, tokens: Tensor, memory: Tensor, src_mask: Tensor, cache: DecoderCache | None, bos_id: int
+) -> Tensor:
+    """Log-probabilities of the token after ``tokens (B, t)``: ``(B, V)``. With a cache, feed only the newest one.
+
+    PAD and BOS are never valid outputs, so they get probability 0 and the rest is renormalised.
+    """
+    if cache is not None:
+        hidden = model.decode(tokens[:, -1:], memory, src_mask, cache=cache)  # (B, 1, d_model)
+    else:
+        causal = causal_mask(tokens.size(1), device=tokens.device)  # (1, 1, t, t)
+        hidden = model.decode(tokens, memory, src_mask, causal)  # (B, t, d_model): the whole prefix again
+    logits = model.generator(hidden[:, -1]).float()  # (B, V)
+    logits[:, [model.config.pad_id, bos_id]] = -math.inf
+    return F.log_softmax(logits, dim=-1)  # (B, V)
+
+
+def greedy_steps(
+    model: Transformer, src: Tensor, max_len: int, use_cache: bool = True, src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+) -> Iterator[GreedyStep]:
+    """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it."""
+    _check_max_len(max_len)
+    pad_id = model.config.pad_id
+    with _eval_mode(model):  # held until the generator finishes; gradients are switched off step by step
+        with torch.no_grad():
+            src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
+            memory = model.encode(src, src_mask)  # (B, S, d_model), once
+        cache = model.new_cache() if use_cache else None
+        tokens = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+        finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)  # (B,)
+        for _ in range(max_len):
+            with torch.no_grad():
+                log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bos_id)  # (B, V)
+            next_tokens = log_probs.argmax(dim=-1).masked_fill(finished, pad_id)  # (B,)
+            step = GreedyStep(tokens, log_probs, next_tokens, finished | (next_tokens == eos_id))
+            yield step
+            tokens, finished = torch.cat([tokens, next_tokens[:, None]], dim=1), step.finished  # (B, t + 1)
+            if finished.all():
+                break
+
+
+def greedy_decode(
+    model: Transformer, src: Tensor, max_len: int, use_cache: bool = True, src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+) -> Tensor:
+    """Decode a batch greedily: at each step take the most probable next token.
+
+    ``src (B, S)`` -> ``(B, L)`` long, ``L <= max_len``: the generated ids after BOS, each row ending with its EOS
+    and padded with PAD after it (a row that never says EOS runs to ``max_len``). Cached and uncached decoding give
+    the same tokens; the cache only saves work.
+    """
+    chosen = [step.next_tokens for step in greedy_steps(model, src, max_len, use_cache, src_mask, bos_id, eos_id)]
+    return torch.stack(chosen, dim=1)  # (B, L)
+
+
+@dataclass
+class BeamTrace:
+    """Every step of a beam search, for drawing its hypotheses: at step t, beam k of source b extended beam
+    ``parents[t][b, k]`` of step t - 1 with token ``tokens[t][b, k]``, reaching the summed log-probability
+    ``scores[t][b, k]``. ``best[b]`` is the final beam returned for source b."""
+
+    parents: list[Tensor]  # (B, K) each
+    tokens: list[Tensor]  # (B, K) each
+    scores: list[Tensor]  # (B, K) each
+    best: Tensor  # (B,)
+
+
+def length_penalty_factor(lengths: Tensor, alpha: float) -> Tensor:
+    """GNMT's length normalisation ``((5 + |Y|) / 6) ** alpha`` (Wu et al., 2016), used by the paper with alpha 0.6.
+
+    Summed log-probabilities only fall as a hypothesis grows, so unnormalised beam search prefers short outputs;
+    dividing by this factor (1 for alpha 0) evens that out.
+    """
+    return ((5.0 + lengths.float()) / 6.0) ** alpha
+
+
+def beam_search(
+    model: Transformer, src: Tensor, beam_size: int, max_len: int, length_penalty: float = 0.6,
+    use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    return_trace: bool = False,
+) -> tuple[Tensor, Tensor] | tuple[Tensor, Tensor, BeamTrace]:
+    """Keep the ``beam_size`` most probable partial outputs per source instead of one, batched over sources.
+
+    Returns ``(tokens (B, L), scores (B,))``: the best hypothesis per source in the format of :func:`greedy_decode`,
+    and its summed log-probability divided by :func:`length_penalty_factor`. A finished hypothesis stays in the beam,
+    extended with PAD at no cost. ``beam_size=1`` is greedy decoding exactly. With ``return_trace``, also returns a
+    :class:`BeamTrace`.
+    """
+    _check_max_len(max_len)
+    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
+        raise ValueError(f"beam_size must be a positive int; got {beam_size!r}")
+    pad_id, B, K = model.config.pad_id, src.size(0), beam_size
+    with _eval_mode(model), torch.no_grad():
+        src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
+        memory = model.encode(src, src_mask)  # (B, S, d_model)
+        memory = memory.repeat_interleave(K, dim=0)  # (B * K, S, d_model): one copy per beam
+        src_mask = src_mask.expand(B, *src_mask.shape[1:]).repeat_interleave(K, dim=0)  # (B * K, 1, 1|T, S)
+        cache = model.new_cache() if use_cache else None
+        tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)  # (B * K, 1)
+        scores = torch.full((B, K), -math.inf, device=src.device)  # (B, K)
+        scores[:, 0] = 0.0  # one live hypothesis to start with, so the first step does not pick K copies of it
+        finished = torch.zeros(B * K, dtype=torch.bool, device=src.device)  # (B * K,)
+        lengths = torch.zeros(B * K, dtype=torch.long, device=src.device)  # generated tokens, EOS included
+        trace = BeamTrace([], [], [], torch.zeros(B, dtype=torch.long))
+        for _ in range(max_len):
+            log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bos_id)  # (B * K, V)
+            V = log_probs.size(-1)
+            log_probs[finished] = -math.inf  # a finished hypothesis may only grow by PAD, at no cost
+            log_probs[finished, pad_id] = 0.0
+            candidates = (scores.view(B * K, 1) + log_probs).view(B, K * V)  # (B, K * V)
+            scores, index = candidates.topk(K, dim=1)  # (B, K) each
+            parent, token = index // V, index % V  # (B, K) each
+            rows = (torch.arange(B, device=src.device)[:, None] * K + parent).view(-1)  # (B * K,)
+            tokens = torch.cat([tokens[rows], token.view(-1, 1)], dim=1)  # (B * K, t + 1)
+            lengths = lengths[rows] + (~finished[rows]).long()
+            finished = finished[rows] | (token.view(-1) == eos_id)
+            if cache is not None:
+                cache.reorder(rows)
+            trace.parents.append(parent.cpu())
+            trace.tokens.append(token.cpu())
+            trace.scores.append(scores.cpu())
+            if finished.all():
+                break
+        normalised = scores / length_penalty_factor(lengths.view(B, K), length_penalty)  # (B, K)
+        best_score, best = normalised.max(dim=1)  # (B,) each
+        chosen = tokens.view(B, K, -1)[torch.arange(B, device=src.device), best, 1:]  # (B, t), BOS dropped
+        width = int(lengths.view(B, K).gather(1, best[:, None]).max())
+        trace.best = best.cpu()
+    result = (chosen[:, :width], best_score)
+    return (*result, trace) if return_trace else result
+
+
+def _check_max_len(max_len: int) -> None:
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        raise ValueError(f"max_len must be a positive int (the most tokens to generate); got {max_len!r}")

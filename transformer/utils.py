@@ -1,0 +1,62 @@
+"""Small helpers shared by training, decoding and the command line: device choice and seeding."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def _mps_available() -> bool:
+    return hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
+
+
+def select_device(device: str | torch.device = "auto") -> torch.device:
+    """``"auto"`` picks the fastest device present (CUDA, then Apple's MPS, then the CPU); any other name is checked.
+
+    Asking for a device that is not there raises a clear error instead of failing later inside a ``.to()``.
+    """
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str) or device.split(":")[0] not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES} (optionally 'cuda:N'); got {device!r}")
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps") if _mps_available() else torch.device("cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {device!r} was asked for, but this PyTorch build sees no CUDA GPU; use 'auto' or 'cpu'")
+    if device == "mps" and not _mps_available():
+        raise RuntimeError("device 'mps' was asked for, but Apple's MPS backend is not available; use 'auto' or 'cpu'")
+    return torch.device(device)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's and PyTorch's global generators (all devices), so model initialisation is repeatable."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def make_generator(seed: int) -> torch.Generator:
+    """A private CPU random generator: data drawn from it does not depend on (or disturb) the global one."""
+    return torch.Generator().manual_seed(seed)
+
+
+@contextmanager
+def num_threads(threads: int | None) -> Iterator[None]:
+    """Run a block with ``torch.set_num_threads(threads)`` (``None``: leave it), restoring the old count afterwards.
+
+    Small models are dominated by per-operation overhead: on two cores one thread is usually faster, and on a busy
+    machine extra threads that wait for each other can make every step several times slower.
+    """
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
