@@ -1,0 +1,163 @@
+"""Sphinx extension: the built book loads nothing from the network.
+
+- Marks the build as the static book (``TRANSFORMER_BOOK_STATIC=1`` in ``os.environ``) before any notebook runs, so
+  the kernels the build starts inherit it and ``transformer.viz`` writes figures as plain ``text/html``.
+- Copies the assets fetched by ``scripts/vendor_assets.sh`` (``book/_vendor/``) and the plotly.js shipped with the
+  installed plotly package to ``_static/vendor/`` of the output (not via ``html_static_path``: Jupyter Book injects
+  every .js/.css found there into every page).
+- Adds ``_static/vendor/plotly.min.js`` to each page that holds a plotly figure, ahead of any RequireJS.
+- After the build, rewrites every CDN URL it knows in the HTML pages (bertviz's require.js/d3/jQuery, plotly.js,
+  MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
+  ``crossorigin`` attributes that pinned the CDN files.
+
+``_config.yml`` points ``mathjax_path`` and ``nb_ipywidgets_js`` at ``_static/vendor/`` too; the rewriting is the
+safety net for URLs that notebook outputs carry (bertviz writes its CDN URLs into its HTML and JavaScript).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer.viz.BOOK_ENV
+VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source folder)
+VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
+REQUIRED = ("mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js")
+
+# (CDN URL pattern, local file without extension); the URL's own ".js" (if any) is kept, because RequireJS paths
+# name modules without it while <script src> names the file with it.
+CDN_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"https?://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[\w.\-]+/require(?:\.min)?(?P<ext>\.js)?"), "require"),
+    (re.compile(r"https?://(?:cdn\.jsdelivr\.net/npm|unpkg\.com)/requirejs@[\w.\-]+/require(?:\.min)?(?P<ext>\.js)?"), "require"),
+    (re.compile(r"https?://cdnjs\.cloudflare\.com/ajax/libs/d3/5\.[\w.\-]+/d3(?:\.min)?(?P<ext>\.js)?"), "d3.min"),
+    (re.compile(r"https?://cdnjs\.cloudflare\.com/ajax/libs/jquery/[\w.\-]+/jquery(?:\.min)?(?P<ext>\.js)?"), "jquery.min"),
+    (re.compile(r"https?://cdn\.plot\.ly/plotly-[\w.\-]+?(?:\.min)?(?P<ext>\.js)"), "plotly.min"),
+    (
+        re.compile(r"https?://(?:cdn\.jsdelivr\.net/npm|unpkg\.com)/@jupyter-widgets/html-manager@[^/\"']+/dist/embed-amd(?P<ext>\.js)?"),
+        "html-manager/embed-amd",
+    ),
+    (
+        re.compile(
+            r"https?://(?:cdn\.jsdelivr\.net/npm/mathjax@3|cdnjs\.cloudflare\.com/ajax/libs/mathjax/3[\w.\-]*)"
+            r"/es5/tex-(?:mml-)?(?:chtml|svg)(?:\.min)?(?P<ext>\.js)"
+        ),
+        "mathjax/tex-chtml",
+    ),
+)
+_WIDGETS_PATH = "@jupyter-widgets/html-manager/dist"
+_TAG = re.compile(r"<(?:script|link)\b[^>]*>", re.IGNORECASE)
+_PINNING = re.compile(r"\s(?:integrity|crossorigin)(?:=(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?", re.IGNORECASE)
+
+
+def rewrite_html(text: str, vendor_url: str) -> str:
+    """Replace known CDN URLs in ``text`` by files under ``vendor_url`` (the vendor folder, relative to the page)."""
+    vendor_url = vendor_url.rstrip("/")
+    for pattern, local in CDN_RULES:
+        text = pattern.sub(lambda m, local=local: f"{vendor_url}/{local}{m.group('ext') or ''}", text)
+
+    def unpin(tag: re.Match[str]) -> str:
+        return _PINNING.sub("", tag.group(0)) if f"{vendor_url}/" in tag.group(0) else tag.group(0)
+
+    text = _TAG.sub(unpin, text)
+    # ipywidgets' embed manager defines the AMD module "@jupyter-widgets/html-manager/dist/libembed-amd" and loads its
+    # fonts next to that module's URL: map the module's folder onto the vendored copy (before the manager runs).
+    manager = re.search(rf"<script[^>]*src=\"{re.escape(vendor_url)}/html-manager/embed-amd\.js[^>]*>", text)
+    if manager and _WIDGETS_PATH not in text:
+        config = f'<script>require.config({{paths: {{"{_WIDGETS_PATH}": "{vendor_url}/html-manager"}}}});</script>'
+        text = text[: manager.start()] + config + "\n" + text[manager.start() :]
+    return text
+
+
+def vendor_url_for(page: Path, outdir: Path) -> str:
+    """The vendor folder's URL relative to an HTML file of the output."""
+    return posixpath.relpath(VENDOR_OUT, page.parent.relative_to(outdir).as_posix() or ".")
+
+
+def _copy_assets(app: Sphinx) -> None:
+    if app.builder.format != "html":
+        return
+    source = Path(app.srcdir, VENDOR_SOURCE)
+    missing = [name for name in REQUIRED if not (source / name).is_file()]
+    if missing:
+        raise ExtensionError(
+            f"offline assets missing from {source}: {', '.join(missing)}. Run `make vendor` "
+            "(scripts/vendor_assets.sh) to fetch them from the npm registry."
+        )
+    target = Path(app.outdir, VENDOR_OUT)
+    shutil.copytree(source, target, dirs_exist_ok=True)
+    import plotly
+
+    shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
+
+
+# Plotly's responsive figures follow window resizes only; also follow their column (sidebars shown or hidden).
+RESIZE_JS = """window.addEventListener("load", function () {
+  if (!window.Plotly || !window.ResizeObserver) return;
+  document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
+    var width = gd.parentElement.clientWidth;
+    new ResizeObserver(function () {
+      if (gd.parentElement.clientWidth !== width && gd.offsetParent !== null) {
+        width = gd.parentElement.clientWidth;
+        window.Plotly.Plots.resize(gd);
+      }
+    }).observe(gd.parentElement);
+  });
+});"""
+
+
+def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    if "plotly-graph-div" in context.get("body", ""):
+        # Before RequireJS (priority 500 by default): plotly.js would otherwise register as an anonymous AMD module.
+        app.add_js_file("vendor/plotly.min.js", priority=200)
+        app.add_js_file(None, body=RESIZE_JS, priority=201)
+
+
+def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    # Sphinx 7.4 with Jupyter Book 1 repeats some inline scripts (sphinx-thebe's `const THEBE_JS_URL = ...`, a
+    # SyntaxError the second time), once with filename None and once ''; keep the first of identical entries.
+    scripts = context.get("script_files")
+    if not isinstance(scripts, list):
+        return
+    seen, unique = set(), []
+    for js in scripts:
+        attributes = getattr(js, "attributes", {})
+        key = (str(getattr(js, "filename", js) or ""), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    scripts[:] = unique
+
+
+def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    changed = 0
+    for page in outdir.rglob("*.html"):
+        if page.is_relative_to(outdir / "_static"):
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = rewrite_html(text, vendor_url_for(page, outdir))
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed += 1
+    logger.info(f"offline_assets: pointed {changed} page(s) at _static/vendor/ instead of CDNs")
+
+
+def setup(app: Sphinx) -> dict:
+    # The build's kernels are started after this (while reading), so they inherit the marker.
+    os.environ[BOOK_ENV] = "1"
+    app.connect("builder-inited", _copy_assets)
+    app.connect("html-page-context", _add_plotly_js)
+    app.connect("html-page-context", _dedupe_scripts, priority=900)  # after every other extension added its scripts
+    app.connect("build-finished", _rewrite_pages)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,96 @@
+"""Execute chapter notebooks and write them back with outputs kept only where nbval checks them.
+
+    python scripts/refresh_notebooks.py book/04_masks.ipynb [book/05_attention.ipynb ...]
+    python scripts/refresh_notebooks.py            # every notebook listed in _toc.yml
+
+Each notebook runs top to bottom with nbclient, in book/ (the build's working directory), with the kernel its metadata
+names (``python3``: the Python this script runs with, as in the book build) and as a live kernel, the way
+``make nbval`` runs it (the static-build marker ``TRANSFORMER_BOOK_STATIC`` is removed from the environment). Then:
+
+- cells tagged ``nbval-check-output`` keep their outputs and execution count (the reference that
+  ``pytest --nbval-lax`` compares);
+- every other cell loses its outputs and execution count; execution timings and the notebook-level widget state are
+  dropped.
+
+So committed notebooks stay small and diff well, and the book build executes them itself (cached by jupyter-cache).
+A notebook that raises stops the script with the error and is not written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+CHECK_TAG = "nbval-check-output"
+STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # transformer.viz.BOOK_ENV
+
+
+def toc_notebooks() -> list[Path]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(node: dict) -> None:
+        for key in ("parts", "chapters", "sections"):
+            for entry in node.get(key) or []:
+                if "file" in entry:
+                    files.append(entry["file"])
+                walk(entry)
+
+    walk(toc)
+    return [(ROOT / f).with_suffix(".ipynb") for f in files]
+
+
+def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
+    """Keep outputs of cells tagged ``nbval-check-output`` only; return (cells kept, cells stripped)."""
+    kept = stripped = 0
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        if CHECK_TAG in cell.metadata.get("tags", []):
+            kept += 1  # outputs and execution count stay: nbval rejects a reference cell with outputs but no count
+            continue
+        cell.execution_count = None
+        if cell.outputs:
+            stripped += 1
+            cell.outputs = []
+    nb.metadata.pop("widgets", None)
+    return kept, stripped
+
+
+def refresh(path: Path, timeout: int) -> None:
+    nb = nbformat.read(path, as_version=4)
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(BOOK)}})
+    client.execute()
+    kept, stripped = strip_outputs(nb)
+    nbformat.validate(nb)
+    nbformat.write(nb, path)
+    print(f"{path.relative_to(ROOT)}: outputs kept in {kept} checked cell(s), removed from {stripped}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to refresh (default: all in _toc.yml)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    args = parser.parse_args(argv)
+    os.environ.pop(STATIC_ENV, None)  # the kernel inherits this environment: run it live, as nbval does
+    notebooks = [p.resolve() for p in args.notebooks] or toc_notebooks()
+    missing = [str(p) for p in notebooks if not p.is_file()]
+    if missing:
+        parser.error(f"no such notebook: {', '.join(missing)}")
+    for path in notebooks:
+        refresh(path, args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,292 @@
+"""The built book in a real browser: every page of the toc opened in headless Chromium, with no network.
+
+Needs the built site (``make book``; ``make test`` builds it first) and Debian's Chromium at /usr/bin/chromium
+(``BOOK_CHROMIUM`` overrides the path). The site is served on 127.0.0.1; every request to any other host is aborted
+and recorded, and the test fails if there was one. Per page it checks: no JavaScript errors, every plotly figure drawn
+(and at least ``MIN_FIGURES`` of them), for each figure with controls, operating them (slider steps, menu entries)
+changes the figure's data, every bertviz view drawn, and MathJax typeset the math. With ``BOOK_SCREENSHOTS=dir`` each
+page is saved as a full-page PNG there.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "")
+# Pages that must show at least this many plotly figures (every figure a page has must render in any case).
+MIN_FIGURES = {"book/01_introduction": 2}
+# Console errors that are not failures (matched against "message url"): the browser asks every site for a favicon.
+IGNORED_CONSOLE = (re.compile(r"favicon\.ico"),)
+BERTVIZ_PAGE = "book/__bertviz_offline_check.html"  # served from memory by the test, next to the chapters
+
+pytestmark = pytest.mark.skipif(
+    not (SITE / "index.html").is_file(), reason=f"the book is not built ({SITE} missing): run `make book` first"
+)
+
+
+def toc_pages() -> list[str]:
+    """Document names of every page in _toc.yml, in reading order."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+
+    def walk(node: dict) -> None:
+        for key in ("parts", "chapters", "sections"):
+            for entry in node.get(key) or []:
+                if "file" in entry:
+                    pages.append(str(Path(entry["file"]).with_suffix("")))
+                walk(entry)
+
+    walk(toc)
+    return pages
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extra_pages: dict[str, bytes] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.extra_pages.get(urlparse(self.path).path.lstrip("/"))
+        if body is None:
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, type[_Handler]]]:
+    handler = type("Handler", (_Handler,), {"extra_pages": {}})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(SITE)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: `make setup` installs it (apt-get install chromium)")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+class PageRun:
+    """One page opened in a fresh context that records errors and blocks (and records) off-machine requests."""
+
+    def __init__(self, browser: object, url: str):
+        self.errors: list[str] = []
+        self.external: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        self.page.on("console", self._console)
+        self.page.goto(url, wait_until="load")
+
+    def _route(self, route: object) -> None:
+        url = route.request.url
+        if urlparse(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def _console(self, message: object) -> None:
+        where = (message.location or {}).get("url", "")
+        if message.type == "error" and not any(p.search(f"{message.text} {where}") for p in IGNORED_CONSOLE):
+            self.errors.append(f"console: {message.text} ({where})")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+# JavaScript helpers run in the page.
+ALL_PLOTS_DRAWN = "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('.main-svg'))"
+FIGURE_STATE = """(i) => {
+  const gd = document.querySelectorAll('.plotly-graph-div')[i];
+  const layout = Object.assign({}, gd.layout); delete layout.updatemenus; delete layout.sliders;
+  return JSON.stringify([gd.data, layout]);
+}"""
+TOO_WIDE = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) => {
+  const column = gd.closest('.cell_output') || gd.parentElement.parentElement;
+  return {figure: i, width: gd._fullLayout.width, column: column.clientWidth};
+}).filter(f => f.width > f.column + 1)"""
+CONTROLS = """(i) => {
+  const gd = document.querySelectorAll('.plotly-graph-div')[i];
+  // plotly.js draws one header group per visible menu, in layout order: keep that order's index for each menu.
+  const menus = (gd.layout.updatemenus || []).filter(m => m.visible !== false)
+    .map((m, drawn) => ({type: m.type || 'dropdown', active: m.active ?? 0, n: (m.buttons || []).length, drawn}))
+    .filter(m => m.n > 1);
+  const sliders = (gd.layout.sliders || []).filter(s => s.visible !== false && (s.steps || []).length > 1);
+  return {menus,
+          sliders: sliders.map(s => ({active: s.active ?? 0, n: s.steps.length}))};
+}"""
+
+
+def _control_actions(page: object, index: int, controls: dict) -> Iterator[str]:
+    """Operate the controls of figure ``index`` one at a time (slider steps first, then every other menu entry),
+    yielding a description after each; the caller stops as soon as the figure changed."""
+    figure = page.locator(".plotly-graph-div").nth(index)
+    for k, slider in enumerate(controls["sliders"]):
+        target = slider["active"] + 1 if slider["active"] < slider["n"] - 1 else slider["active"] - 1
+        group = figure.locator("g.slider-container").nth(k)
+        group.scroll_into_view_if_needed()
+        rail = group.locator("rect.slider-rail-touch-rect").first.bounding_box()
+        tick = group.locator("g.slider-label-group").nth(target).bounding_box()  # one label per step, above its tick
+        page.mouse.click(tick["x"] + tick["width"] / 2, rail["y"] + rail["height"] / 2)
+        yield f"slider {k} step {target}"
+    # plotly.js draws every menu of a figure into one g.updatemenu-container: a header group per menu (holding the
+    # buttons of a "buttons" menu) and one shared group for the open dropdown's entries.
+    container = figure.locator("g.updatemenu-container")
+    for k, menu in enumerate(controls["menus"]):
+        header = container.locator("g.updatemenu-header-group").nth(menu["drawn"])
+        for target in [t for t in range(menu["n"]) if t != menu["active"]]:
+            header.scroll_into_view_if_needed()
+            if menu["type"] == "dropdown":
+                header.locator("g.updatemenu-header").click()
+                container.locator("g.updatemenu-dropdown-button-group g.updatemenu-dropdown-button").nth(target).click()
+            else:
+                header.locator("g.updatemenu-button").nth(target).click()
+            yield f"menu {k} entry {target}"
+
+
+def check_page(run: PageRun, name: str, shots: str) -> None:
+    page = run.page
+    source = page.content()
+    n_figures = page.locator(".plotly-graph-div").count()
+    assert n_figures >= MIN_FIGURES.get(name, 0), f"{name}: {n_figures} plotly figures, expected {MIN_FIGURES[name]}"
+    if n_figures:
+        page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+        too_wide = page.evaluate(TOO_WIDE)
+        assert not too_wide, f"{name}: figures wider than the page's column (clipped; leave layout.width unset): {too_wide}"
+    for i in range(n_figures):
+        controls = page.evaluate(CONTROLS, i)
+        if not (controls["menus"] or controls["sliders"]):
+            continue
+        before = page.evaluate(FIGURE_STATE, i)
+        tried = []
+        for action in _control_actions(page, i, controls):
+            tried.append(action)
+            try:
+                page.wait_for_function(f"(before) => ({FIGURE_STATE})({i}) !== before", arg=before, timeout=5_000)
+                break
+            except Exception:  # noqa: BLE001 (playwright's TimeoutError: try the next control)
+                continue
+        else:
+            raise AssertionError(f"{name}: figure {i}: no control changed the figure's data (tried {', '.join(tried)})")
+
+    bertviz = page.locator("div[id^='bertviz-']")
+    for i in range(bertviz.count()):
+        view = bertviz.nth(i)
+        view.locator("#vis svg *").first.wait_for(state="attached", timeout=30_000)
+        assert view.locator("#vis svg text").count() > 0, f"{name}: bertviz view {i} drew no tokens"
+
+    if re.search(r'class="math notranslate nohighlight"', source):
+        page.wait_for_selector("mjx-container", state="attached", timeout=30_000)
+        assert page.locator("mjx-merror").count() == 0, f"{name}: MathJax reported an error in the math"
+
+    if shots:  # the whole page in one viewport (a full_page screenshot stitches the sticky header mid-page)
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        page.evaluate("() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }")
+        height = min(page.evaluate("() => document.documentElement.scrollHeight"), 16_000)
+        page.set_viewport_size({"width": 1280, "height": height})
+        page.wait_for_timeout(1_000)  # plotly redraws responsive figures after a resize
+        page.screenshot(path=str(Path(shots) / f"{name.replace('/', '__')}.png"))
+    assert not run.errors, f"{name}: errors in the page:\n" + "\n".join(run.errors)
+    assert not run.external, f"{name}: requests left the machine:\n" + "\n".join(run.external)
+
+
+@pytest.mark.parametrize("name", toc_pages())
+def test_page(server: tuple[str, type], browser: object, name: str) -> None:
+    base, _ = server
+    assert (SITE / f"{name}.html").is_file(), f"{name}.html is in _toc.yml but was not built"
+    run = PageRun(browser, f"{base}/{name}.html")
+    try:
+        check_page(run, name, SCREENSHOTS)
+    finally:
+        run.close()
+
+
+def test_index_redirects_to_root(server: tuple[str, type], browser: object) -> None:
+    base, _ = server
+    run = PageRun(browser, f"{base}/index.html")
+    try:
+        run.page.wait_for_url(re.compile(re.escape(toc_pages()[0]) + r"\.html$"), timeout=10_000)
+        assert not run.external, run.external
+    finally:
+        run.close()
+
+
+def _offline_assets() -> object:
+    spec = importlib.util.spec_from_file_location("offline_assets", ROOT / "book" / "_ext" / "offline_assets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bertviz_output_rewritten_and_drawn_offline(server: tuple[str, type], browser: object) -> None:
+    """bertviz's own HTML (require.js, d3 and jQuery from CDNs), rewritten as the build rewrites pages, draws offline."""
+    torch = pytest.importorskip("torch")
+    head_view = pytest.importorskip("bertviz").head_view
+    base, handler = server
+    html = head_view(attention=[torch.rand(1, 2, 4, 4).softmax(-1)], tokens=list("abcd"), html_action="return").data
+    assert "https://" in html  # bertviz still points at its CDNs: the rewriting below is what makes it offline
+    assets = _offline_assets()
+    rewritten = assets.rewrite_html(html, assets.vendor_url_for(SITE / BERTVIZ_PAGE, SITE))
+    assert not re.search(r"(src=|paths|: )\s*['\"]https?://", rewritten), "a CDN URL survived the rewriting"
+    handler.extra_pages[BERTVIZ_PAGE] = f"<!doctype html><meta charset='utf-8'><body>{rewritten}</body>".encode()
+    run = PageRun(browser, f"{base}/{BERTVIZ_PAGE}")
+    try:
+        run.page.locator("#vis svg text").first.wait_for(state="attached", timeout=30_000)
+        assert not run.errors, run.errors
+        assert not run.external, run.external
+    finally:
+        run.close()
+
+
+def test_no_cdn_urls_in_built_pages() -> None:
+    """No <script src>, <link href> (stylesheets) or RequireJS path in the built site points off the machine."""
+    offending = []
+    pattern = re.compile(
+        r"<script[^>]+src=[\"']https?://[^\"']+|<link[^>]+rel=[\"']stylesheet[\"'][^>]+href=[\"']https?://[^\"']+"
+        r"|<link[^>]+href=[\"']https?://[^\"']+[^>]+rel=[\"']stylesheet|paths\s*:\s*\{[^}]*https?://[^}]*\}",
+        re.IGNORECASE,
+    )
+    for page in SITE.rglob("*.html"):
+        if page.is_relative_to(SITE / "_static"):
+            continue
+        for match in pattern.finditer(page.read_text(encoding="utf-8")):
+            offending.append(f"{page.relative_to(SITE)}: {match.group(0)[:160]}")
+    assert not offending, "CDN URLs in the built site:\n" + "\n".join(offending)
+
+
+def test_toc_pages_listed() -> None:
+    pages = toc_pages()
+    assert pages[0] == "book/01_introduction" and len(pages) == len(set(pages)) > 1, pages

@@ -1,0 +1,175 @@
+"""Switch attention heads off and measure what the model loses.
+
+An attention map shows where a head looks, not whether the model needs what it finds there. Ablation answers the
+second question: silence a head (its output is multiplied by 0 before the heads are concatenated and projected, through
+:attr:`transformer.MultiHeadAttention.head_mask`) and measure the task again.
+
+Heads are named by attention type, layer and head index: ``("encoder", 0)``, ``("decoder", 1)``, ``("cross", 1)``
+name the encoder self-attention, the decoder (masked) self-attention and the encoder-decoder (cross) attention of a
+layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .attention import MultiHeadAttention
+from .data import DEFAULT_VOCAB_SIZE, PAD_ID, Batch, task_batch
+from .model import Transformer
+from .training import evaluate
+from .utils import make_generator
+
+KINDS = ("encoder", "decoder", "cross")
+
+HeadSelection = Mapping[tuple[str, int], Iterable[int]]
+
+
+def attention_modules(model: Transformer) -> dict[tuple[str, int], MultiHeadAttention]:
+    """Every multi-head attention of ``model`` by ``(kind, layer)``, in the order encoder, decoder, cross."""
+    modules = {("encoder", i): layer.self_attn for i, layer in enumerate(model.encoder.layers)}
+    modules.update({("decoder", i): layer.self_attn for i, layer in enumerate(model.decoder.layers)})
+    modules.update({("cross", i): layer.cross_attn for i, layer in enumerate(model.decoder.layers)})
+    return modules
+
+
+@contextmanager
+def ablate_heads(model: Transformer, heads: HeadSelection) -> Iterator[Transformer]:
+    """Silence the chosen heads inside a ``with`` block, then restore every head mask as it was.
+
+    ``heads`` maps ``(kind, layer)`` to head indices, e.g. ``{("cross", 1): [0, 2]}``. Heads already silenced stay
+    silenced. The previous masks come back on exit, also when the block raises.
+    """
+    modules = attention_modules(model)
+    masks = {}
+    for key, indices in heads.items():
+        if key not in modules:
+            raise KeyError(f"no attention {key!r}; the model has {sorted(modules)}")
+        module = modules[key]
+        indices = list(indices)
+        if any(not 0 <= h < module.n_heads for h in indices):
+            raise IndexError(f"head indices for {key!r} must be in [0, {module.n_heads}); got {indices}")
+        old = module.head_mask
+        mask = torch.ones(module.n_heads, device=module.out_proj.weight.device) if old is None else old.clone()  # (H,)
+        mask[indices] = 0.0
+        masks[key] = mask
+    saved = {key: modules[key].head_mask for key in masks}
+    try:
+        for key, mask in masks.items():
+            modules[key].head_mask = mask
+        yield model
+    finally:
+        for key, old in saved.items():
+            modules[key].head_mask = old
+
+
+@dataclass
+class AblationResult:
+    """One ablation: which heads were silenced and the score without them."""
+
+    kind: str
+    layer: int
+    heads: tuple[int, ...]
+    score: float
+
+    @property
+    def label(self) -> str:
+        """A short name, e.g. ``"cross L1 H2"`` or ``"cross L1 (all heads)"``."""
+        if len(self.heads) == 1:
+            return f"{self.kind} L{self.layer} H{self.heads[0]}"
+        return f"{self.kind} L{self.layer} (all heads)"
+
+
+def ablation_study(model: Transformer, evaluate: Callable[[Transformer], float]) -> tuple[float, list[AblationResult]]:
+    """Score ``model`` intact, then with each single head and each whole layer of heads silenced in turn.
+
+    ``evaluate(model) -> float`` is any score, e.g. exact-match of greedy decoding (:func:`exact_match`). Returns
+    ``(baseline, results)``: per attention ``(kind, layer)``, one result per head followed by one with all its heads.
+    """
+    baseline = float(evaluate(model))
+    results = []
+    for (kind, layer), module in attention_modules(model).items():
+        for heads in [(h,) for h in range(module.n_heads)] + [tuple(range(module.n_heads))]:
+            with ablate_heads(model, {(kind, layer): heads}):
+                results.append(AblationResult(kind, layer, heads, float(evaluate(model))))
+    return baseline, results
+
+
+def head_ablation(
+    model: Transformer, task: str, n: int = 200, max_len: int = 10, seed: int | None = None
+) -> tuple[float, list[AblationResult]]:
+    """:func:`ablation_study` scored by exact match of greedy decoding on ``n`` fresh sequences of ``task``
+    (:func:`transformer.training.evaluate`; the same sequences for every ablation)."""
+    seed_kwargs = {} if seed is None else {"seed": seed}
+
+    def exact_match(m: Transformer) -> float:
+        return evaluate(m, task, n=n, max_len=max_len, **seed_kwargs).exact_match
+
+    return ablation_study(model, exact_match)
+
+
+def aligned_weight(weights: Tensor, expected: Tensor, valid: Tensor) -> Tensor:
+    """How much each head looks where the task says it should: the mean weight on the expected key.
+
+    ``weights (B, H, T_q, T_k)`` (e.g. a layer of cross-attention maps), ``expected (B, T_q)`` the key index each
+    query should read (copy: the same position; reverse: the mirrored one), ``valid (B, T_q)`` bool, the queries to
+    average over. Returns ``(H,)``: 1 for a head that puts all its weight on the expected key, about ``1 / T_k`` for
+    a uniform one.
+    """
+    B, H, T_q, T_k = weights.shape
+    index = expected.clamp(0, T_k - 1)[:, None, :, None].expand(B, H, T_q, 1)  # (B, H, T_q, 1)
+    on_expected = weights.gather(3, index).squeeze(-1)  # (B, H, T_q)
+    valid = valid[:, None, :].to(weights.dtype)  # (B, 1, T_q)
+    return (on_expected * valid).sum(dim=(0, 2)) / valid.sum(dim=(0, 2)).clamp(min=1)  # (H,)
+
+
+def _task_maps(
+    model: Transformer, task: str, n: int, max_len: int, seed: int, vocab_size: int
+) -> tuple[Batch, dict[str, list[Tensor]]]:
+    """``n`` random sequences of ``task`` (seeded) and the model's attention maps on them, teacher-forced."""
+    device = next(model.parameters()).device
+    batch = task_batch(task, n, vocab_size, max_len=max_len, generator=make_generator(seed)).to(device)
+    return batch, model.eval().attention_maps(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+
+
+@torch.no_grad()
+def source_alignment(
+    model: Transformer, task: str, n: int = 500, max_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
+) -> Tensor:
+    """``(n_decoder_layers, H)``: for each cross-attention head, the mean weight that a decoder position puts on the
+    source token it is about to write (teacher forcing, ``n`` random sequences of ``task``).
+
+    Decoder position ``t`` (it reads ``BOS y1 .. yt``) predicts ``y(t+1)``, which is source token ``t`` for "copy"
+    and token ``n - 1 - t`` for "reverse" (``n`` the sequence length). A head that follows this alignment scores near
+    1: the diagonal (copy) or the anti-diagonal (reverse) of its map. The last position, which predicts ``EOS``, is
+    left out.
+    """
+    if task not in ("copy", "reverse"):
+        raise ValueError(f"source_alignment knows where copy and reverse read from; got task {task!r}")
+    batch, maps = _task_maps(model, task, n, max_len, seed, vocab_size)
+    lengths = (batch.src != PAD_ID).sum(dim=1, keepdim=True)  # (B, 1)
+    t = torch.arange(batch.tgt_in.size(1), device=batch.src.device)[None, :]  # (1, T)
+    expected = t.expand(len(batch), -1) if task == "copy" else lengths - 1 - t  # (B, T)
+    valid = t < lengths  # (B, T): positions that predict a symbol
+    return torch.stack([aligned_weight(w, expected, valid) for w in maps["cross"]])  # (L, H)
+
+
+@torch.no_grad()
+def attention_sharpness(
+    model: Transformer, task: str, n: int = 500, max_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
+) -> dict[str, Tensor]:
+    """How focused each head is: per attention type, ``(layers, H)`` of the largest weight in a query's row,
+    averaged over the real (non-padding) queries of ``n`` random sequences of ``task``. 1 means every query looks
+    at one key only; a head that spreads evenly over ``k`` keys scores ``1 / k``."""
+    batch, maps = _task_maps(model, task, n, max_len, seed, vocab_size)
+    queries = {"encoder": batch.src != PAD_ID, "decoder": batch.tgt_in != PAD_ID, "cross": batch.tgt_in != PAD_ID}
+    sharpness = {}
+    for kind in KINDS:
+        valid = queries[kind][:, None, :].float()  # (B, 1, T_q)
+        peaks = [w.max(dim=-1).values for w in maps[kind]]  # (B, H, T_q) per layer
+        sharpness[kind] = torch.stack([(p * valid).sum(dim=(0, 2)) / valid.sum(dim=(0, 2)) for p in peaks])  # (L, H)
+    return sharpness

@@ -1,0 +1,156 @@
+"""The figures the book draws, rendered the same way live (Jupyter, Colab, VS Code) and in the static book.
+
+Importing this package (importing any ``transformer.viz.<topic>`` module does) selects the plotly renderer
+``"transformer_book"``. A notebook then simply ends a cell with ``fig`` (preferred) or calls ``fig.show()``; there is
+no ``show`` helper. What a figure's output carries:
+
+- **static book build** (``in_static_build()``: the environment variable ``TRANSFORMER_BOOK_STATIC=1``, which
+  ``make book`` and the book's Sphinx extension ``book/_ext/offline_assets.py`` set, so the kernels the build starts
+  inherit it): a single ``text/html`` output, the figure's ``<div>`` and its ``Plotly.newPlot`` call, *without*
+  plotly.js. The book loads one vendored plotly.js on each page that has a figure, so pages work with no network.
+  Figures take the column's width; a ``layout.width`` only caps it (set ``height``; the column is 680-790 px).
+- **live**: ``application/vnd.plotly.v1+json`` (JupyterLab, Notebook 7 and VS Code draw it with plotly's extension)
+  plus a ``text/html`` fallback that uses the page's ``Plotly`` when there is one and loads plotly.js from its CDN
+  otherwise. On Colab, plotly's own ``"colab"`` renderer is used.
+
+Build outputs are cached by jupyter-cache, keyed on the notebooks' code only: after changing this module (or any
+package code a chapter's outputs depend on) run ``make clean`` before ``make book``.
+
+Interactive explorers made of ipywidgets need a kernel; wrap them with :func:`live_only` so the static book shows a
+clear note (and, optionally, a static stand-in such as a plotly figure with sliders) instead of a dead widget. Create
+every widget *inside* the factory: a widget created at top level is saved in the page's widget state even if it is
+never shown, which makes the static page load ipywidgets' 4 MB manager for nothing.
+
+Figure text: prefer HTML tags (``d<sub>k</sub>``, ``√d<sub>model</sub>``) to LaTeX ``$...$``, which plotly renders
+only with a MathJax set-up the book does not promise.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+from plotly.io._utils import plotly_cdn_url
+
+__all__ = ["BOOK_ENV", "BookRenderer", "figure_html", "in_static_build", "live_only"]
+
+BOOK_ENV = "TRANSFORMER_BOOK_STATIC"
+RENDERER = "transformer_book"
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+LIVE_NOTE = "This explorer needs a live kernel: open the chapter in Colab or Jupyter with the rocket button at the top."
+
+# Draw at once when the page has plotly.js; otherwise load it once (AMD-aware for classic Notebook) and then draw.
+_LOADER = """(function () {
+  var draw = function () { __DRAW__ };
+  if (window.Plotly) { draw(); return; }
+  var url = "__URL__";
+  if (typeof window.requirejs === "function" && typeof window.define === "function" && window.define.amd) {
+    window.requirejs.config({paths: {plotly: url.replace(/\\.js$/, "")}});
+    window.requirejs(["plotly"], function (P) { window.Plotly = P || window.Plotly; draw(); });
+    return;
+  }
+  if (!window.__plotlyLoading) {
+    window.__plotlyLoading = new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      s.src = url; s.charset = "utf-8"; s.onload = resolve; s.onerror = reject;
+      document.head.appendChild(s);
+    });
+  }
+  window.__plotlyLoading.then(draw);
+})();"""
+
+
+def in_static_build() -> bool:
+    """True while the static book is being built (``TRANSFORMER_BOOK_STATIC`` set to anything but ''/0/false)."""
+    return os.environ.get(BOOK_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _in_colab() -> bool:
+    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+
+
+def figure_html(fig: Any, load_plotlyjs: bool = False) -> str:
+    """The ``<div>`` + script that draws ``fig`` (a figure or its dict), never embedding plotly.js or MathJax.
+
+    The figure takes the width of the page's column; a ``layout.width`` becomes its maximum width, so no figure is
+    ever wider than the column (which is narrower than 720 px on some screens). With ``load_plotlyjs`` the script
+    loads plotly.js from its CDN when the page has none (live use only).
+    """
+    fig_dict = fig.to_dict() if hasattr(fig, "to_dict") else dict(fig)
+    layout = dict(fig_dict.get("layout") or {})
+    max_width = layout.pop("width", None)
+    if layout.get("autosize") is False:  # autosize=False without a width means plotly's fixed 700 px
+        del layout["autosize"]
+    fig_dict = {**fig_dict, "layout": layout}
+    page = pio.to_html(
+        fig_dict, config=PLOTLY_CONFIG, auto_play=False, include_plotlyjs=False, include_mathjax=False,
+        full_html=False, default_width="100%", default_height=525, validate=False,
+    )
+    if isinstance(max_width, (int, float)) and max_width > 0:
+        page = page.replace("width:100%;", f"width:100%; max-width:{int(max_width)}px;", 1)
+    if not load_plotlyjs:
+        return page
+    start = page.rfind("<script")
+    body_start, body_end = page.find(">", start) + 1, page.rfind("</script>")
+    if start < 0 or body_end < body_start:  # plotly changed its template: fall back to the plain figure
+        return page
+    script = _LOADER.replace("__URL__", plotly_cdn_url()).replace("__DRAW__", page[body_start:body_end])
+    return f"{page[:body_start]}\n{script}\n{page[body_end:]}"
+
+
+class BookRenderer(MimetypeRenderer):
+    """Plotly renderer for the book: ``text/html`` alone in the static build; JSON + HTML fallback live."""
+
+    def to_mimebundle(self, fig_dict: dict) -> dict:
+        if in_static_build():
+            return {"text/html": figure_html(fig_dict)}
+        if _in_colab():
+            return pio.renderers["colab"].to_mimebundle(fig_dict)
+        bundle = pio.renderers["plotly_mimetype"].to_mimebundle(fig_dict)
+        bundle["text/html"] = figure_html(fig_dict, load_plotlyjs=True)
+        return bundle
+
+
+class _LiveOnlyNote:
+    """What :func:`live_only` shows in the static book: a note, then the optional static stand-in."""
+
+    def __init__(self, note: str, static: Any = None):
+        self.note, self.static = note, static
+
+    def _repr_html_(self) -> str:
+        return (
+            '<div class="admonition note live-only-note"><p class="admonition-title">Live explorer</p>'
+            f"<p>{html.escape(self.note)}</p></div>"
+        )
+
+    def __repr__(self) -> str:
+        return f"[live only] {self.note}"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import HTML, display
+
+        display(HTML(self._repr_html_()))
+        if self.static is not None:
+            display(self.static)
+
+
+def live_only(widget_factory: Callable[[], Any], note: str = "", static: Any = None) -> Any:
+    """An ipywidgets explorer in a live kernel; in the static book a note saying how to get it, never a dead widget.
+
+    ``widget_factory`` builds and returns the widget (it is not called in the static build, so its cost is not paid
+    there). ``note`` adds a sentence about what the explorer does; ``static`` (a figure or anything displayable,
+    e.g. a plotly figure with sliders) is shown below the note in the static book instead. End the cell with the
+    call, e.g. ``live_only(lambda: interactive(plot_scores, temperature=(0.1, 5.0)), "Vary the temperature.")``.
+    """
+    if in_static_build():
+        return _LiveOnlyNote(f"{note.strip()} {LIVE_NOTE}".strip(), static)
+    return widget_factory()
+
+
+pio.renderers[RENDERER] = BookRenderer()
+pio.renderers.default = RENDERER

@@ -1,0 +1,147 @@
+"""Figures for the decoding chapter: greedy decoding step by step, cached against uncached timings, and the
+hypotheses of a beam search. Every control switches between states computed in advance, so the figures work in
+the static book without a kernel."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..data import BOS_ID, PAD_ID, token_label
+from ..decoding import BeamTrace, GreedyStep
+from .attention import style
+from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind
+
+
+def _label(token: int) -> str:
+    return html.escape(token_label(token), quote=False)
+
+
+def greedy_stepper(steps: Sequence[GreedyStep], row: int = 0, source: Sequence[int] | None = None) -> go.Figure:
+    """Greedy decoding of batch row ``row``, one frame per step (slider or Play): the decoder's input so far (top)
+    and the probability of every possible next token (bottom), the chosen one in red. The next frame's input is this
+    frame's input with the chosen token appended."""
+    n_steps = len(steps)
+    vocab = steps[0].log_probs.size(-1)
+    width = n_steps + 1
+    labels = [_label(t) for t in range(vocab)]
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.26,
+                        subplot_titles=("decoder input so far", "probability of each next token"))
+
+    def state(i: int) -> tuple[go.Heatmap, go.Bar]:
+        step = steps[i]
+        tokens = step.decoder_input[row].tolist()
+        shown = tokens + [PAD_ID] * (width - len(tokens))
+        text = [_label(t) if j < len(tokens) else "" for j, t in enumerate(shown)]
+        probs = step.log_probs[row].exp().numpy()
+        chosen = int(step.next_tokens[row])
+        inputs = go.Heatmap(
+            z=[[_kind(t) if j < len(tokens) else 0 for j, t in enumerate(shown)]], x=list(range(width)), y=["input"],
+            text=[text], texttemplate="%{text}", textfont=dict(size=13, color="white"), colorscale=KIND_SCALE,
+            zmin=0, zmax=3, showscale=False, xgap=3, ygap=3, hovertemplate="position %{x}: %{text}<extra></extra>",
+        )
+        bars = go.Bar(
+            x=labels, y=np.round(probs, 4),
+            marker_color=[KIND_COLOURS["eos"] if t == chosen else "#93c5fd" for t in range(vocab)],
+            hovertemplate="next token %{x}: p = %{y:.4f}<extra></extra>", showlegend=False,
+        )
+        return inputs, bars
+
+    first = state(0)
+    fig.add_trace(first[0], row=1, col=1)
+    fig.add_trace(first[1], row=2, col=1)
+    fig.frames = [go.Frame(data=list(state(i)), traces=[0, 1], name=str(i)) for i in range(n_steps)]
+    fig.update_layout(
+        sliders=[dict(
+            active=0, x=0.12, len=0.88, y=-0.05, currentvalue=dict(prefix="step ", font=dict(size=13)),
+            steps=[dict(label=str(i + 1), method="animate",
+                        args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                             transition=dict(duration=0))]) for i in range(n_steps)],
+        )],
+        updatemenus=[dict(
+            type="buttons", x=0.0, y=-0.05, xanchor="left", yanchor="top", showactive=False,
+            buttons=[dict(label="▶ Play", method="animate",
+                          args=[None, dict(frame=dict(duration=900, redraw=True), fromcurrent=True,
+                                           transition=dict(duration=0))])],
+        )],
+    )
+    fig.update_xaxes(title_text="position", dtick=1, range=[-0.5, width - 0.5], row=1, col=1)
+    fig.update_yaxes(title_text="", row=1, col=1)
+    fig.update_xaxes(title_text="next token", type="category", row=2, col=1)
+    fig.update_yaxes(title_text="probability", range=[0, 1.05], row=2, col=1)
+    title = "Greedy decoding, one token per step"
+    if source is not None:
+        title += f"<br><span style='font-size:13px'>source: {' '.join(_label(t) for t in source)}</span>"
+    fig = style(fig, title, height=560)
+    fig.update_layout(margin=dict(l=70, r=20, t=100, b=120))
+    return fig
+
+
+def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None) -> go.Figure:
+    """Milliseconds to decode n tokens with and without the cache (log-log), each point's speed-up in its hover and
+    written next to the cached point. ``rows``: ``{"tokens", "cached_ms", "uncached_ms"}`` each."""
+    tokens = [r["tokens"] for r in rows]
+    fig = go.Figure()
+    for i, (key, name) in enumerate((("uncached_ms", "without cache"), ("cached_ms", "with cache"))):
+        fig.add_trace(go.Scatter(
+            x=tokens, y=[r[key] for r in rows], mode="lines+markers", name=name,
+            line=dict(color=LINE_COLOURS[i + 1 if i == 0 else 0], width=2.5), marker=dict(size=9),
+            customdata=[r["uncached_ms"] / r["cached_ms"] for r in rows],
+            hovertemplate="%{x} tokens: %{y:.1f} ms<br>speed-up %{customdata:.1f}x<extra>" + name + "</extra>",
+        ))
+    for r in rows:
+        fig.add_annotation(x=np.log10(r["tokens"]), y=np.log10(r["cached_ms"]), text=f"{r['uncached_ms'] / r['cached_ms']:.1f}x",
+                           showarrow=False, yshift=-16, font=dict(size=12, color=LINE_COLOURS[0]))
+    fig.update_xaxes(title_text="tokens generated", type="log", tickvals=tokens)
+    fig.update_yaxes(title_text="time to decode (ms)", type="log")
+    fig = style(fig, title, height=400)
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22), margin=dict(l=70, r=20, t=60, b=100))
+    return fig
+
+
+def beam_figure(trace: BeamTrace, source_index: int = 0, title: str | None = None) -> go.Figure:
+    """The beams of one source, step by step: a node per surviving hypothesis (its newest token, its summed
+    log-probability in the hover), an edge to the hypothesis it extended, the returned one in red. Rows are the
+    beam slots, best first; a finished hypothesis (EOS) is carried on unchanged and drawn once."""
+    b = source_index
+    n_steps, K = len(trace.tokens), trace.tokens[0].size(1)
+    parents = [p[b].tolist() for p in trace.parents]
+    tokens = [t[b].tolist() for t in trace.tokens]
+    scores = [s[b].tolist() for s in trace.scores]
+    on_best = set()  # (step, slot) of the returned hypothesis, found by walking back from the end
+    slot = int(trace.best[b])
+    for t in range(n_steps - 1, -1, -1):
+        on_best.add((t, slot))
+        slot = parents[t][slot]
+    edge_x, edge_y, best_x, best_y = [], [], [], []
+    xs, ys, texts, hovers, colours = [0], [0], [_label(BOS_ID)], ["the decoder's first input"], [KIND_COLOURS["bos"]]
+    for t in range(n_steps):
+        for k in range(K):
+            if tokens[t][k] == PAD_ID or not np.isfinite(scores[t][k]):
+                continue  # a finished hypothesis carried along, or an empty slot
+            xs.append(t + 1)
+            ys.append(k)
+            texts.append(_label(tokens[t][k]))
+            hovers.append(f"step {t + 1}, beam {k + 1}: token {_label(tokens[t][k])}<br>log-probability {scores[t][k]:.3f}")
+            colours.append(KIND_COLOURS["eos"] if (t, k) in on_best else "#93c5fd")
+            target_x, target_y = (best_x, best_y) if (t, k) in on_best else (edge_x, edge_y)
+            target_x += [t, t + 1, None]  # from the hypothesis it extended (at step 0: BOS)
+            target_y += [parents[t][k], k, None]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#cbd5e1", width=2), hoverinfo="skip",
+                             showlegend=False))
+    fig.add_trace(go.Scatter(x=best_x, y=best_y, mode="lines", line=dict(color=KIND_COLOURS["eos"], width=3),
+                             hoverinfo="skip", showlegend=False))
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="markers+text", text=texts, textfont=dict(size=12, color="white"),
+        marker=dict(size=28, color=colours, line=dict(color="white", width=1)), hovertext=hovers,
+        hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
+    ))
+    fig.update_xaxes(title_text="step (tokens generated)", dtick=1, range=[-0.6, n_steps + 0.6])
+    fig.update_yaxes(title_text="beam (best first)", autorange="reversed", tickvals=list(range(K)),
+                     ticktext=[str(k + 1) for k in range(K)])
+    return style(fig, title, height=max(260, 120 + 55 * K))

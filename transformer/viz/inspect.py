@@ -1,0 +1,425 @@
+"""Look inside a trained model: bertviz views, every head at once, attention over training, head ablation.
+
+Everything here reads what :meth:`transformer.Transformer.attention_maps` returns (weights taken before dropout) and
+never touches the model's code. Figures are plotly ``go.Figure`` objects whose controls (dropdowns, sliders, play
+buttons) run in the browser, so they work in the static book without a kernel.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+import torch
+from IPython.display import HTML
+from plotly.subplots import make_subplots
+from torch import Tensor
+
+from ..ablation import KINDS, AblationResult
+from ..data import BOS_ID, EOS_ID, FIRST_SYMBOL, token_label
+from ..decoding import greedy_decode
+from ..model import Transformer
+from .attention import WEIGHTS_SCALE, style, token_labels
+
+KIND_TITLES = {
+    "encoder": "encoder self-attention",
+    "decoder": "decoder self-attention (masked)",
+    "cross": "cross-attention (decoder to encoder)",
+}
+BERTVIZ_MODEL_VIEW_WIDTH = 970  # bertviz's model_view draws into an SVG of this fixed width (pixels)
+_DECIMALS = 3  # bertviz weights
+_FIGURE_DECIMALS = 2  # plotly heatmaps (the hover shows two decimals too)
+
+
+@dataclass
+class AttentionExample:
+    """The attention maps of one (source, target) pair, padding trimmed: ``maps[kind]`` holds one
+    ``(H, T_q, T_k)`` tensor per layer, with ``T_q, T_k`` the lengths of the token lists (encoder: source x source,
+    decoder: target x target, cross: target x source)."""
+
+    name: str
+    src_tokens: list[str]
+    tgt_tokens: list[str]
+    maps: dict[str, list[Tensor]]
+
+    @classmethod
+    def from_maps(
+        cls,
+        maps: Mapping[str, Sequence[Tensor]],
+        src_tokens: Sequence[str],
+        tgt_tokens: Sequence[str],
+        item: int = 0,
+        name: str = "",
+    ) -> AttentionExample:
+        """Take batch item ``item`` of ``model.attention_maps(src, tgt)`` and drop its padding: the token lists give
+        the real lengths (positions beyond them are padding)."""
+        src_tokens, tgt_tokens = list(src_tokens), list(tgt_tokens)
+        lengths = {"encoder": (src_tokens, src_tokens), "decoder": (tgt_tokens, tgt_tokens), "cross": (tgt_tokens, src_tokens)}
+        trimmed = {}
+        for kind in KINDS:
+            queries, keys = lengths[kind]
+            layers = []
+            for weights in maps[kind]:  # (B, H, T_q, T_k)
+                if weights.dim() != 4 or weights.size(2) < len(queries) or weights.size(3) < len(keys):
+                    raise ValueError(
+                        f"{kind} maps of shape {tuple(weights.shape)} do not fit {len(queries)} query and "
+                        f"{len(keys)} key tokens; expected (batch, heads, >= {len(queries)}, >= {len(keys)})"
+                    )
+                layers.append(weights[item, :, : len(queries), : len(keys)].detach().float().cpu())  # (H, T_q, T_k)
+            trimmed[kind] = layers
+        return cls(name, src_tokens, tgt_tokens, trimmed)
+
+    def bertviz_arguments(self, kinds: Sequence[str] = KINDS) -> dict:
+        """Keyword arguments for bertviz's ``head_view`` and ``model_view``: per layer a ``(1, H, T_q, T_k)`` tensor
+        (bertviz wants batch size 1), rounded so the page stays small, and the two token lists."""
+        names = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
+        arguments: dict = {names[kind]: [_rounded(w)[None] for w in self.maps[kind]] for kind in kinds}
+        arguments.update(encoder_tokens=list(self.src_tokens), decoder_tokens=list(self.tgt_tokens))
+        return arguments
+
+
+def fit_width(view: HTML, width: int = 680) -> HTML:
+    """A bertviz view returned with ``html_action="return"``, scaled down (CSS ``zoom``) to ``width`` pixels.
+
+    ``model_view`` draws a fixed 970-pixel-wide picture, wider than the book's column, which would clip its right-hand
+    heads; zooming keeps every head visible and clickable.
+    """
+    scale = min(1.0, width / BERTVIZ_MODEL_VIEW_WIDTH)
+    return HTML(f'<div class="bertviz-fit" style="zoom: {scale:.3f}">{view.data}</div>')
+
+
+def bertviz_arguments(
+    maps: Mapping[str, Sequence[Tensor]],
+    src_tokens: Sequence[str],
+    tgt_tokens: Sequence[str],
+    item: int = 0,
+    kinds: Sequence[str] = KINDS,
+) -> dict:
+    """From ``model.attention_maps(src, tgt)`` straight to ``head_view(**args)`` / ``model_view(**args)``: one batch
+    item, padding trimmed (the token lists give the lengths)."""
+    return AttentionExample.from_maps(maps, src_tokens, tgt_tokens, item).bertviz_arguments(kinds)
+
+
+@torch.no_grad()
+def decoded_example(model: Transformer, symbols: Sequence[int], name: str = "") -> AttentionExample:
+    """What ``model`` attends to while it answers ``symbols``: greedy-decode the output, then take the attention maps
+    of the source and the decoder input it produced (``BOS`` + the output, up to the position that says ``EOS``)."""
+    device = next(model.parameters()).device
+    src = torch.tensor([list(symbols)], dtype=torch.long, device=device)  # (1, S)
+    output = greedy_decode(model, src, max_len=len(symbols) + 2)[0].tolist()  # (L,)
+    output = output[: output.index(EOS_ID)] if EOS_ID in output else output
+    tgt_in = torch.tensor([[BOS_ID, *output]], dtype=torch.long, device=device)  # (1, T)
+    maps = model.attention_maps(src, tgt_in)
+    src_tokens = [token_label(i) for i in symbols]
+    tgt_tokens = [token_label(i) for i in tgt_in[0].tolist()]
+    return AttentionExample.from_maps(maps, src_tokens, tgt_tokens, name=name)
+
+
+class AttentionRecorder:
+    """Snapshots of one example's attention maps while a model trains, taken without touching the training loop.
+
+    Inside ``with AttentionRecorder(model, ...) as recorder: train(model, config)``, a forward pre-hook (PyTorch's
+    ``register_forward_pre_hook``) counts the model's forward passes in training mode, one per optimisation step. The
+    pass of step ``k + 1`` starts after ``k`` updates, so when ``k`` is in ``steps`` the hook first takes the maps of
+    the example (in eval mode, without gradients) as they are after ``k`` updates. On exit it also takes the final
+    maps when their step was asked for. ``recorder.examples`` are the snapshots in step order, ``recorder.steps``
+    their steps.
+    """
+
+    def __init__(
+        self,
+        model: Transformer,
+        src: Sequence[int],
+        tgt_in: Sequence[int],
+        steps: Sequence[int],
+        src_tokens: Sequence[str] | None = None,
+        tgt_tokens: Sequence[str] | None = None,
+    ):
+        self.model, self.wanted = model, sorted(set(steps))
+        self.src, self.tgt_in = torch.tensor([list(src)]), torch.tensor([list(tgt_in)])  # (1, S), (1, T)
+        self.src_tokens = list(src_tokens) if src_tokens is not None else [token_label(i) for i in src]
+        self.tgt_tokens = list(tgt_tokens) if tgt_tokens is not None else [token_label(i) for i in tgt_in]
+        self.updates, self.snapshots = 0, {}
+        self._handle = None
+
+    @property
+    def steps(self) -> list[int]:
+        return sorted(self.snapshots)
+
+    @property
+    def examples(self) -> list[AttentionExample]:
+        return [self.snapshots[step] for step in self.steps]
+
+    def __enter__(self) -> AttentionRecorder:
+        self._handle = self.model.register_forward_pre_hook(self._before_forward)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.remove()
+        if self.updates in self.wanted:
+            self._take()
+
+    def _before_forward(self, module: Transformer, args: tuple) -> None:
+        if not module.training:  # evaluation passes are not training steps
+            return
+        if self.updates in self.wanted and self.updates not in self.snapshots:
+            self._take()
+        self.updates += 1
+
+    @torch.no_grad()
+    def _take(self) -> None:
+        was_training = self.model.training
+        self.model.eval()
+        device = next(self.model.parameters()).device
+        maps = self.model.attention_maps(self.src.to(device), self.tgt_in.to(device))
+        self.model.train(was_training)
+        name = f"step {self.updates}"
+        self.snapshots[self.updates] = AttentionExample.from_maps(maps, self.src_tokens, self.tgt_tokens, name=name)
+
+
+def parse_symbols(text: str, vocab_size: int) -> list[int]:
+    """``"3 5 12"`` -> ``[3, 5, 12]``, checking every symbol is a task symbol (``FIRST_SYMBOL .. vocab_size - 1``)."""
+    try:
+        symbols = [int(part) for part in text.replace(",", " ").split()]
+    except ValueError as error:
+        raise ValueError(f"type symbols as numbers separated by spaces, e.g. '3 5 12'; got {text!r}") from error
+    if not symbols or any(not FIRST_SYMBOL <= s < vocab_size for s in symbols):
+        raise ValueError(f"type at least one symbol, each between {FIRST_SYMBOL} and {vocab_size - 1}; got {text!r}")
+    return symbols
+
+
+def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9") -> object:
+    """A live ipywidgets explorer: type a sequence, pick a model, see every attention map (all layers, heads and the
+    three attention types) of the model answering it. Needs a kernel; wrap it in :func:`transformer.viz.live_only`."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    names = list(models)
+    symbols = widgets.Text(value=text, description="symbols", continuous_update=False)
+    choice = widgets.Dropdown(options=names, value=names[0], description="model")
+    out = widgets.Output()
+
+    def draw(_: object = None) -> None:
+        model = models[choice.value]
+        with out:
+            out.clear_output(wait=True)
+            try:
+                ids = parse_symbols(symbols.value, model.config.src_vocab_size)
+                example = decoded_example(model, ids, name=" ".join(map(str, ids)))
+            except ValueError as error:  # not symbols, or longer than the model's max_len
+                print(error)
+                return
+            print("output:", " ".join(example.tgt_tokens[1:]))
+            display(attention_grid([example], title=f"{choice.value}: every layer and head"))
+
+    symbols.observe(draw, names="value")
+    choice.observe(draw, names="value")
+    draw()
+    return widgets.VBox([widgets.HBox([symbols, choice]), out])
+
+
+def attention_grid(
+    examples: Sequence[AttentionExample], kinds: Sequence[str] = KINDS, title: str = "Every layer and head"
+) -> go.Figure:
+    """All layers (rows) and heads (columns) at once, with two dropdowns that work without a kernel: one picks the
+    example, the other the attention type.
+
+    Each cell holds one heatmap per attention type; the type dropdown only switches which one is visible and the
+    example dropdown only replaces the data of all of them, so the two choices combine freely.
+    """
+    if not examples:
+        raise ValueError("attention_grid needs at least one example")
+    first = examples[0]
+    n_layers = max(len(first.maps[kind]) for kind in kinds)
+    n_heads = next(len(w) for kind in kinds for w in first.maps[kind])
+    fig = _grid(n_layers, n_heads)
+    cells = []  # (kind, layer, head) of every trace, in trace order
+    for kind in kinds:
+        for layer in range(len(first.maps[kind])):
+            for head in range(n_heads):
+                fig.add_trace(
+                    _heatmap(first, kind, layer, head, visible=kind == kinds[0]), row=layer + 1, col=head + 1
+                )
+                cells.append((kind, layer, head))
+    type_buttons = [
+        dict(label=KIND_TITLES[kind], method="restyle", args=[{"visible": [k == kind for k, _, _ in cells]}])
+        for kind in kinds
+    ]
+    example_buttons = []
+    for example in examples:
+        x, y, z = zip(*(_cell_data(example, kind, layer, head) for kind, layer, head in cells), strict=True)
+        example_buttons.append(dict(label=example.name, method="restyle", args=[{"x": list(x), "y": list(y), "z": list(z)}]))
+    menus, labels = [_dropdown(type_buttons, x=0.12)], [_menu_label("attention", x=0.12)]
+    if len(examples) > 1:
+        menus.append(_dropdown(example_buttons, x=0.8))
+        labels.append(_menu_label("example", x=0.8))
+    _finish_grid(fig, n_layers, n_heads, title)
+    fig.update_layout(updatemenus=menus, margin=dict(t=130))
+    for label in labels:
+        fig.add_annotation(label)
+    return fig
+
+
+def attention_animation(
+    snapshots: Sequence[AttentionExample],
+    steps: Sequence[int],
+    kind: str = "cross",
+    title: str | None = None,
+) -> go.Figure:
+    """Attention taking shape during training: one frame per snapshot (the same example, maps taken at training step
+    ``steps[i]``), every layer and head of one attention type, a slider and a play button."""
+    if len(snapshots) != len(steps) or not snapshots:
+        raise ValueError(f"need one step per snapshot; got {len(snapshots)} snapshots and {len(steps)} steps")
+    first = snapshots[0]
+    n_layers, n_heads = len(first.maps[kind]), len(first.maps[kind][0])
+    fig = _grid(n_layers, n_heads)
+    cells = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    for layer, head in cells:
+        fig.add_trace(_heatmap(first, kind, layer, head, visible=True), row=layer + 1, col=head + 1)
+    fig.frames = [
+        go.Frame(
+            name=str(step),
+            data=[go.Heatmap(z=_cell_data(snapshot, kind, layer, head)[2]) for layer, head in cells],
+            traces=list(range(len(cells))),
+        )
+        for step, snapshot in zip(steps, snapshots, strict=True)
+    ]
+    frame_args = dict(frame=dict(duration=600, redraw=True), transition=dict(duration=0), mode="immediate")
+    slider = dict(
+        active=0,
+        currentvalue=dict(prefix="training step: "),
+        pad=dict(t=40),
+        steps=[
+            dict(label=str(step), method="animate", args=[[str(step)], {**frame_args, "frame": dict(duration=0, redraw=True)}])
+            for step in steps
+        ],
+    )
+    play = dict(
+        type="buttons",
+        direction="left",
+        x=0.0,
+        y=-0.08,
+        xanchor="left",
+        yanchor="top",
+        pad=dict(t=40, r=10),
+        buttons=[
+            dict(label="Play", method="animate", args=[None, {**frame_args, "fromcurrent": True}]),
+            dict(label="Pause", method="animate", args=[[None], {**frame_args, "frame": dict(duration=0, redraw=False)}]),
+        ],
+    )
+    _finish_grid(fig, n_layers, n_heads, title or f"{KIND_TITLES[kind]} during training")
+    fig.update_layout(sliders=[dict(slider, x=0.3, len=0.7, y=-0.08, yanchor="top")], updatemenus=[play])
+    fig.update_layout(height=fig.layout.height + 110, margin=dict(b=150))
+    return fig
+
+
+def ablation_figure(studies: Mapping[str, tuple[float, Sequence[AblationResult]]]) -> go.Figure:
+    """Exact-match with each head silenced (columns ``H0..``) and with every head of one attention silenced
+    (column ``all``), one panel per model; the panel title gives the intact model's score."""
+    names = list(studies)
+    fig = make_subplots(
+        rows=1,
+        cols=len(names),
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=[f"{name} (intact: {studies[name][0]:.2f})" for name in names],
+    )
+    for col, name in enumerate(names, start=1):
+        rows, table = _ablation_table(studies[name][1])
+        columns = [f"H{h}" for h in range(len(next(iter(table.values()))) - 1)] + ["all"]
+        fig.add_trace(
+            go.Heatmap(
+                z=[table[row] for row in rows],
+                x=columns,
+                y=rows,
+                coloraxis="coloraxis",
+                texttemplate="%{z:.2f}",
+                hovertemplate="silenced: %{y} %{x}<br>exact match: %{z:.3f}<extra>" + html.escape(name) + "</extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(title_text="silenced head", side="bottom", row=1, col=col)
+    fig.update_yaxes(title_text="attention", row=1, col=1)
+    fig.update_yaxes(autorange="reversed")
+    style(fig, "Exact match with heads switched off", height=150 + 34 * len(rows))
+    fig.update_layout(
+        coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1, colorbar=dict(title="exact<br>match", thickness=12)),
+        margin=dict(l=110, r=20, t=90, b=60),
+    )
+    return fig
+
+
+def _ablation_table(results: Sequence[AblationResult]) -> tuple[list[str], dict[str, list[float]]]:
+    """Rows ``"cross L1"`` -> scores ``[H0, H1, ..., all]``."""
+    table: dict[str, list[float]] = {}
+    for result in results:
+        row = f"{result.kind} L{result.layer}"
+        table.setdefault(row, []).append(result.score)
+    return list(table), table
+
+
+def _rounded(weights: Tensor, decimals: int = _DECIMALS) -> Tensor:
+    """float64 rounded to a few decimals: JSON stays short (float32 values print with 17 digits)."""
+    return torch.round(weights.double(), decimals=decimals)
+
+
+def _cell_data(example: AttentionExample, kind: str, layer: int, head: int) -> tuple[list[str], list[str], list]:
+    keys = example.src_tokens if kind in ("encoder", "cross") else example.tgt_tokens
+    queries = example.src_tokens if kind == "encoder" else example.tgt_tokens
+    return token_labels(keys), token_labels(queries), _rounded(example.maps[kind][layer][head], _FIGURE_DECIMALS).tolist()
+
+
+def _heatmap(example: AttentionExample, kind: str, layer: int, head: int, visible: bool) -> go.Heatmap:
+    x, y, z = _cell_data(example, kind, layer, head)
+    return go.Heatmap(
+        z=z,
+        x=x,
+        y=y,
+        visible=visible,
+        coloraxis="coloraxis",
+        xgap=1,
+        ygap=1,
+        hovertemplate=f"layer {layer}, head {head}<br>query: %{{y}}<br>key: %{{x}}<br>weight: %{{z:.2f}}<extra></extra>",
+    )
+
+
+def _grid(n_layers: int, n_heads: int) -> go.Figure:
+    """One subplot per (layer, head). The axes are deliberately not linked (``shared_xaxes``): plotly keeps stale
+    categories on matched axes when a dropdown swaps the tokens, so inner cells just hide their tick labels."""
+    return make_subplots(
+        rows=n_layers,
+        cols=n_heads,
+        horizontal_spacing=0.02,
+        vertical_spacing=0.06,
+        column_titles=[f"head {h}" for h in range(n_heads)],
+    )
+
+
+def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> None:
+    fig.update_xaxes(type="category", showticklabels=False, tickfont=dict(size=11))
+    fig.update_yaxes(type="category", showticklabels=False, autorange="reversed", tickfont=dict(size=11))
+    for head in range(n_heads):
+        fig.update_xaxes(title_text="key", showticklabels=True, row=n_layers, col=head + 1)
+    for layer in range(n_layers):
+        fig.update_yaxes(title_text=f"layer {layer}<br>query", showticklabels=True, row=layer + 1, col=1)
+    style(fig, title, height=100 + 230 * n_layers)
+    fig.update_layout(
+        title=dict(y=0.98, yanchor="top"),
+        coloraxis=dict(
+            colorscale=WEIGHTS_SCALE, cmin=0, cmax=1, colorbar=dict(title=dict(text="weight", side="right"), thickness=12)
+        ),
+        margin=dict(l=80, r=20, t=90, b=50),
+    )
+
+
+def _dropdown(buttons: list[dict], x: float) -> dict:
+    return dict(buttons=buttons, direction="down", x=x, xanchor="left", y=1.0, yanchor="bottom", pad=dict(b=30))
+
+
+def _menu_label(text: str, x: float) -> dict:
+    """A label to the left of a dropdown placed by :func:`_dropdown`."""
+    return dict(text=text, x=x, xref="paper", xanchor="right", xshift=-8, y=1.0, yref="paper", yanchor="bottom",
+                yshift=38, showarrow=False, font=dict(size=13))

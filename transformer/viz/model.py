@@ -1,0 +1,493 @@
+"""Figures for the chapter on the full model: layer norm against batch norm, post-norm against pre-norm through depth,
+where the parameters are, and a diagram of the encoder and decoder layers with one sub-layer highlighted.
+
+Every number comes from the package (its layers, a model built on PyTorch's meta device, or the closed-form count
+checked against it), and every control switches between states computed in advance, so the figures work in the
+static book without a kernel.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+import torch
+import torch.nn.functional as F
+from plotly.subplots import make_subplots
+from torch import Tensor, nn
+
+from ..config import TransformerConfig
+from ..model import Encoder
+from .attention import SIGNED_SCALE, style
+from .overview import COLOURS, meta_model
+
+VARIANT_COLOURS = {False: "#d62728", True: "#1f77b4"}  # post-norm red, pre-norm blue
+VARIANT_NAMES = {False: "post-norm (paper)", True: "pre-norm"}
+
+
+# ---------------------------------------------------------------------------------------------------------- parameters
+def parameter_formula(config: TransformerConfig) -> dict[str, int]:
+    """The parameter count written out by component, from the sizes alone (no model is built).
+
+    Attention has four ``d x d`` projections with biases, the feed-forward network ``d -> d_ff -> d`` with biases, a
+    layer norm ``2 d`` (gain and bias). Shared and tied matrices are counted once.
+    """
+    c = config
+    d, f = c.d_model, c.d_ff
+    attention, feed_forward, norm = 4 * d * d + 4 * d, 2 * d * f + f + d, 2 * d
+    final = norm if c.use_final_norm else 0
+    return {
+        "token embeddings": c.src_vocab_size * d + (0 if c.share_embeddings else c.tgt_vocab_size * d),
+        "learned positions": c.max_len * d if c.positional_encoding == "learned" else 0,
+        "encoder self-attention": c.n_encoder_layers * attention,
+        "encoder feed-forward": c.n_encoder_layers * feed_forward,
+        "encoder layer norms": c.n_encoder_layers * 2 * norm + final,
+        "decoder masked self-attention": c.n_decoder_layers * attention,
+        "decoder cross-attention": c.n_decoder_layers * attention,
+        "decoder feed-forward": c.n_decoder_layers * feed_forward,
+        "decoder layer norms": c.n_decoder_layers * 3 * norm + final,
+        "output projection": (0 if c.tie_output_embedding else d * c.tgt_vocab_size) + c.tgt_vocab_size,
+    }
+
+
+_PARTS = {"self_attn": "self-attention", "cross_attn": "cross-attention", "feed_forward": "feed-forward"}
+
+
+def parameter_tree(config: TransformerConfig) -> dict[tuple[str, str], int]:
+    """Parameters of ``Transformer(config)`` by ``(group, part)``, counted on a meta-device model (the package's real
+    modules, no memory). ``named_parameters()`` yields a shared tensor once, so tied matrices are counted once, under
+    the embedding (marked "+ output" when the output projection reuses it)."""
+    c = config
+    model = meta_model(config)
+    if c.share_embeddings:
+        embedding = "shared embedding" + (" (+ output)" if c.tie_output_embedding else "")
+    else:
+        embedding = "source embedding"
+    counts: dict[tuple[str, str], int] = {}
+    for name, param in model.named_parameters():
+        parts = name.split(".")
+        if parts[0] == "src_embed":
+            key = ("embeddings", embedding)
+        elif parts[0] == "tgt_embed":
+            key = ("embeddings", "target embedding" + (" (+ output)" if c.tie_output_embedding else ""))
+        elif parts[0] == "positional":
+            key = ("embeddings", "learned positions")
+        elif parts[0] == "generator":
+            key = ("output", f"projection {parts[1]}")
+        elif parts[1] == "norm":  # the final norm of a stack
+            key = (parts[0], "layer norms")
+        else:  # encoder.layers.3.feed_forward.linear1.weight
+            sub = parts[3]
+            part = "layer norms" if sub.startswith("norm") else _PARTS[sub]
+            key = (parts[0], "masked self-attention" if (parts[0], part) == ("decoder", "self-attention") else part)
+        counts[key] = counts.get(key, 0) + param.numel()
+    return counts
+
+
+def parameter_sunburst(configs: dict[str, TransformerConfig]) -> go.Figure:
+    """Where the parameters are, as a sunburst (model -> group -> part), one configuration at a time (dropdown)."""
+    fig = go.Figure()
+    titles = []
+    for i, (label, config) in enumerate(configs.items()):
+        tree = parameter_tree(config)
+        total = sum(tree.values())
+        groups: dict[str, int] = {}
+        for (group, _), n in tree.items():
+            groups[group] = groups.get(group, 0) + n
+        ids = ["model", *(f"model/{g}" for g in groups), *(f"model/{g}/{p}" for g, p in tree)]
+        labels = ["model", *groups, *(p for _, p in tree)]
+        parents = ["", *("model" for _ in groups), *(f"model/{g}" for g, _ in tree)]
+        values = [total, *groups.values(), *tree.values()]
+        fig.add_trace(go.Sunburst(
+            ids=ids, labels=labels, parents=parents, values=values, branchvalues="total", visible=i == 0,
+            customdata=[f"{v:,}" for v in values], insidetextorientation="auto", sort=False,
+            texttemplate="%{label}<br>%{percentRoot:.1%}",
+            hovertemplate="<b>%{label}</b><br>%{customdata} parameters<br>%{percentRoot:.1%} of the model<extra></extra>",
+            marker=dict(colors=[_group_colour(i) for i in ids]),
+        ))
+        titles.append(f"{label}: {total:,} parameters")
+    buttons = [
+        dict(label=label, method="update",
+             args=[{"visible": [j == i for j in range(len(configs))]}, {"title.text": titles[i]}])
+        for i, label in enumerate(configs)
+    ]
+    style(fig, titles[0], height=560)
+    fig.update_layout(
+        margin=dict(l=10, r=10, t=90, b=10),
+        updatemenus=[dict(type="dropdown", buttons=buttons, x=1.0, xanchor="right", y=1.1, yanchor="bottom",
+                          showactive=True, active=0)],
+    )
+    return fig
+
+
+def _group_colour(node: str) -> str:
+    if "attention" in node:
+        return COLOURS["attention"]
+    if "feed-forward" in node:
+        return COLOURS["ffn"]
+    if "norms" in node:
+        return COLOURS["norm"]
+    if "embedding" in node or "positions" in node:
+        return COLOURS["embed"]
+    if "output" in node or "projection" in node:
+        return COLOURS["output"]
+    return {"model": "#ffffff", "model/encoder": "#e8eef7", "model/decoder": "#eef5e8"}.get(node, "#f1f1f1")
+
+
+def parameter_explorer():
+    """An ipywidgets explorer (live kernel only): choose the sizes and see the parameter count by component, computed
+    on a meta-device model. Wrap it with :func:`transformer.viz.live_only` in a chapter."""
+    import ipywidgets as widgets
+
+    d_model = widgets.Dropdown(options=[64, 128, 256, 512, 768, 1024], value=512, description="d_model")
+    n_heads = widgets.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="heads")
+    ff_ratio = widgets.Dropdown(options=[1, 2, 4, 8], value=4, description="d_ff / d_model")
+    layers = widgets.IntSlider(value=6, min=1, max=24, description="layers", continuous_update=False)
+    vocab = widgets.BoundedIntText(value=37_000, min=2, max=500_000, step=1000, description="vocabulary")
+    shared = widgets.Checkbox(value=True, description="share and tie embeddings")
+    out = widgets.HTML()
+
+    def update(_=None) -> None:
+        try:
+            config = TransformerConfig(
+                vocab.value, vocab.value, d_model=d_model.value, n_heads=n_heads.value, d_ff=ff_ratio.value * d_model.value,
+                n_encoder_layers=layers.value, n_decoder_layers=layers.value, share_embeddings=shared.value,
+                tie_output_embedding=shared.value,
+            )
+        except ValueError as error:
+            out.value = f"<p style='color:#b00'>{html.escape(str(error))}</p>"
+            return
+        tree = parameter_tree(config)
+        total = sum(tree.values())
+        rows = "".join(
+            f"<tr><td>{html.escape(g)}</td><td>{html.escape(p)}</td><td style='text-align:right'>{n:,}</td>"
+            f"<td style='text-align:right'>{n / total:.1%}</td></tr>"
+            for (g, p), n in tree.items()
+        )
+        out.value = f"<p><b>{total:,} parameters</b> ({total / 1e6:.1f} M)</p><table>{rows}</table>"
+
+    for control in (d_model, n_heads, ff_ratio, layers, vocab, shared):
+        control.observe(update, names="value")
+    update()
+    return widgets.VBox([widgets.HBox([d_model, n_heads, ff_ratio]), widgets.HBox([layers, vocab, shared]), out])
+
+
+# --------------------------------------------------------------------------------------------- layer norm, batch norm
+def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
+    """What layer norm and batch norm normalise: ``x (B, T, d)`` as a grid of positions (rows) by features (columns),
+    raw or normalised (dropdown), with each row's and each column's mean and standard deviation in the margins.
+
+    Layer norm makes every *row* (one position) mean 0, std 1; batch norm makes every *column* (one feature, over
+    all positions of the batch) mean 0, std 1. Both without their learned gain and bias.
+    """
+    B, T, d = x.shape
+    flat = x.reshape(B * T, d)  # (B*T, d): one row per position
+    states = {
+        "raw activations": flat,
+        "layer norm (each row)": F.layer_norm(flat, (d,), eps=eps),
+        "batch norm (each column)": F.batch_norm(flat, None, None, training=True, eps=eps),
+    }
+    rows = [f"seq {b} · pos {t}" for b in range(B) for t in range(T)]
+    cols = [f"f{j}" for j in range(d)]
+    fig = make_subplots(
+        rows=2, cols=2, column_widths=[0.78, 0.22], row_heights=[0.28, 0.72], shared_xaxes="columns",
+        shared_yaxes="rows", horizontal_spacing=0.03, vertical_spacing=0.04,
+    )
+    for i, values in enumerate(states.values()):
+        v = values.detach().numpy()
+        visible, limit = i == 0, float(abs(v).max())  # each state on its own symmetric scale
+        fig.add_trace(go.Heatmap(
+            z=v, x=cols, y=rows, colorscale=SIGNED_SCALE, zmid=0, zmin=-limit, zmax=limit, visible=visible,
+            colorbar=dict(title="value", thickness=12, len=0.7, y=0.36), texttemplate="%{z:.1f}",
+            hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>",
+        ), row=2, col=1)
+        for axis, name, colour in ((0, "mean", "#4c78a8"), (0, "std", "#f58518")):
+            stat = v.mean(axis) if name == "mean" else v.std(axis)
+            fig.add_trace(go.Scatter(
+                x=cols, y=stat, mode="markers+lines", name=f"column {name}", marker=dict(color=colour, size=7),
+                line=dict(color=colour, width=1), visible=visible, legendgroup=name, showlegend=False,
+                hovertemplate=f"%{{x}}: {name} %{{y:.3f}}<extra></extra>",
+            ), row=1, col=1)
+        for axis, name, colour in ((1, "mean", "#4c78a8"), (1, "std", "#f58518")):
+            stat = v.mean(axis) if name == "mean" else v.std(axis)
+            fig.add_trace(go.Scatter(
+                x=stat, y=rows, mode="markers+lines", name=name, marker=dict(color=colour, size=7),
+                line=dict(color=colour, width=1), visible=visible, legendgroup=name, showlegend=visible,
+                hovertemplate=f"%{{y}}: {name} %{{x:.3f}}<extra></extra>",
+            ), row=2, col=2)
+    per_state = 5
+    buttons = [
+        dict(label=label, method="restyle", args=[
+            {"visible": [j // per_state == i for j in range(per_state * len(states))],
+             "showlegend": [j // per_state == i and j % per_state >= 3 for j in range(per_state * len(states))]},
+        ])
+        for i, label in enumerate(states)
+    ]
+    style(fig, None, height=520)
+    fig.update_layout(
+        margin=dict(l=110, r=30, t=70, b=60),
+        legend=dict(orientation="h", x=1.0, xanchor="right", y=1.01, yanchor="bottom"),
+        updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.04, yanchor="bottom",
+                          showactive=True, active=0)],
+    )
+    fig.update_yaxes(autorange="reversed", row=2, col=1, title_text="position (row)")
+    fig.update_xaxes(title_text="feature (column)", row=2, col=1)
+    fig.update_yaxes(title_text="column", row=1, col=1, range=[-2.5, 4])
+    fig.update_xaxes(title_text="row mean, std", row=2, col=2, range=[-2.5, 4])
+    return fig
+
+
+# ------------------------------------------------------------------------------------------ post-norm versus pre-norm
+@dataclass
+class DepthStatistics:
+    """What flows through an encoder stack at initialisation, per layer (index 0 = the stack's input).
+
+    ``activation_rms``: root mean square of the residual stream after each layer (``n_layers + 1`` values);
+    ``input_gradient``: norm of the loss's gradient with respect to that stream (``n_layers + 1`` values);
+    ``parameter_gradient``: norm of the gradient of each layer's parameters (``n_layers`` values).
+    """
+
+    norm_first: bool
+    activation_rms: list[float]
+    input_gradient: list[float]
+    parameter_gradient: list[float]
+
+
+def depth_statistics(
+    norm_first: bool, n_layers: int = 12, d_model: int = 64, n_heads: int = 4, d_ff: int = 256, batch: int = 4,
+    seq_len: int = 16, vocab_size: int = 100, seed: int = 0,
+) -> DepthStatistics:
+    """Run the package's encoder stack once at initialisation on unit-variance inputs (like scaled embeddings plus
+    positions), with a linear read-out and a cross-entropy loss on random labels, and record :class:`DepthStatistics`.
+    No dropout, so the numbers are deterministic for a seed."""
+    torch.manual_seed(seed)
+    config = TransformerConfig(
+        vocab_size, vocab_size, d_model=d_model, n_heads=n_heads, d_ff=d_ff, n_encoder_layers=n_layers,
+        n_decoder_layers=0, dropout=0.0, norm_first=norm_first,
+    )
+    encoder, readout = Encoder(config), nn.Linear(d_model, vocab_size)
+    x = torch.randn(batch, seq_len, d_model, requires_grad=True)  # (B, T, d_model)
+    labels = torch.randint(0, vocab_size, (batch, seq_len))
+    stream: list[Tensor] = []
+
+    def keep(module: nn.Module, inputs: tuple, output: tuple) -> None:
+        output[0].retain_grad()
+        stream.append(output[0])  # (B, T, d_model)
+
+    hooks = [layer.register_forward_hook(keep) for layer in encoder.layers]
+    try:
+        logits = readout(encoder(x))  # (B, T, V)
+        F.cross_entropy(logits.flatten(0, 1), labels.flatten()).backward()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    states = [x, *stream]
+    return DepthStatistics(
+        norm_first=norm_first,
+        activation_rms=[s.detach().pow(2).mean().sqrt().item() for s in states],
+        input_gradient=[s.grad.norm().item() for s in states],
+        parameter_gradient=[
+            torch.sqrt(sum(p.grad.pow(2).sum() for p in layer.parameters())).item() for layer in encoder.layers
+        ],
+    )
+
+
+def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
+    """Three panels through depth (activation size, gradient reaching each layer, gradient of each layer's weights)
+    for post-norm and pre-norm stacks; a dropdown shows both or one of them."""
+    titles = ("residual stream RMS", "‖∂loss/∂x‖ at each layer's output", "‖∂loss/∂weights‖ of each layer")
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.1)
+    for stats in statistics:
+        colour, name = VARIANT_COLOURS[stats.norm_first], VARIANT_NAMES[stats.norm_first]
+        series = (
+            (range(len(stats.activation_rms)), stats.activation_rms),
+            (range(len(stats.input_gradient)), stats.input_gradient),
+            (range(1, len(stats.parameter_gradient) + 1), stats.parameter_gradient),
+        )
+        for col, (xs, ys) in enumerate(series, start=1):
+            fig.add_trace(go.Scatter(
+                x=list(xs), y=ys, mode="lines+markers", name=name, legendgroup=name, showlegend=col == 1,
+                line=dict(color=colour), marker=dict(size=5),
+                hovertemplate=f"{name}<br>layer %{{x}}: %{{y:.4g}}<extra></extra>",
+            ), row=1, col=col)
+    n = len(statistics)
+    options = [("both", [True] * n)]
+    options += [(VARIANT_NAMES[s.norm_first], [j == i for j in range(n)]) for i, s in enumerate(statistics)]
+    buttons = [dict(label=label, method="restyle", args=[{"visible": [v for v in show for _ in range(3)]}])
+               for label, show in options]
+    style(fig, None, height=400)
+    fig.update_layout(
+        margin=dict(l=60, r=20, t=110, b=100),
+        legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.28),
+        updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.22, yanchor="bottom",
+                          showactive=True, active=0)],
+    )
+    fig.update_annotations(font=dict(size=12))
+    for col in (1, 2, 3):
+        fig.update_xaxes(title_text="layer (0 = input)" if col < 3 else "layer", row=1, col=col)
+    fig.update_yaxes(title_text="RMS", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="gradient norm", type="log", row=1, col=2)
+    fig.update_yaxes(title_text="gradient norm", type="log", row=1, col=3)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------------------- diagram
+@dataclass(frozen=True)
+class _Box:
+    x: float
+    y0: float
+    y1: float
+    label: str
+    role: str  # "self", "masked", "cross", "ffn", "norm", "io"
+
+
+_EXPLAIN = {
+    "overview": "Post-norm, as in the paper: each sub-layer's output is added to its input, then layer-normalised.",
+    "self": "Encoder self-attention: queries, keys and values all come from the source positions. "
+            "Mask: source padding (B, 1, 1, S). Weights: (B, H, S, S). {attention} parameters per layer.",
+    "masked": "Decoder masked self-attention: Q, K, V from the target positions. Mask: padding and causal, "
+              "(B, 1, T, T), so position t sees 0..t. Its own weights, not the cross-attention's. {attention} parameters.",
+    "cross": "Cross-attention: queries from the decoder, keys and values from the encoder's memory. "
+             "Mask: source padding (B, 1, 1, S). Weights: (B, H, T, S). {attention} parameters.",
+    "ffn": "Feed-forward: the same d_model -> d_ff -> d_model network at every position, alone (two 1x1 convolutions). "
+           "{ffn} parameters per layer, two thirds of an encoder layer.",
+    "norm": "Add & norm: x = LayerNorm(x + Dropout(Sublayer(x))). The sum keeps the input; the norm rescales each "
+            "position to mean 0, variance 1, then applies its gain and bias ({norm} parameters).",
+    "pre": "Pre-norm: x = x + Dropout(Sublayer(LayerNorm(x))). The residual path from the embeddings to the top is "
+           "never normalised (an identity path); one final LayerNorm closes each stack.",
+}
+
+
+def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) -> tuple[list[_Box], list[tuple]]:
+    """The boxes of one layer, bottom to top, and its residual paths ``(x_from, y_from, y_to)``; in pre-norm the
+    last box is the stack's final LayerNorm (outside the repeated layer)."""
+    boxes, residuals, y = [], [], 1.0
+    for label, role in sublayers:
+        start = y - 0.25
+        if norm_first:
+            boxes += [_Box(x, y, y + 0.4, "LayerNorm", "norm"), _Box(x, y + 0.6, y + 1.4, label, role),
+                      _Box(x, y + 1.6, y + 2.0, "+", "norm")]
+            residuals.append((x, start, y + 1.8))
+            y += 2.5
+        else:
+            boxes += [_Box(x, y, y + 0.8, label, role), _Box(x, y + 1.05, y + 1.5, "Add & LayerNorm", "norm")]
+            residuals.append((x, start, y + 1.275))
+            y += 2.0
+    if norm_first:
+        boxes.append(_Box(x, y + 0.5, y + 0.9, "final LayerNorm (once per stack)", "norm"))
+    return boxes, residuals
+
+
+def layer_diagram(config: TransformerConfig) -> go.Figure:
+    """One encoder layer and one decoder layer; a dropdown highlights a sub-layer (with what it attends to, its mask
+    and its parameters for ``config``) or redraws both layers in the pre-norm arrangement."""
+    d, f = config.d_model, config.d_ff
+    numbers = dict(attention=f"{4 * d * d + 4 * d:,}", ffn=f"{2 * d * f + f + d:,}", norm=f"{2 * d:,}")
+    encoder = [("Multi-head self-attention", "self"), ("Feed-forward", "ffn")]
+    decoder = [("Masked multi-head self-attention", "masked"), ("Multi-head cross-attention", "cross"),
+               ("Feed-forward", "ffn")]
+    layouts = {norm_first: (_column(2.3, encoder, norm_first), _column(7.3, decoder, norm_first)) for norm_first in (False, True)}
+    states = [("overview (post-norm, the paper)", False, None, "overview")]
+    states += [(label, False, role, role) for label, role in (
+        ("encoder self-attention", "self"), ("decoder masked self-attention", "masked"), ("cross-attention", "cross"),
+        ("feed-forward", "ffn"), ("add & norm", "norm"))]
+    states.append(("pre-norm instead", True, None, "pre"))
+    drawings = [_drawing(layouts[norm_first], role, _EXPLAIN[key].format(**numbers)) for _, norm_first, role, key in states]
+    # Same scale in every state; the shorter post-norm drawing is centred vertically.
+    tallest = max(boxes[-1].y1 for enc_dec in layouts.values() for boxes, _ in enc_dec)
+    ranges = []
+    for _, norm_first, _, _ in states:
+        shift = (tallest - layouts[norm_first][1][0][-1].y1) / 2
+        ranges.append([-2.0 - shift, tallest + 1.2 - shift])
+    fig = go.Figure()
+    fig.update_layout(shapes=drawings[0][0], annotations=drawings[0][1])
+    buttons = [
+        dict(label=label, method="relayout", args=[{"shapes": shapes, "annotations": notes, "yaxis.range": y_range}])
+        for (label, *_), (shapes, notes), y_range in zip(states, drawings, ranges, strict=True)
+    ]
+    style(fig, None, height=620)
+    fig.update_layout(
+        margin=dict(l=10, r=10, t=50, b=10), dragmode=False,
+        xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
+        yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
+        updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.0, yanchor="bottom",
+                          showactive=True, active=0)],
+    )
+    return fig
+
+
+def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[list[dict], list[dict]]:
+    """Shapes and annotations for one state of :func:`layer_diagram`."""
+    (enc_boxes, enc_res), (dec_boxes, dec_res) = layout
+    width = 3.2
+    shapes, notes = [], []
+    colour = {"self": COLOURS["attention"], "masked": COLOURS["attention"], "cross": COLOURS["attention"],
+              "ffn": COLOURS["ffn"], "norm": COLOURS["norm"]}
+
+    def arrow(x0: float, y0: float, x1: float, y1: float, colour: str = "#555") -> None:
+        notes.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
+                          arrowhead=2, arrowsize=1.1, arrowwidth=1.4, arrowcolor=colour))
+
+    for title, x, boxes, residuals, tokens in (
+        ("Encoder layer", 2.3, enc_boxes, enc_res, "source x (B, S, d_model)"),
+        ("Decoder layer", 7.3, dec_boxes, dec_res, "target y (B, T, d_model)"),
+    ):
+        top = boxes[-1].y1
+        layer_top = max(b.y1 for b in boxes if not b.label.startswith("final"))
+        shapes.append(dict(type="rect", x0=x - 2.1, x1=x + 2.0, y0=0.35, y1=layer_top + 0.75, line=dict(color="#999", dash="dot"),
+                           fillcolor="rgba(0,0,0,0.02)", layer="below"))
+        notes.append(dict(x=x - 2.0, y=layer_top + 0.45, text=f"<b>{title}</b> (× N)", showarrow=False, xanchor="left",
+                          font=dict(size=14)))
+        notes.append(dict(x=x, y=-0.1, text=tokens, showarrow=False, font=dict(size=12, color="#444")))
+        arrow(x, 0.05, x, boxes[0].y0)
+        for below, above in zip(boxes, boxes[1:], strict=False):
+            arrow(x, below.y1, x, above.y0)
+        arrow(x, top, x, top + 0.9)
+        for x0, y_from, y_to in residuals:
+            side = x0 - width / 2 - 0.35
+            shapes.append(dict(type="path", path=f"M {x0},{y_from} L {side},{y_from} L {side},{y_to}",
+                               line=dict(color="#888", width=1.4)))
+            arrow(side, y_to, x0 - width / 2, y_to, "#888")
+        for box in boxes:
+            on = highlight is None or box.role == highlight
+            shapes.append(dict(
+                type="rect", x0=box.x - width / 2, x1=box.x + width / 2, y0=box.y0, y1=box.y1, layer="below",
+                fillcolor=colour.get(box.role, "#fff"), opacity=1.0 if on else 0.3,
+                line=dict(color="#222" if highlight is not None and on else "#666", width=2.5 if highlight and on else 1),
+            ))
+            notes.append(dict(x=box.x, y=(box.y0 + box.y1) / 2, text=box.label, showarrow=False,
+                              font=dict(size=13 if box.label != "+" else 16, color="#222" if on else "#999")))
+    # Memory: the encoder's output feeds every decoder layer's cross-attention.
+    cross = next((b for b in dec_boxes if b.role == "cross"), None)
+    enc_top = enc_boxes[-1].y1 + 0.9
+    notes.append(dict(x=2.3, y=enc_top + 0.25, text="memory (B, S, d_model)", showarrow=False, font=dict(size=12)))
+    if cross is not None:
+        y = (cross.y0 + cross.y1) / 2
+        bend = 5.0
+        on = highlight in (None, "cross")
+        memory_colour = "#c2410c" if highlight == "cross" else "#555"
+        shapes.append(dict(type="path", path=f"M 3.9,{enc_top} L {bend},{enc_top} L {bend},{y}",
+                           line=dict(color=memory_colour, width=2.5 if highlight == "cross" else 1.4), opacity=1 if on else 0.5))
+        arrow(bend, y, 7.3 - width / 2, y, memory_colour)
+    dec_top = dec_boxes[-1].y1 + 0.9
+    notes.append(dict(x=7.3, y=dec_top + 0.25, text="→ generator → logits (B, T, V)", showarrow=False, font=dict(size=12)))
+    text = "<br>".join(textwrap.wrap(html.escape(explanation), 100))
+    notes.append(dict(x=0.0, y=-0.55, xanchor="left", yanchor="top", align="left", showarrow=False, text=text,
+                      font=dict(size=12.5, color="#333"), xref="x", yref="y"))
+    return shapes, notes
+
+
+__all__ = [
+    "DepthStatistics",
+    "depth_figure",
+    "depth_statistics",
+    "layer_diagram",
+    "norm_figure",
+    "parameter_explorer",
+    "parameter_formula",
+    "parameter_sunburst",
+    "parameter_tree",
+]

@@ -1,0 +1,232 @@
+"""The introduction's figures: the architecture diagram and where a model's parameters are."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import plotly.graph_objects as go
+import torch
+
+from ..config import TransformerConfig
+from ..model import Transformer
+
+# Block colours, close to the paper's figure 1.
+COLOURS = {
+    "embed": "#f8d7da",
+    "position": "#e2e3e5",
+    "attention": "#fde2c4",
+    "norm": "#fff3bf",
+    "ffn": "#cfe2f3",
+    "output": "#d4edda",
+    "tokens": "#ffffff",
+}
+GROUPS = (
+    "token embeddings",
+    "encoder self-attention",
+    "encoder feed-forward",
+    "encoder layer norms",
+    "decoder self-attention",
+    "decoder cross-attention",
+    "decoder feed-forward",
+    "decoder layer norms",
+    "output projection",
+)
+
+
+def meta_model(config: TransformerConfig) -> Transformer:
+    """The model built on PyTorch's meta device: real modules and shapes, no memory, no initialisation cost."""
+    with torch.device("meta"):
+        return Transformer(config)
+
+
+def _group(name: str) -> str:
+    parts = name.split(".")
+    if parts[0] in ("src_embed", "tgt_embed"):
+        return "token embeddings"
+    if parts[0] == "generator":
+        return "output projection"
+    if parts[0] in ("encoder", "decoder") and len(parts) > 3:
+        sub = parts[3]
+        if sub.startswith("norm"):
+            return f"{parts[0]} layer norms"
+        kind = {"self_attn": "self-attention", "cross_attn": "cross-attention", "feed_forward": "feed-forward"}
+        return f"{parts[0]} {kind.get(sub, sub)}"
+    return "other"  # e.g. learned positions, the final norm of a pre-norm stack
+
+
+def parameter_groups(model: Transformer) -> dict[str, int]:
+    """Parameters per component; a tensor shared by two modules (tied embeddings) is counted once."""
+    counts: Counter[str] = Counter()
+    for name, param in model.named_parameters():  # named_parameters() yields a shared tensor once
+        counts[_group(name)] += param.numel()
+    return {group: counts[group] for group in (*GROUPS, "other") if counts[group] or group in GROUPS}
+
+
+def parameter_figure(configs: dict[str, TransformerConfig]) -> go.Figure:
+    """Horizontal bars of :func:`parameter_groups`, one configuration at a time, chosen with a dropdown."""
+    rows = {label: parameter_groups(meta_model(config)) for label, config in configs.items()}
+
+    def trace_args(label: str) -> tuple[list[int], list[str], dict]:
+        counts, total = rows[label], sum(rows[label].values())
+        text = [f"{n / 1e6:.2f} M ({n / total:.0%})" for n in counts.values()]
+        layout = {"title.text": f"{label}: {total / 1e6:.1f} M parameters", "xaxis.range": [0, 1.3 * max(counts.values())]}
+        return list(counts.values()), text, layout
+
+    first = next(iter(rows))
+    x, text, layout = trace_args(first)
+    fig = go.Figure(
+        go.Bar(
+            x=x, y=list(rows[first]), orientation="h", text=text, textposition="outside", cliponaxis=False,
+            marker_color="#4c78a8", hovertemplate="%{y}: %{x:,} parameters<extra></extra>",
+        )
+    )
+    buttons = []
+    for label in rows:
+        x, text, args = trace_args(label)
+        buttons.append(dict(label=label, method="update", args=[{"x": [x], "text": [text]}, args]))
+    fig.update_layout(
+        title=dict(text=layout["title.text"], x=0.0, xanchor="left"),
+        height=420, margin=dict(l=10, r=20, t=90, b=40), template="plotly_white",
+        xaxis=dict(title="parameters", range=layout["xaxis.range"], fixedrange=True),
+        yaxis=dict(autorange="reversed", fixedrange=True, automargin=True),
+        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.2, yanchor="top", showactive=True)],
+    )
+    return fig
+
+
+def _block_params(model: Transformer) -> dict[str, int]:
+    c = model.config
+    enc, dec = model.encoder.layers, model.decoder.layers
+
+    def n(module: torch.nn.Module | None) -> int:
+        return sum(p.numel() for p in module.parameters()) if module is not None else 0
+
+    def per_stack(layers: torch.nn.ModuleList, attr: str) -> int:
+        return sum(n(getattr(layer, attr)) for layer in layers)
+
+    norms = lambda layers: sum(n(m) for layer in layers for name, m in layer.named_children() if name.startswith("norm"))
+    return {
+        "src_embed": n(model.src_embed),
+        "tgt_embed": 0 if c.share_embeddings else n(model.tgt_embed),
+        "enc_attn": per_stack(enc, "self_attn"),
+        "enc_ffn": per_stack(enc, "feed_forward"),
+        "enc_norm": norms(enc),
+        "dec_attn": per_stack(dec, "self_attn"),
+        "dec_cross": per_stack(dec, "cross_attn"),
+        "dec_ffn": per_stack(dec, "feed_forward"),
+        "dec_norm": norms(dec),
+        "generator": model.generator.bias.numel() + (0 if c.tie_output_embedding else model.generator.weight.numel()),
+    }
+
+
+def architecture_figure(config: TransformerConfig) -> go.Figure:
+    """The encoder-decoder drawn with plotly shapes, labelled from ``config``; hover a block for its details.
+
+    Post-norm (the paper) puts "Add & Norm" after each sub-layer, as drawn; pre-norm moves the norm to the front of
+    each sub-layer's branch (a note in the figure says which one ``config`` uses).
+    """
+    c = config
+    p = _block_params(meta_model(config))
+    fmt = lambda k: f"{p[k]:,} parameters" if p[k] else "no parameters of its own"
+    norm_kind = "pre-norm: x + Sublayer(LayerNorm(x))" if c.norm_first else "post-norm: LayerNorm(x + Sublayer(x))"
+    fig = go.Figure()
+    width = 3.6
+
+    def block(xc: float, y0: float, y1: float, label: str, colour: str, hover: str, chapter: str = "") -> None:
+        xs = [xc - width / 2, xc + width / 2, xc + width / 2, xc - width / 2, xc - width / 2]
+        ys = [y0, y0, y1, y1, y0]
+        fig.add_trace(
+            go.Scatter(
+                x=xs, y=ys, fill="toself", fillcolor=colour, mode="lines", line=dict(color="#555", width=1.2),
+                hoveron="fills", hoverinfo="text", showlegend=False,
+                text=f"<b>{label}</b><br>{hover}" + (f"<br><i>{chapter}</i>" if chapter else ""),
+            )
+        )
+        fig.add_annotation(x=xc, y=(y0 + y1) / 2, text=label, showarrow=False, font=dict(size=13, color="#222"))
+
+    def arrow(x0: float, y0: float, x1: float, y1: float) -> None:
+        fig.add_annotation(
+            x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
+            arrowhead=2, arrowsize=1.2, arrowwidth=1.4, arrowcolor="#555",
+        )
+
+    enc_x, dec_x = 2.6, 7.6
+    # Inputs, embeddings, positions.
+    for xc, tokens, what, embed_key in (
+        (enc_x, "source tokens (B, S)", "src", "src_embed"),
+        (dec_x, "target tokens, shifted right (B, T)", "tgt", "tgt_embed"),
+    ):
+        block(xc, 0.0, 0.7, tokens, COLOURS["tokens"], f"integer ids, padded with pad_id={c.pad_id}", "Chapter: Masks")
+        shared = " (shared with the source)" if what == "tgt" and c.share_embeddings else ""
+        block(
+            xc, 1.2, 1.9, f"token embedding × √{c.d_model}", COLOURS["embed"],
+            f"(B, {'S' if what == 'src' else 'T'}) → (B, {'S' if what == 'src' else 'T'}, {c.d_model}){shared}<br>"
+            f"{fmt(embed_key)}", "Chapter: Embeddings",
+        )
+        block(
+            xc, 2.4, 3.1, f"+ {c.positional_encoding} positions", COLOURS["position"],
+            f"adds position information, max_len={c.max_len}", "Chapter: Positional encoding",
+        )
+        arrow(xc, 0.7, xc, 1.2)
+        arrow(xc, 1.9, xc, 2.4)
+        arrow(xc, 3.1, xc, 3.75)
+
+    # Encoder stack.
+    ne, nd = c.n_encoder_layers, c.n_decoder_layers
+    fig.add_shape(type="rect", x0=enc_x - 2.3, x1=enc_x + 2.3, y0=3.75, y1=8.55, line=dict(color="#888", dash="dot"),
+                  fillcolor="rgba(0,0,0,0.03)", layer="below")
+    fig.add_annotation(x=enc_x - 2.4, y=6.15, text=f"{ne} ×", showarrow=False, xanchor="right", font=dict(size=15))
+    fig.add_annotation(x=enc_x - 2.25, y=8.8, text="<b>Encoder</b>", showarrow=False, xanchor="left", font=dict(size=14))
+    block(enc_x, 4.0, 4.8, "multi-head self-attention", COLOURS["attention"],
+          f"{c.n_heads} heads of d_k={c.d_k}, padding mask on the keys<br>{fmt('enc_attn')} in {ne} layers",
+          "Chapter: Attention")
+    block(enc_x, 5.1, 5.6, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model}), {norm_kind}<br>"
+          f"{fmt('enc_norm')} (all norms, {ne} layers)", "Chapter: The full model")
+    block(enc_x, 6.2, 7.0, "feed-forward", COLOURS["ffn"],
+          f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}, each position alone<br>{fmt('enc_ffn')} in {ne} layers",
+          "Chapter: The full model")
+    block(enc_x, 7.3, 7.8, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
+    for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3)):
+        arrow(enc_x, y0, enc_x, y1)
+
+    # Decoder stack.
+    fig.add_shape(type="rect", x0=dec_x - 2.3, x1=dec_x + 2.3, y0=3.75, y1=11.05, line=dict(color="#888", dash="dot"),
+                  fillcolor="rgba(0,0,0,0.03)", layer="below")
+    fig.add_annotation(x=dec_x + 2.4, y=7.4, text=f"× {nd}", showarrow=False, xanchor="left", font=dict(size=15))
+    fig.add_annotation(x=dec_x - 2.25, y=11.3, text="<b>Decoder</b>", showarrow=False, xanchor="left", font=dict(size=14))
+    block(dec_x, 4.0, 4.8, "masked self-attention", COLOURS["attention"],
+          f"causal + padding mask: position t sees 0..t<br>{fmt('dec_attn')} in {nd} layers", "Chapters: Masks, Attention")
+    block(dec_x, 5.1, 5.6, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model}), {norm_kind}<br>"
+          f"{fmt('dec_norm')} (all norms, {nd} layers)", "Chapter: The full model")
+    block(dec_x, 6.2, 7.0, "cross-attention", COLOURS["attention"],
+          f"queries from the decoder, keys and values from the encoder's memory (B, S, {c.d_model})<br>"
+          f"{fmt('dec_cross')} in {nd} layers", "Chapter: Attention")
+    block(dec_x, 7.3, 7.8, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
+    block(dec_x, 8.4, 9.2, "feed-forward", COLOURS["ffn"],
+          f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}<br>{fmt('dec_ffn')} in {nd} layers", "Chapter: The full model")
+    block(dec_x, 9.5, 10.0, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
+    for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3), (7.8, 8.4), (9.2, 9.5)):
+        arrow(dec_x, y0, dec_x, y1)
+    # Memory: encoder output into every decoder layer's cross-attention.
+    fig.add_annotation(x=enc_x, y=9.45, text=f"memory (B, S, {c.d_model})", showarrow=False, font=dict(size=12, color="#444"))
+    arrow(enc_x, 7.8, enc_x, 9.2)
+    bend = dec_x - 2.55
+    fig.add_shape(type="path", path=f"M {enc_x + 0.9},9.45 L {bend},9.45 L {bend},6.6", line=dict(color="#555", width=1.4))
+    arrow(bend, 6.6, dec_x - width / 2, 6.6)
+
+    # Output.
+    tied = " (weights tied to the target embedding)" if c.tie_output_embedding else ""
+    block(dec_x, 11.6, 12.3, f"linear → logits (B, T, {c.tgt_vocab_size})", COLOURS["output"],
+          f"one score per vocabulary entry{tied}<br>{fmt('generator')}", "Chapter: The full model")
+    block(dec_x, 12.8, 13.5, "softmax: in the loss or when decoding", "#ffffff",
+          "never inside the model: cross_entropy applies log-softmax itself", "Chapters: Training, Decoding")
+    arrow(dec_x, 10.0, dec_x, 11.6)
+    arrow(dec_x, 12.3, dec_x, 12.8)
+
+    fig.update_layout(
+        height=760, margin=dict(l=10, r=10, t=10, b=10), plot_bgcolor="white", paper_bgcolor="white",
+        xaxis=dict(visible=False, range=[-0.2, 10.4], fixedrange=True),
+        yaxis=dict(visible=False, range=[-0.3, 13.8], fixedrange=True),
+        hoverlabel=dict(align="left"), dragmode=False,
+    )
+    return fig
