@@ -1,0 +1,115 @@
+"""Time to 100 % exact match on the copy task (and reverse): the documented small configuration, and the package
+set up like The Annotated Transformer's copy example.
+
+Exact match: greedy decoding reproduces the whole target sequence and stops with EOS, on 1,000 fresh random
+sequences of lengths 1-10 (never the training stream). Training time excludes the evaluations. For each run the
+script reports the training time of the whole documented run and its final exact match, and the first checkpoint
+(every ``--check-every`` steps) at which 1,000 fresh sequences were all right, with its training time.
+
+The Annotated-Transformer-like run (:func:`transformer.training.annotated_transformer_configs`: d_model 512, 2 + 2
+layers, dropout 0.1, batch 80, warm-up 400 on the paper's schedule, 400 steps) is trained once and reports the exact
+match it reached. Results: ``benchmarks/results/copy_task.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import parse_args, parser, write_results  # noqa: E402
+
+from transformer import Transformer  # noqa: E402
+from transformer.training import (  # noqa: E402
+    TrainConfig,
+    annotated_transformer_configs,
+    evaluate,
+    small_model_config,
+    train,
+)
+
+FINAL_EVAL_SEED = 2024  # the final 1,000 sequences: neither the training stream nor the periodic checks
+
+
+def run(name: str, model_config, train_config: TrainConfig, check_size: int) -> dict:
+    torch.manual_seed(train_config.seed)
+    model = Transformer(model_config)
+    start = time.perf_counter()
+    history = train(model, train_config, progress=False)
+    wall = time.perf_counter() - start
+    final = evaluate(model, train_config.task, n=check_size, seed=FINAL_EVAL_SEED)
+    first = next((i for i, em in enumerate(history.eval_exact_match) if em == 1.0), None)
+    row = {
+        "setup": name, "task": train_config.task, "seed": train_config.seed, "steps": train_config.steps,
+        "batch_size": train_config.batch_size, "d_model": model_config.d_model,
+        "parameters": model.num_parameters(), "threads": torch.get_num_threads() if train_config.threads is None
+        else train_config.threads,
+        "train_seconds": round(history.seconds, 2), "wall_seconds_with_checks": round(wall, 2),
+        "ms_per_step": round(1000 * history.seconds / history.step[-1], 1),
+        "final_exact_match": final.exact_match, "final_token_accuracy": round(final.token_accuracy, 5),
+        "first_100_step": history.eval_step[first] if first is not None else None,
+        "first_100_seconds": round(history.eval_seconds[first], 2) if first is not None else None,
+        "checks": {"step": history.eval_step, "exact_match": history.eval_exact_match},
+    }
+    reached = (f"first 100 % at step {row['first_100_step']} ({row['first_100_seconds']} s)" if first is not None
+               else "never 100 % at a check")
+    print(f"{name:<22} {train_config.task:<8} seed {train_config.seed}: {row['steps']} steps in "
+          f"{row['train_seconds']:.1f} s ({row['ms_per_step']} ms/step), final exact match {final.exact_match:.1%} "
+          f"on {check_size:,} fresh sequences; {reached}", flush=True)
+    return row
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Medians over the seeds of one task: the whole run's training time, and the time to the first 100 % check."""
+    firsts = [r["first_100_seconds"] for r in rows if r["first_100_seconds"] is not None]
+    return {
+        "runs": len(rows),
+        "runs_ending_at_100": sum(r["final_exact_match"] == 1.0 for r in rows),
+        "median_train_seconds": _median([r["train_seconds"] for r in rows]),
+        "runs_reaching_100_at_a_check": len(firsts),
+        "median_first_100_seconds": _median(firsts),
+    }
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=3, help="runs of the small configuration per task (default 3)")
+    p.add_argument("--check-every", type=int, default=50, help="steps between checks on fresh sequences")
+    p.add_argument("--skip-annotated", action="store_true", help="leave out the Annotated-Transformer-like run")
+    args = parse_args(p)
+    threads = args.threads  # None: PyTorch's choice; the published numbers use --threads 1
+    check_size = 50 if args.quick else 1000
+    results = []
+    for task in ("copy", "reverse"):
+        for seed in range(1 if args.quick else args.seeds):
+            config = TrainConfig(task=task, seed=seed, eval_every=args.check_every, eval_size=check_size,
+                                 threads=threads, device="cpu")
+            if args.quick:
+                config = dataclasses.replace(config, steps=20, eval_every=10)
+            results.append(run("small (documented)", small_model_config(), config, check_size))
+    if not args.skip_annotated:
+        model_config, config = annotated_transformer_configs()
+        config = dataclasses.replace(config, eval_size=check_size, threads=threads, device="cpu")
+        if args.quick:
+            model_config = dataclasses.replace(model_config, d_model=64, n_heads=4, d_ff=128)
+            config = dataclasses.replace(config, steps=4, eval_every=2)
+        results.append(run("annotated-like", model_config, config, check_size))
+    summary = {task: summarize([r for r in results if r["setup"] == "small (documented)" and r["task"] == task])
+               for task in ("copy", "reverse")}
+    path = write_results("copy_task", results, extra={"what": __doc__.splitlines()[0], "quick": args.quick,
+                                                      "summary": summary}, out_dir=args.out)
+    print(summary)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
