@@ -4,7 +4,14 @@ import pytest
 import torch
 from torch import nn
 
-from transformer import MultiHeadAttention, causal_mask, key_padding_mask, padding_mask, scaled_dot_product_attention
+from transformer import (
+    KVCache,
+    MultiHeadAttention,
+    causal_mask,
+    key_padding_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from transformer.interop import copy_from_torch
 
 
@@ -126,5 +133,79 @@ def test_bad_inputs_get_clear_errors():
     x = torch.randn(2, 5, 32)
     with pytest.raises(ValueError, match=r"mask has shape \(2, 1, 1, 4\)"):
         mha(x, x, x, torch.ones(2, 1, 1, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"mask has shape \(2, 3, 5, 5\).*dimension 1 must be 1 or n_heads=4"):
+        mha(x, x, x, torch.ones(2, 3, 5, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match="batch size"):
         mha(x, torch.randn(3, 5, 32), torch.randn(3, 5, 32))
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "message"), [
+    ((32, 0), {}, ValueError, "n_heads must be >= 1; got 0"),
+    ((32, 4.0), {}, TypeError, "n_heads must be an int; got float 4.0"),
+    ((0, 1), {}, ValueError, "d_model must be >= 1; got 0"),
+    ((32, 4), dict(dropout="0.1"), TypeError, "dropout must be a number.*str '0.1'"),
+    ((32, 4), dict(dropout=-0.1), ValueError, r"dropout must be a probability in \[0, 1\); got -0.1"),
+    ((32, 4), dict(bias=1), TypeError, "bias must be a bool; got 1"),
+])
+def test_bad_constructor_arguments_are_named_in_the_error(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        MultiHeadAttention(*args, **kwargs)
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [
+    (lambda q, k, v: (q, k, v, torch.ones(2, 3, 4, 5, dtype=torch.uint8)), TypeError,
+     "mask must be a bool tensor.*torch.uint8"),
+    (lambda q, k, v: (q, k[..., :6], v, None), ValueError, r"q and k must have the same last dimension d_k"),
+    (lambda q, k, v: (q, k, v[:, :, :4], None), ValueError, "k and v must have the same number of keys"),
+    (lambda q, k, v: (q, k[:1].expand(2, 3, 5, 8)[:, :2], v, None), ValueError, "leading .* must broadcast"),
+    (lambda q, k, v: (q[:1], k[:, :2], v, None), ValueError, "leading .* must broadcast"),
+    (lambda q, k, v: (q, k, v, torch.ones(2, 3, 4, 6, dtype=torch.bool)), ValueError,
+     r"mask has shape \(2, 3, 4, 6\), which does not broadcast to the scores .* \(2, 3, 4, 5\)"),
+    (lambda q, k, v: (q, k, v, torch.ones(3, 1, 1, 5, dtype=torch.bool)), ValueError, "does not broadcast"),
+    (lambda q, k, v: (q[0, 0, 0], k, v, None), ValueError, r"q must be a tensor of shape \(..., seq_len, d_k\)"),
+])
+def test_readable_attention_rejects_inconsistent_inputs_by_name(make, error, message):
+    with pytest.raises(error, match=message):
+        scaled_dot_product_attention(*make(*_qkv()))
+
+
+def test_readable_attention_still_broadcasts_masks_and_leading_dimensions():
+    q, k, v = _qkv()
+    out, weights = scaled_dot_product_attention(q[:1], k, v, causal_mask(5)[..., 1:, :])  # q broadcast over batch
+    assert out.shape == (2, 3, 4, 8) and weights.shape == (2, 3, 4, 5)
+    out, _ = scaled_dot_product_attention(q[0, 0], k[0, 0], v[0, 0])  # plain (T, d_k) matrices
+    assert out.shape == (4, 8)
+
+
+def test_the_self_attention_cache_writes_into_preallocated_buffers_and_grows_when_full():
+    cache = KVCache(capacity=3)
+    steps = [torch.randn(2, 4, 1, 8) for _ in range(5)]
+    for t, step in enumerate(steps[:3]):
+        k, v = cache.append(step, -step)
+        assert k.shape == (2, 4, t + 1, 8) and cache.length == t + 1
+    buffer = cache.k
+    assert buffer.shape == (2, 4, 3, 8)  # one allocation for the three steps
+    for step in steps[3:]:
+        k, v = cache.append(step, -step)
+    assert cache.k.size(2) >= 5 and cache.length == 5
+    torch.testing.assert_close(k, torch.cat(steps, dim=2), rtol=0, atol=0)
+    torch.testing.assert_close(v, -torch.cat(steps, dim=2), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("empty_source", [False, True])
+def test_the_cross_attention_cache_prepares_its_mask_once_and_keeps_empty_rows_at_zero(empty_source):
+    mha = MultiHeadAttention(16, 2).eval()
+    y, memory = torch.randn(2, 1, 16), torch.randn(2, 5, 16)
+    mask = padding_mask(torch.tensor([[3, 4, 0, 0, 0], [0, 0, 0, 0, 0] if empty_source else [3, 4, 5, 6, 7]]))
+    cache = KVCache(static=True)
+    with torch.no_grad():
+        outs = [mha(y, memory, memory, mask, cache=cache)[0] for _ in range(2)]
+        expected, _ = mha(y, memory, memory, mask)
+    prepared = cache.fused_mask(mask)
+    assert cache.fused_mask(mask)[0] is prepared[0]  # the same mask object again: nothing recomputed
+    assert (prepared[1] is None) is not empty_source  # no zeroing needed when every row sees a key
+    for out in outs:
+        torch.testing.assert_close(out, expected)
+    assert bool(torch.all(outs[1][1] == 0)) is empty_source  # an empty source gives exactly zeros
+    other = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+    torch.testing.assert_close(mha(y, memory, memory, other, cache=cache)[0], mha(y, memory, memory, other)[0])

@@ -28,6 +28,11 @@ def test_final_norm_defaults_follow_the_norm_placement(norm_first, final_norm, e
     (dict(pad_id=10), ValueError, ["pad_id", "10"]),
     (dict(tgt_vocab_size=12, share_embeddings=True), ValueError, ["share_embeddings", "10", "12"]),
     (dict(final_norm="yes"), TypeError, ["final_norm", "yes"]),
+    (dict(layer_norm_eps="1e-5"), TypeError, ["layer_norm_eps", "number", "str", "'1e-5'"]),
+    (dict(layer_norm_eps=0.0), ValueError, ["layer_norm_eps", "positive", "0.0"]),
+    (dict(layer_norm_eps=float("inf")), ValueError, ["layer_norm_eps", "finite", "inf"]),
+    (dict(dropout="0.1"), TypeError, ["dropout", "number", "str", "'0.1'"]),
+    (dict(dropout=True), TypeError, ["dropout", "number", "bool"]),
 ])
 def test_invalid_configuration_is_rejected_with_a_message_naming_it(overrides, error, words):
     values = dict(src_vocab_size=10, tgt_vocab_size=10)

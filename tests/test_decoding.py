@@ -132,3 +132,36 @@ def test_bad_decoding_arguments_are_rejected(copy_model):
         greedy_decode(copy_model, _sources(2), max_len=0)
     with pytest.raises(ValueError, match="beam_size"):
         beam_search(copy_model, _sources(2), beam_size=0, max_len=5)
+    with pytest.raises(ValueError, match=r"bos_id must be a token id in \[0, 13\); got 13"):
+        greedy_decode(copy_model, _sources(2), max_len=5, bos_id=13)
+    with pytest.raises(ValueError, match=r"eos_id must be a token id in \[0, 13\); got -1"):
+        beam_search(copy_model, _sources(2), beam_size=2, max_len=5, eos_id=-1)
+    with pytest.raises(TypeError, match="src must hold integer token ids"):
+        greedy_decode(copy_model, _sources(2).float(), max_len=5)
+
+
+@pytest.mark.parametrize("decode", [
+    lambda model, src, n: greedy_decode(model, src, n),
+    lambda model, src, n: greedy_decode(model, src, n, use_cache=False),
+    lambda model, src, n: beam_search(model, src, beam_size=2, max_len=n),
+])
+def test_max_len_beyond_the_positional_table_is_rejected_before_decoding(copy_model, decode):
+    assert copy_model.config.max_len == 64
+    assert decode(copy_model, _sources(2), 64) is not None  # 64 tokens need 64 decoder positions: allowed
+    with pytest.raises(ValueError, match=r"max_len=65 needs a decoder input of 65 positions.*config.max_len=64"):
+        decode(copy_model, _sources(2), 65)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_decoding_checks_its_inputs_at_the_first_step_only(copy_model, use_cache, monkeypatch):
+    from transformer import model as model_module
+
+    calls = []
+    check_tokens = model_module.check_tokens
+    monkeypatch.setattr(model_module, "check_tokens", lambda *args: calls.append(args[1]) or check_tokens(*args))
+    out = greedy_decode(copy_model, _sources(4), max_len=8, use_cache=use_cache)
+    assert out.size(1) > 1  # several steps ran
+    assert calls == ["src", "tgt"]  # the source once (encoding), the decoder input at the first step only
+    with pytest.raises(ValueError, match=r"src_mask has shape \(4, 1, 1, 9\)"):  # a wrong mask still fails clearly
+        greedy_decode(copy_model, _sources(4), max_len=8, use_cache=use_cache,
+                      src_mask=torch.ones(4, 1, 1, 9, dtype=torch.bool))

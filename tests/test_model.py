@@ -1,3 +1,5 @@
+import re
+
 import pytest
 import torch
 from conftest import random_tokens, small_config, small_model
@@ -107,6 +109,31 @@ def test_copy_from_torch_rejects_mismatched_models_with_a_clear_message():
         copy_from_torch(model, nn.MultiheadAttention(32, 4))
 
 
+@pytest.mark.parametrize("activation", [lambda x: x.clamp(min=0), nn.GELU(approximate="tanh"), nn.functional.silu])
+def test_copy_from_torch_rejects_a_reference_with_an_activation_this_package_lacks(activation):
+    from transformer.interop import copy_from_torch
+
+    reference = nn.Transformer(32, 4, 2, 2, 64, dropout=0.0, batch_first=True, activation=activation)
+    assert reference.encoder.layers[0].activation_relu_or_gelu == 0 or isinstance(activation, nn.GELU)
+    with pytest.raises(ValueError, match="activation .* is not one this package has"):
+        copy_from_torch(Transformer(small_config(final_norm=True)), reference)
+
+
+def test_copy_from_torch_checks_the_activation_of_decoder_layers_too():
+    from transformer.interop import copy_from_torch
+
+    config = small_config(final_norm=True)
+    common = dict(dropout=0.0, batch_first=True)
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, **common), 2, norm=nn.LayerNorm(32),
+                                    enable_nested_tensor=False)
+    decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(32, 4, 64, activation="gelu", **common), 2,
+                                    norm=nn.LayerNorm(32))
+    reference = nn.Transformer(32, 4, custom_encoder=encoder, custom_decoder=decoder, **common)
+    assert not hasattr(reference.decoder.layers[0], "activation_relu_or_gelu")  # why a flag-based check missed it
+    with pytest.raises(ValueError, match="activation differs: the model has 'relu', the reference has 'gelu'"):
+        copy_from_torch(Transformer(config), reference)
+
+
 def _padded_batch_with_an_empty_row():
     src = random_tokens(3, 6, 17, [6, 2, 0])  # the last source is all padding
     tgt = random_tokens(3, 5, 19, [5, 5, 0])
@@ -122,7 +149,11 @@ def test_fully_padded_sequences_produce_no_nan_in_fp32_and_bf16_and_leave_others
     torch.testing.assert_close(logits[:2], model(src[:2], tgt[:2]))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         logits_bf16 = model(src, tgt)
+        alone_bf16 = [model(src[i : i + 1, : int((src[i] != 0).sum())], tgt[i : i + 1]) for i in range(2)]
     assert torch.isfinite(logits_bf16).all()
+    for i, alone in enumerate(alone_bf16):  # the other items, each run alone without its padding
+        assert alone.dtype == logits_bf16.dtype == torch.bfloat16
+        torch.testing.assert_close(logits_bf16[i : i + 1], alone)  # bf16's default tolerance
     model.train()
     model(src, tgt).sum().backward()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
@@ -253,6 +284,11 @@ def test_masks_of_the_wrong_shape_or_type_get_clear_errors():
         model(src, tgt, tgt_mask=torch.ones(1, 1, 5, 5, dtype=torch.bool))
     with pytest.raises(TypeError, match="src_mask must be a bool tensor.*torch.uint8"):
         model(src, tgt, src_mask=torch.ones(2, 1, 1, 5, dtype=torch.uint8))
+    wrong_heads = {"src_mask": torch.ones(2, 3, 5, 5, dtype=torch.bool), "tgt_mask": torch.ones(2, 2, 4, 4, dtype=torch.bool)}
+    for name, mask in wrong_heads.items():  # the model has 4 heads: dimension 1 must be 1 or 4
+        with pytest.raises(ValueError, match=re.escape(f"{name} has shape {tuple(mask.shape)}") + ".*must be 1 or n_heads=4"):
+            model(src, tgt, **{name: mask})
+    model(src, tgt, src_mask=torch.ones(2, 4, 1, 5, dtype=torch.bool), tgt_mask=torch.ones(1, 4, 4, 4, dtype=torch.bool))
 
 
 def test_config_must_be_a_transformer_config():

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .masks import check_mask
+from .config import check_int, check_probability
+from .masks import check_mask, checking_inputs, require_bool_mask
 
 
 def scaled_dot_product_attention(
@@ -24,6 +25,8 @@ def scaled_dot_product_attention(
     Hidden scores are filled with the most negative number of their dtype (not a hard-coded -1e9, which overflows in
     float16), and a query row with no visible key gets zero weights instead of NaN or a uniform average.
     """
+    if checking_inputs():
+        _check_attention_inputs(q, k, v, mask)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
@@ -34,22 +37,103 @@ def scaled_dot_product_attention(
     return attended @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 
+def _check_attention_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
+    """Shapes and mask type of :func:`scaled_dot_product_attention`, checked on shapes alone (no data is read)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, Tensor) or x.dim() < 2:
+            got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"{name} must be a tensor of shape (..., seq_len, d_k) with at least 2 dimensions; got {got}")
+    if q.size(-1) != k.size(-1):
+        raise ValueError(
+            f"q and k must have the same last dimension d_k; got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
+    if k.size(-2) != v.size(-2):
+        raise ValueError(f"k and v must have the same number of keys T_k; got k {tuple(k.shape)} and v {tuple(v.shape)}")
+    batch = _broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if batch is None:
+        raise ValueError(
+            "the leading (batch, heads, ...) dimensions of q, k and v must broadcast; "
+            f"got q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    if mask is not None:
+        require_bool_mask(mask, "mask")
+        scores = (*batch, q.size(-2), k.size(-2))
+        if _broadcast_shapes(mask.shape, scores) != scores:
+            raise ValueError(
+                f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores (..., T_q, T_k) = {scores}"
+            )
+
+
+def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape that ``shapes`` broadcast to (NumPy rules), or ``None`` if they do not (``torch.broadcast_shapes``
+    does the same, but is slower than the attention it would guard)."""
+    ndim = max(len(shape) for shape in shapes)
+    result = []
+    for sizes in zip(*((1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes), strict=True):
+        different = set(sizes) - {1}
+        if len(different) > 1:
+            return None
+        result.append(different.pop() if different else 1)
+    return tuple(result)
+
+
+def _fused_mask(mask: Tensor) -> tuple[Tensor, Tensor | None]:
+    """``mask`` made safe for ``F.scaled_dot_product_attention``, which gives NaN for a query row with no visible key:
+    such rows may see every key (any finite answer will do) and are zeroed afterwards, where ``no_key`` is True.
+    Returns ``(attn_mask, no_key (B|1, 1|H, T_q|1, 1))``."""
+    no_key = ~mask.any(dim=-1, keepdim=True)
+    return mask | no_key, no_key
+
+
 @dataclass
 class KVCache:
     """Projected keys and values kept between decoding steps, ``(B, H, T_k, d_k)`` each.
 
-    Self-attention appends the new position's key and value at every step; cross-attention (``static=True``)
-    projects the encoder memory once and reuses it.
+    Self-attention writes each new position's key and value into buffers allocated for ``capacity`` positions
+    (twice as many when they run out), so a step copies one position, not the whole past: ``k`` and ``v`` are
+    ``(B, H, capacity, d_k)``, of which the first ``length`` positions are filled. Cross-attention (``static=True``)
+    projects the encoder memory once and reuses it, and prepares its key mask once too (:meth:`fused_mask`).
+    Made for inference: the buffers are written in place, so gradients cannot flow back through several steps.
     """
 
     static: bool = False
+    capacity: int = 0
     k: Tensor | None = None
     v: Tensor | None = None
+    length: int = 0
+    _mask: tuple[Tensor, Tensor, Tensor | None] | None = field(default=None, repr=False)  # (mask, attn_mask, no_key)
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write ``k``, ``v (B, H, T, d_k)`` after the cached positions; return every cached position,
+        ``(B, H, length, d_k)`` each."""
+        start, end = self.length, self.length + k.size(2)
+        if self.k is None or end > self.k.size(2):
+            self._grow(k, v, max(self.capacity, 2 * end))
+        self.k[:, :, start:end], self.v[:, :, start:end] = k, v
+        self.length = end
+        return self.k[:, :, :end], self.v[:, :, :end]
+
+    def fused_mask(self, mask: Tensor) -> tuple[Tensor, Tensor | None]:
+        """:func:`_fused_mask` of a static cache's key mask, computed once and reused while the same mask comes back
+        (decoding passes one source mask at every step). ``no_key`` is ``None`` when every row sees a key."""
+        if self._mask is None or self._mask[0] is not mask:
+            attn_mask, no_key = _fused_mask(mask)
+            self._mask = (mask, attn_mask, no_key if bool(no_key.any()) else None)
+        return self._mask[1], self._mask[2]
 
     def reorder(self, index: Tensor) -> None:
         """Keep batch rows ``index`` (beam search reorders hypotheses)."""
         if self.k is not None:
             self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
+        self._mask = None  # prepared for the old rows
+
+    def _grow(self, k: Tensor, v: Tensor, capacity: int) -> None:
+        """Allocate buffers for ``capacity`` positions, keeping the cached ones."""
+        old_k, old_v = self.k, self.v
+        self.k = k.new_empty(*k.shape[:2], capacity, k.size(3))  # (B, H, capacity, d_k)
+        self.v = v.new_empty(*v.shape[:2], capacity, v.size(3))
+        if old_k is not None:
+            self.k[:, :, : self.length], self.v[:, :, : self.length] = old_k[:, :, : self.length], old_v[:, :, : self.length]
 
 
 class MultiHeadAttention(nn.Module):
@@ -65,12 +149,15 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
+        check_int("d_model", d_model, minimum=1)
+        check_int("n_heads", n_heads, minimum=1)
         if d_model % n_heads != 0:
             raise ValueError(
                 f"d_model must be divisible by n_heads; got d_model={d_model}, n_heads={n_heads}"
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1); got {dropout!r}")
+        check_probability("dropout", dropout)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias must be a bool; got {bias!r}")
         self.d_model, self.n_heads, self.d_k, self.dropout = d_model, n_heads, d_model // n_heads, dropout
         self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_Q, W_K, W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -92,16 +179,17 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         """``query (B, T_q, d_model)``, ``key``/``value (B, T_k, d_model)``, ``mask`` bool broadcastable to
         ``(B, H, T_q, T_k)`` -> ``(output (B, T_q, d_model), weights (B, H, T_q, T_k) or None)``."""
-        self._check_inputs(query, key, value)
+        if checking_inputs():
+            self._check_inputs(query, key, value)
         B, T_q, _ = query.shape
         q, k, v = self._project(query, key, value, cache)  # (B, H, T, d_k) each
-        if mask is not None:
-            check_mask(mask, "mask", B, T_q, k.size(2))
+        if mask is not None and checking_inputs():
+            check_mask(mask, "mask", B, T_q, k.size(2), heads=self.n_heads)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)  # (B, H, T_q, d_k)
         else:
-            out, weights = self._fused_attention(q, k, v, mask, dropout_p), None
+            out, weights = self._fused_attention(q, k, v, mask, dropout_p, cache), None
         if self.head_mask is not None:
             out = out * self.head_mask.to(out.dtype).view(1, -1, 1, 1)
         out = out.transpose(1, 2).reshape(B, T_q, self.d_model)  # (B, T_q, H * d_k)
@@ -120,10 +208,10 @@ class MultiHeadAttention(nn.Module):
         else:
             q, k, v = self._linear(query, 0, 1), self._linear(key, 1, 2), self._linear(value, 2, 3)
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, H, T, d_k)
-        if cache is not None:
-            if not cache.static and cache.k is not None:
-                k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)  # (B, H, T_past + T, d_k)
-            cache.k, cache.v = k, v
+        if cache is not None and cache.static:
+            cache.k, cache.v, cache.length = k, v, k.size(2)  # the memory's keys and values, kept for every step
+        elif cache is not None:
+            k, v = cache.append(k, v)  # (B, H, T_past + T, d_k): the new positions after the cached ones
         return q, k, v
 
     def _linear(self, x: Tensor, start: int, stop: int) -> Tensor:
@@ -138,13 +226,16 @@ class MultiHeadAttention(nn.Module):
         return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, H, T, d_k)
 
     @staticmethod
-    def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float) -> Tensor:
+    def _fused_attention(
+        q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float, cache: KVCache | None = None
+    ) -> Tensor:
         if mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
-        # A row with no visible key would be NaN: let it see everything, then zero its output.
-        has_key = mask.any(dim=-1, keepdim=True)  # (B|1, 1|H, T_q|1, 1)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p)
-        return out.masked_fill(~has_key, 0.0)  # (B, H, T_q, d_k)
+        # A row with no visible key would be NaN: let it see everything, then zero its output. A static cache
+        # prepares its (constant) key mask once per decoding run and skips the zeroing if every row sees a key.
+        attn_mask, no_key = cache.fused_mask(mask) if cache is not None and cache.static else _fused_mask(mask)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+        return out if no_key is None else out.masked_fill(no_key, 0.0)  # (B, H, T_q, d_k)
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):

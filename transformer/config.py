@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 ACTIVATIONS = ("relu", "gelu")
@@ -40,17 +41,16 @@ class TransformerConfig:
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            _check_int(name, getattr(self, name), minimum=1)
+            check_int(name, getattr(self, name), minimum=1)
         for name in ("n_encoder_layers", "n_decoder_layers"):
-            _check_int(name, getattr(self, name), minimum=0)
-        _check_int("pad_id", self.pad_id, minimum=0)
+            check_int(name, getattr(self, name), minimum=0)
+        check_int("pad_id", self.pad_id, minimum=0)
         if self.d_model % self.n_heads != 0:
             raise ValueError(
                 f"d_model must be divisible by n_heads so that each head gets d_model // n_heads dimensions; "
                 f"got d_model={self.d_model}, n_heads={self.n_heads} (remainder {self.d_model % self.n_heads})"
             )
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1); got {self.dropout!r}")
+        check_probability("dropout", self.dropout)
         for name in ("src_vocab_size", "tgt_vocab_size"):
             if self.pad_id >= getattr(self, name):
                 raise ValueError(f"pad_id must be a valid id below {name}={getattr(self, name)}; got pad_id={self.pad_id}")
@@ -65,8 +65,9 @@ class TransformerConfig:
             raise ValueError(
                 f"positional_encoding must be one of {POSITIONAL_ENCODINGS}; got {self.positional_encoding!r}"
             )
-        if not self.layer_norm_eps > 0:
-            raise ValueError(f"layer_norm_eps must be positive; got {self.layer_norm_eps!r}")
+        _check_real("layer_norm_eps", self.layer_norm_eps)
+        if not 0 < self.layer_norm_eps < math.inf:
+            raise ValueError(f"layer_norm_eps must be a positive finite number; got {self.layer_norm_eps!r}")
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
                 "share_embeddings needs one vocabulary for source and target; got "
@@ -87,8 +88,21 @@ class TransformerConfig:
         return asdict(self)
 
 
-def _check_int(name: str, value: object, minimum: int) -> None:
+def check_int(name: str, value: object, minimum: int) -> None:
+    """Raise a clear error unless ``value`` is an int (not a bool) of at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}; got {value}")
+
+
+def check_probability(name: str, value: object) -> None:
+    """Raise a clear error unless ``value`` is a number in [0, 1), as a dropout rate must be."""
+    _check_real(name, value)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1); got {value!r}")
+
+
+def _check_real(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number (int or float); got {type(value).__name__} {value!r}")

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .data import BOS_ID, EOS_ID
-from .masks import causal_mask, padding_mask
+from .masks import causal_mask, input_checks, padding_mask
 from .model import DecoderCache, Transformer
 
 
@@ -47,20 +47,26 @@ class GreedyStep:
 
 
 def _next_log_probs(
-    model: Transformer, tokens: Tensor, memory: Tensor, src_mask: Tensor, cache: DecoderCache | None, bos_id: int
+    model: Transformer, tokens: Tensor, memory: Tensor, src_mask: Tensor, cache: DecoderCache | None, bias: Tensor
 ) -> Tensor:
     """Log-probabilities of the token after ``tokens (B, t)``: ``(B, V)``. With a cache, feed only the newest one.
 
-    PAD and BOS are never valid outputs, so they get probability 0 and the rest is renormalised.
+    ``bias (V,)`` (from :func:`_output_bias`) gives PAD and BOS probability 0; the rest is renormalised.
     """
     if cache is not None:
         hidden = model.decode(tokens[:, -1:], memory, src_mask, cache=cache)  # (B, 1, d_model)
     else:
         causal = causal_mask(tokens.size(1), device=tokens.device)  # (1, 1, t, t)
         hidden = model.decode(tokens, memory, src_mask, causal)  # (B, t, d_model): the whole prefix again
-    logits = model.generator(hidden[:, -1]).float()  # (B, V)
-    logits[:, [model.config.pad_id, bos_id]] = -math.inf
+    logits = model.generator(hidden[:, -1]).float() + bias  # (B, V)
     return F.log_softmax(logits, dim=-1)  # (B, V)
+
+
+def _output_bias(model: Transformer, bos_id: int, device: torch.device) -> Tensor:
+    """``(V,)`` added to every step's logits: ``-inf`` for PAD and BOS, which are never valid outputs, 0 elsewhere."""
+    bias = torch.zeros(model.config.tgt_vocab_size, device=device)
+    bias[[model.config.pad_id, bos_id]] = -math.inf
+    return bias
 
 
 def greedy_steps(
@@ -68,22 +74,25 @@ def greedy_steps(
     bos_id: int = BOS_ID, eos_id: int = EOS_ID,
 ) -> Iterator[GreedyStep]:
     """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it."""
-    _check_max_len(max_len)
+    _check_arguments(model, max_len, bos_id, eos_id)
     pad_id = model.config.pad_id
     with _eval_mode(model):  # held until the generator finishes; gradients are switched off step by step
         with torch.no_grad():
-            src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
-            memory = model.encode(src, src_mask)  # (B, S, d_model), once
-        cache = model.new_cache() if use_cache else None
-        tokens = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+            memory = model.encode(src, src_mask)  # (B, S, d_model), once; checks src and src_mask
+        src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
+        cache = model.new_cache(capacity=max_len) if use_cache else None
+        bias = _output_bias(model, bos_id, src.device)  # (V,)
+        tokens = torch.full((src.size(0), max_len + 1), pad_id, dtype=torch.long, device=src.device)  # (B, 1 + max_len)
+        tokens[:, 0] = bos_id  # the decoder input: BOS, then the tokens chosen so far
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)  # (B,)
-        for _ in range(max_len):
-            with torch.no_grad():
-                log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bos_id)  # (B, V)
+        for t in range(max_len):
+            # The first step checks every input; later ones only add argmax ids, valid by construction.
+            with torch.no_grad(), input_checks(enabled=t == 0):
+                log_probs = _next_log_probs(model, tokens[:, : t + 1], memory, src_mask, cache, bias)  # (B, V)
             next_tokens = log_probs.argmax(dim=-1).masked_fill(finished, pad_id)  # (B,)
-            step = GreedyStep(tokens, log_probs, next_tokens, finished | (next_tokens == eos_id))
+            step = GreedyStep(tokens[:, : t + 1], log_probs, next_tokens, finished | (next_tokens == eos_id))
             yield step
-            tokens, finished = torch.cat([tokens, next_tokens[:, None]], dim=1), step.finished  # (B, t + 1)
+            tokens[:, t + 1], finished = next_tokens, step.finished
             if finished.all():
                 break
 
@@ -135,24 +144,27 @@ def beam_search(
     extended with PAD at no cost. ``beam_size=1`` is greedy decoding exactly. With ``return_trace``, also returns a
     :class:`BeamTrace`.
     """
-    _check_max_len(max_len)
+    _check_arguments(model, max_len, bos_id, eos_id)
     if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
         raise ValueError(f"beam_size must be a positive int; got {beam_size!r}")
-    pad_id, B, K = model.config.pad_id, src.size(0), beam_size
+    pad_id, K = model.config.pad_id, beam_size
     with _eval_mode(model), torch.no_grad():
+        memory = model.encode(src, src_mask)  # (B, S, d_model); checks src and src_mask
+        B = src.size(0)
         src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
-        memory = model.encode(src, src_mask)  # (B, S, d_model)
         memory = memory.repeat_interleave(K, dim=0)  # (B * K, S, d_model): one copy per beam
         src_mask = src_mask.expand(B, *src_mask.shape[1:]).repeat_interleave(K, dim=0)  # (B * K, 1, 1|T, S)
-        cache = model.new_cache() if use_cache else None
+        cache = model.new_cache(capacity=max_len) if use_cache else None
+        bias = _output_bias(model, bos_id, src.device)  # (V,)
         tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)  # (B * K, 1)
         scores = torch.full((B, K), -math.inf, device=src.device)  # (B, K)
         scores[:, 0] = 0.0  # one live hypothesis to start with, so the first step does not pick K copies of it
         finished = torch.zeros(B * K, dtype=torch.bool, device=src.device)  # (B * K,)
         lengths = torch.zeros(B * K, dtype=torch.long, device=src.device)  # generated tokens, EOS included
         trace = BeamTrace([], [], [], torch.zeros(B, dtype=torch.long))
-        for _ in range(max_len):
-            log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bos_id)  # (B * K, V)
+        for t in range(max_len):
+            with input_checks(enabled=t == 0):  # as in greedy_steps: later steps only add ids chosen by topk
+                log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bias)  # (B * K, V)
             V = log_probs.size(-1)
             log_probs[finished] = -math.inf  # a finished hypothesis may only grow by PAD, at no cost
             log_probs[finished, pad_id] = 0.0
@@ -179,6 +191,16 @@ def beam_search(
     return (*result, trace) if return_trace else result
 
 
-def _check_max_len(max_len: int) -> None:
+def _check_arguments(model: Transformer, max_len: int, bos_id: int, eos_id: int) -> None:
+    """Check the decoding arguments up front, rather than failing after many steps."""
     if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
         raise ValueError(f"max_len must be a positive int (the most tokens to generate); got {max_len!r}")
+    if max_len > model.config.max_len:
+        raise ValueError(
+            f"max_len={max_len} needs a decoder input of {max_len} positions (BOS and every generated token but the "
+            f"last), more than the model's positional table holds: config.max_len={model.config.max_len}. Decode at "
+            f"most {model.config.max_len} tokens, or build the model with a larger max_len"
+        )
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < model.config.tgt_vocab_size:
+            raise ValueError(f"{name} must be a token id in [0, {model.config.tgt_vocab_size}); got {value!r}")

@@ -21,7 +21,7 @@ def check_tokens(tokens: object, name: str, vocab_size: int) -> None:
         )
     if tokens.size(0) == 0 or tokens.size(1) == 0:
         raise ValueError(f"{name} must have at least one sequence of at least one token; got shape {tuple(tokens.shape)}")
-    low, high = int(tokens.min()), int(tokens.max())
+    low, high = torch.stack(torch.aminmax(tokens)).tolist()  # one pass over the ids, one device -> host copy
     if low < 0 or high >= vocab_size:
         raise ValueError(
             f"{name} holds ids outside the vocabulary [0, {vocab_size}): min {low}, max {high}"

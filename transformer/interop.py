@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention
@@ -115,11 +116,23 @@ def _check_layer(ours: EncoderLayer | DecoderLayer, theirs: nn.Module) -> None:
     if not theirs.self_attn.batch_first:
         raise ValueError("the reference must be built with batch_first=True, as this package's tensors are (B, T, C)")
     _expect("norm_first", ours.norm_first, theirs.norm_first)
-    theirs_activation = getattr(theirs, "activation_relu_or_gelu", 0)
-    ours_activation = {"relu": 1, "gelu": 2}[ours.feed_forward.activation.__name__]
-    if theirs_activation and theirs_activation != ours_activation:
-        names = {1: "relu", 2: "gelu"}
-        _expect("activation", names[ours_activation], names[theirs_activation])
+    theirs_activation = _activation_name(theirs.activation)
+    if theirs_activation is None:
+        raise ValueError(
+            f"the reference layer's activation {theirs.activation!r} is not one this package has (relu or exact gelu, "
+            "as a string, F.relu/F.gelu or nn.ReLU/nn.GELU): its outputs could not match"
+        )
+    _expect("activation", ours.feed_forward.activation.__name__, theirs_activation)
+
+
+def _activation_name(activation: object) -> str | None:
+    """``"relu"`` or ``"gelu"`` for the activations this package has, ``None`` for any other callable. (Read from the
+    callable: ``activation_relu_or_gelu`` is 0 for custom callables, and decoder layers do not set it at all.)"""
+    if activation is F.relu or isinstance(activation, nn.ReLU):
+        return "relu"
+    if activation is F.gelu or (isinstance(activation, nn.GELU) and activation.approximate == "none"):
+        return "gelu"
+    return None
 
 
 def _expect(what: str, ours: object, theirs: object) -> None:

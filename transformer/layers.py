@@ -21,6 +21,8 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
         super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation must be one of {tuple(_ACTIVATIONS)}; got {activation!r}")
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)

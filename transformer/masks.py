@@ -10,17 +10,51 @@ Masks are 4-D and broadcast against the attention scores ``(B, H, T_q, T_k)``:
 PyTorch's ``nn.MultiheadAttention``/``nn.Transformer`` use the opposite polarity (``True`` = ignore) or additive float
 masks (``0`` / ``-inf``); Hugging Face uses ``(B, S)`` integer masks with ``1`` = keep. The converters at the bottom of
 this module translate at those edges only.
+
+``check_mask`` gives a mask of the wrong type or shape a clear error instead of an opaque one from deep inside torch.
+Decoding loops call the model many times on inputs checked once; ``input_checks(enabled=False)`` lets them skip the
+repeated checks (:func:`checking_inputs` says whether checks are on).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import torch
 from torch import Tensor
+
+_CHECK_INPUTS: ContextVar[bool] = ContextVar("transformer_check_inputs", default=True)
+
+
+@contextmanager
+def input_checks(enabled: bool) -> Iterator[None]:
+    """Turn the package's input checks (token ids, shapes, masks) on or off inside a block.
+
+    For loops that checked their inputs once and then feed the model only values that stay valid by construction,
+    such as the argmax ids of a decoding loop: there every repeated check is pure overhead (and checking token ids
+    forces a GPU -> CPU sync). Outside such a block every public entry point checks its inputs.
+    """
+    token = _CHECK_INPUTS.set(enabled)
+    try:
+        yield
+    finally:
+        _CHECK_INPUTS.reset(token)
+
+
+def checking_inputs() -> bool:
+    """Whether input checks are on (they are, unless inside ``input_checks(enabled=False)``)."""
+    return _CHECK_INPUTS.get()
 
 
 def padding_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
     """``(B, S)`` token ids -> ``(B, 1, 1, S)`` bool, ``True`` where the key is a real token."""
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2:
+    if not isinstance(tokens, Tensor):
+        raise TypeError(f"tokens must be a torch.Tensor of token ids; got {type(tokens).__name__}")
+    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
+        raise TypeError(f"tokens must hold integer token ids (e.g. torch.long); got dtype {tokens.dtype}")
+    if tokens.dim() != 2:
         raise ValueError(f"tokens must be a 2-D tensor (batch, seq_len); got {_describe(tokens)}")
     return (tokens != pad_id)[:, None, None, :]  # (B, 1, 1, S)
 
@@ -51,8 +85,26 @@ def target_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
     return padding_mask(tokens, pad_id) & causal_mask(tokens.size(1), device=tokens.device)  # (B, 1, T, T)
 
 
-def check_mask(mask: Tensor, name: str, batch: int, q_len: int, k_len: int) -> None:
-    """Raise a clear error unless ``mask`` is a bool tensor broadcastable to ``(batch, H, q_len, k_len)``."""
+def check_mask(mask: Tensor, name: str, batch: int, q_len: int, k_len: int, *, heads: int) -> None:
+    """Raise a clear error unless ``mask`` is a bool tensor broadcastable to ``(batch, heads, q_len, k_len)``:
+    4-D, with each of its first three sizes either 1 or the full size, and exactly ``k_len`` keys."""
+    require_bool_mask(mask, name)
+    if mask.dim() != 4:
+        raise ValueError(
+            f"{name} must be 4-D, broadcastable to (batch, heads, q_len, k_len) = ({batch}, H, {q_len}, {k_len}); "
+            f"got shape {tuple(mask.shape)}"
+        )
+    b, h, q, k = mask.shape
+    if b not in (1, batch) or h not in (1, heads) or q not in (1, q_len) or k != k_len:
+        heads_note = f"; its size {h} at dimension 1 must be 1 or n_heads={heads}" if h not in (1, heads) else ""
+        raise ValueError(
+            f"{name} has shape {tuple(mask.shape)}, which does not broadcast to "
+            f"(batch, heads, q_len, k_len) = ({batch}, H, {q_len}, {k_len}){heads_note}"
+        )
+
+
+def require_bool_mask(mask: object, name: str) -> None:
+    """Raise a ``TypeError`` unless ``mask`` is a bool tensor, this package's one mask type (``True`` = may attend)."""
     if not isinstance(mask, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor; got {type(mask).__name__}")
     if mask.dtype != torch.bool:
@@ -60,26 +112,20 @@ def check_mask(mask: Tensor, name: str, batch: int, q_len: int, k_len: int) -> N
             f"{name} must be a bool tensor (True = may attend); got dtype {mask.dtype}. "
             "Convert PyTorch-style masks with from_torch_mask and 0/1 masks with .bool()"
         )
-    if mask.dim() != 4:
-        raise ValueError(
-            f"{name} must be 4-D, broadcastable to (batch, heads, q_len, k_len) = ({batch}, H, {q_len}, {k_len}); "
-            f"got shape {tuple(mask.shape)}"
-        )
-    b, _, q, k = mask.shape
-    if b not in (1, batch) or q not in (1, q_len) or k != k_len:
-        raise ValueError(
-            f"{name} has shape {tuple(mask.shape)}, which does not broadcast to "
-            f"(batch, heads, q_len, k_len) = ({batch}, H, {q_len}, {k_len})"
-        )
 
 
 def to_torch_mask(mask: Tensor) -> Tensor:
-    """This package's mask (``True`` = attend) -> PyTorch's boolean ``attn_mask`` polarity (``True`` = ignore)."""
+    """This package's mask (``True`` = attend) -> PyTorch's boolean ``attn_mask`` polarity (``True`` = ignore).
+
+    Only bool masks: ``~`` on a 0/1 integer mask is a bitwise not (1 -> 254), not a logical one."""
+    require_bool_mask(mask, "mask")
     return ~mask
 
 
 def from_torch_mask(mask: Tensor) -> Tensor:
     """PyTorch's boolean (``True`` = ignore) or additive float (``-inf`` = ignore) mask -> ``True`` = attend."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask must be a torch.Tensor; got {type(mask).__name__}")
     if mask.dtype == torch.bool:
         return ~mask
     if mask.is_floating_point():
@@ -89,11 +135,14 @@ def from_torch_mask(mask: Tensor) -> Tensor:
 
 def to_additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     """``True`` = attend -> additive float mask: ``0`` where allowed, ``-inf`` where hidden (PyTorch's float form)."""
+    require_bool_mask(mask, "mask")
     return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, float("-inf"))
 
 
 def from_hf_attention_mask(attention_mask: Tensor) -> Tensor:
     """Hugging Face ``(B, S)`` mask with ``1`` = keep -> ``(B, 1, 1, S)`` bool, ``True`` = attend."""
+    if not isinstance(attention_mask, Tensor):
+        raise TypeError(f"attention_mask must be a torch.Tensor; got {type(attention_mask).__name__}")
     if attention_mask.dim() != 2:
         raise ValueError(f"attention_mask must be 2-D (batch, seq_len); got shape {tuple(attention_mask.shape)}")
     return attention_mask.bool()[:, None, None, :]  # (B, 1, 1, S)
@@ -101,6 +150,7 @@ def from_hf_attention_mask(attention_mask: Tensor) -> Tensor:
 
 def key_padding_mask(mask: Tensor) -> Tensor:
     """A ``(B, 1, 1, S)`` padding mask -> PyTorch's ``key_padding_mask`` ``(B, S)``, ``True`` = padding."""
+    require_bool_mask(mask, "mask")
     if mask.dim() != 4 or mask.size(1) != 1 or mask.size(2) != 1:
         raise ValueError(f"mask must be a padding mask of shape (B, 1, 1, S); got shape {tuple(mask.shape)}")
     return ~mask[:, 0, 0, :]  # (B, S)

@@ -11,7 +11,7 @@ from .attention import KVCache
 from .config import TransformerConfig
 from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding, check_tokens
 from .layers import DecoderLayer, EncoderLayer
-from .masks import check_mask, padding_mask, target_mask
+from .masks import check_mask, checking_inputs, padding_mask, target_mask
 
 
 class Encoder(nn.Module):
@@ -23,6 +23,7 @@ class Encoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
+        self.n_heads = c.n_heads
         self.layers = nn.ModuleList(
             EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
             for _ in range(c.n_encoder_layers)
@@ -34,8 +35,8 @@ class Encoder(nn.Module):
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)``. With ``return_attention``, also
         returns one ``(B, H, S, S)`` weight tensor per layer."""
-        if mask is not None:
-            check_mask(mask, "src_mask", x.size(0), x.size(1), x.size(1))
+        if mask is not None and checking_inputs():
+            check_mask(mask, "src_mask", x.size(0), x.size(1), x.size(1), heads=self.n_heads)
         maps = []
         for layer in self.layers:
             x, weights = layer(x, mask, need_weights=return_attention)
@@ -54,8 +55,9 @@ class DecoderCache:
     length: int = 0
 
     @classmethod
-    def empty(cls, n_layers: int) -> DecoderCache:
-        return cls([(KVCache(), KVCache(static=True)) for _ in range(n_layers)])
+    def empty(cls, n_layers: int, capacity: int = 0) -> DecoderCache:
+        """A cache for ``n_layers`` decoder layers, with room for ``capacity`` target positions (it grows if needed)."""
+        return cls([(KVCache(capacity=capacity), KVCache(static=True)) for _ in range(n_layers)])
 
     def reorder(self, index: Tensor) -> None:
         """Keep batch rows ``index`` in every layer's cache (beam search)."""
@@ -74,6 +76,7 @@ class Decoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
+        self.n_heads = c.n_heads
         self.layers = nn.ModuleList(
             DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
             for _ in range(c.n_decoder_layers)
@@ -92,15 +95,8 @@ class Decoder(nn.Module):
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
         ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. With
         ``return_attention``, also returns per-layer self ``(B, H, T, T)`` and cross ``(B, H, T, S)`` weights."""
-        if memory.dim() != 3 or memory.size(0) != y.size(0) or memory.size(-1) != y.size(-1):
-            raise ValueError(
-                f"memory must have shape (batch={y.size(0)}, src_len, d_model={y.size(-1)}); got {tuple(memory.shape)}"
-            )
-        past = cache.length if cache is not None else 0
-        if src_mask is not None:
-            check_mask(src_mask, "src_mask", y.size(0), y.size(1), memory.size(1))
-        if tgt_mask is not None:
-            check_mask(tgt_mask, "tgt_mask", y.size(0), y.size(1), past + y.size(1))
+        if checking_inputs():
+            self._check_inputs(y, memory, src_mask, tgt_mask, cache)
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = cache.layers[i] if cache is not None else None
@@ -112,6 +108,22 @@ class Decoder(nn.Module):
         if self.norm is not None:
             y = self.norm(y)
         return (y, self_maps, cross_maps) if return_attention else y  # (B, T, d_model)
+
+    def _check_inputs(
+        self, y: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None, cache: DecoderCache | None
+    ) -> None:
+        if not isinstance(y, Tensor) or y.dim() != 3:
+            got = tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__
+            raise ValueError(f"y must be the embedded target, of shape (batch, tgt_len, d_model); got {got}")
+        B, T, d_model = y.shape
+        if not isinstance(memory, Tensor) or memory.dim() != 3 or memory.size(0) != B or memory.size(2) != d_model:
+            got = tuple(memory.shape) if isinstance(memory, Tensor) else type(memory).__name__
+            raise ValueError(f"memory must have shape (batch={B}, src_len, d_model={d_model}); got {got}")
+        past = cache.length if cache is not None else 0
+        if src_mask is not None:
+            check_mask(src_mask, "src_mask", B, T, memory.size(1), heads=self.n_heads)
+        if tgt_mask is not None:
+            check_mask(tgt_mask, "tgt_mask", B, T, past + T, heads=self.n_heads)
 
 
 class Transformer(nn.Module):
@@ -169,9 +181,10 @@ class Transformer(nn.Module):
         ``tgt_mask`` defaults to padding + causal. With a :class:`DecoderCache`, ``tgt`` holds only the next
         positions: earlier keys and values come from the cache, so causality holds without a mask.
         """
-        check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
         offset = cache.length if cache is not None else 0
-        self._check_length("tgt", offset + tgt.size(1))
+        if checking_inputs():
+            check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
+            self._check_length("tgt", offset + tgt.size(1))
         if tgt_mask is None and cache is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
         return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)
@@ -184,9 +197,10 @@ class Transformer(nn.Module):
         memory = self.encoder(self.embed_source(src), src_mask)  # (B, S, d_model)
         return self.generator(self.decoder(self.embed_target(tgt), memory, src_mask, tgt_mask))  # (B, T, V)
 
-    def new_cache(self) -> DecoderCache:
-        """An empty cache for incremental decoding with :meth:`decode`."""
-        return DecoderCache.empty(len(self.decoder.layers))
+    def new_cache(self, capacity: int = 0) -> DecoderCache:
+        """An empty cache for incremental decoding with :meth:`decode`, with room for ``capacity`` target positions
+        (the longest decoder input expected; it grows if more come)."""
+        return DecoderCache.empty(len(self.decoder.layers), capacity)
 
     @torch.no_grad()
     def attention_maps(
