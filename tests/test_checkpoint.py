@@ -35,7 +35,12 @@ def test_loading_something_else_fails_with_a_clear_message(tmp_path):
     with pytest.raises(ValueError, match="not a checkpoint written by"):
         load_checkpoint(tmp_path / "other.pt")
     (tmp_path / "text.pt").write_text("hello")
-    with pytest.raises(ValueError, match="not a readable PyTorch checkpoint"):
+    with pytest.raises(ValueError, match="not a readable PyTorch checkpoint") as error:
         load_checkpoint(tmp_path / "text.pt")
+    assert "\n" not in str(error.value) and error.value.__cause__ is not None  # one line; torch's text stays chained
+    torch.save(torch.nn.Linear(2, 2), tmp_path / "pickled_module.pt")  # a pickled object: weights_only refuses it
+    with pytest.raises(ValueError, match="not a readable PyTorch checkpoint") as error:
+        load_checkpoint(tmp_path / "pickled_module.pt")
+    assert "\n" not in str(error.value)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         save_checkpoint(Transformer(small_model_config(d_model=8, n_heads=2, d_ff=8)), tmp_path / "no" / "model.pt")

@@ -18,7 +18,7 @@ def test_help_lists_every_command_and_option(capsys):
     assert code == 0 and "train" in text and "evaluate" in text and "examples:" in text
     code, text = _run(capsys, "train", "--help")
     assert code == 0
-    for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--threads", "--eval-size", "--no-progress", "--threads",
+    for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--threads", "--eval-size", "--no-progress",
                    "--out", "copy", "reverse", "sort", "auto", "cuda"):
         assert option in text
     code, text = _run(capsys, "evaluate", "--help")
@@ -37,12 +37,14 @@ def test_help_lists_every_command_and_option(capsys):
         (["train", "--out", "/no/such/folder/x.pt"], "does not exist"),
         (["train", "--device", "tpu", "--out", "x.pt"], "invalid choice: 'tpu'"),
         (["evaluate", "missing.pt"], "no checkpoint at 'missing.pt'"),
+        (["evaluate", __file__], "is not a readable PyTorch checkpoint (torch.load with weights_only=True failed: "),
         ([], "the following arguments are required: COMMAND"),
     ],
 )
 def test_bad_arguments_exit_with_status_2_and_say_what_is_wrong(capsys, argv, message):
     code, text = _run(capsys, *argv)
     assert code == 2 and message in text
+    assert len(text.splitlines()[-1]) < 300 and text.splitlines()[-1].startswith("python -m transformer")  # one line
 
 
 def test_train_saves_a_checkpoint_that_evaluate_scores(capsys, tmp_path):

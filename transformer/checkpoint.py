@@ -34,8 +34,11 @@ def read_checkpoint(path: str | Path) -> dict:
         raise FileNotFoundError(f"no checkpoint at {str(path)!r}")
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:
-        raise ValueError(f"{str(path)!r} is not a readable PyTorch checkpoint: {error}") from error
+    except Exception as error:  # torch's own message runs to several paragraphs; the cause stays chained
+        raise ValueError(
+            f"{str(path)!r} is not a readable PyTorch checkpoint (torch.load with weights_only=True failed: "
+            f"{type(error).__name__}); expected a file written by transformer.save_checkpoint"
+        ) from error
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a checkpoint written by transformer.save_checkpoint")
     return checkpoint

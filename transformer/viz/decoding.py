@@ -11,29 +11,33 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..data import BOS_ID, PAD_ID, token_label
+from ..data import BOS_ID, PAD_ID
 from ..decoding import BeamTrace, GreedyStep
 from .attention import style
-from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind
+from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind, _label
 
 
-def _label(token: int) -> str:
-    return html.escape(token_label(token), quote=False)
-
-
-def greedy_stepper(steps: Sequence[GreedyStep], row: int = 0, source: Sequence[int] | None = None) -> go.Figure:
-    """Greedy decoding of batch row ``row``, one frame per step (slider or Play): the decoder's input so far (top)
-    and the probability of every possible next token (bottom), the chosen one in red. The next frame's input is this
-    frame's input with the chosen token appended."""
-    n_steps = len(steps)
-    vocab = steps[0].log_probs.size(-1)
+def greedy_stepper(
+    runs: Mapping[str, Sequence[GreedyStep]], row: int = 0, source: Sequence[int] | None = None,
+    target_probability: float | None = None,
+) -> go.Figure:
+    """Greedy decoding of batch row ``row`` by one or more models (pick one in the menu), one frame per step (slider
+    or Play): the decoder's input so far (top) and the probability of every possible next token (bottom), the chosen
+    one in red with its value. The next frame's input is this frame's input with the chosen token appended; a run
+    that has already finished keeps showing its last step. ``target_probability`` draws, dashed, the probability that
+    label smoothing trains the right token towards."""
+    names = list(runs)
+    if not names or any(len(runs[name]) == 0 for name in names):
+        raise ValueError(f"runs must map names to non-empty lists of greedy steps; got {[len(runs[n]) for n in names]}")
+    n_steps = max(len(runs[name]) for name in names)
+    vocab = runs[names[0]][0].log_probs.size(-1)
     width = n_steps + 1
     labels = [_label(t) for t in range(vocab)]
     fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.26,
                         subplot_titles=("decoder input so far", "probability of each next token"))
 
-    def state(i: int) -> tuple[go.Heatmap, go.Bar]:
-        step = steps[i]
+    def state(steps: Sequence[GreedyStep], i: int) -> tuple[go.Heatmap, go.Bar]:
+        step = steps[min(i, len(steps) - 1)]
         tokens = step.decoder_input[row].tolist()
         shown = tokens + [PAD_ID] * (width - len(tokens))
         text = [_label(t) if j < len(tokens) else "" for j, t in enumerate(shown)]
@@ -45,39 +49,53 @@ def greedy_stepper(steps: Sequence[GreedyStep], row: int = 0, source: Sequence[i
             zmin=0, zmax=3, showscale=False, xgap=3, ygap=3, hovertemplate="position %{x}: %{text}<extra></extra>",
         )
         bars = go.Bar(
-            x=labels, y=np.round(probs, 4),
+            x=labels, y=np.round(probs, 4), text=[f"{p:.2f}" if t == chosen else "" for t, p in enumerate(probs)],
+            textposition="outside", cliponaxis=False,
             marker_color=[KIND_COLOURS["eos"] if t == chosen else "#93c5fd" for t in range(vocab)],
             hovertemplate="next token %{x}: p = %{y:.4f}<extra></extra>", showlegend=False,
         )
         return inputs, bars
 
-    first = state(0)
-    fig.add_trace(first[0], row=1, col=1)
-    fig.add_trace(first[1], row=2, col=1)
-    fig.frames = [go.Frame(data=list(state(i)), traces=[0, 1], name=str(i)) for i in range(n_steps)]
+    for k, name in enumerate(names):  # frames leave each trace's visibility alone: the menu alone sets it
+        for trace, subplot_row in zip(state(runs[name], 0), (1, 2), strict=True):
+            fig.add_trace(trace.update(visible=k == 0), row=subplot_row, col=1)
+    fig.frames = [go.Frame(data=[t for name in names for t in state(runs[name], i)], traces=list(range(2 * len(names))),
+                           name=str(i)) for i in range(n_steps)]
+    menus = [dict(
+        type="buttons", x=0.0, y=-0.13, xanchor="left", yanchor="top", showactive=False,
+        buttons=[dict(label="▶ Play", method="animate",
+                      args=[None, dict(frame=dict(duration=900, redraw=True), fromcurrent=True,
+                                       transition=dict(duration=0))])],
+    )]
+    if len(names) > 1:
+        menus.append(dict(
+            buttons=[dict(label=html.escape(name), method="restyle",
+                          args=[{"visible": [k == shown for k in range(len(names)) for _ in range(2)]}])
+                     for shown, name in enumerate(names)],
+            direction="down", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
+        ))
     fig.update_layout(
         sliders=[dict(
-            active=0, x=0.12, len=0.88, y=-0.05, currentvalue=dict(prefix="step ", font=dict(size=13)),
+            active=0, x=0.12, len=0.88, y=-0.13, currentvalue=dict(prefix="step ", font=dict(size=13)),
             steps=[dict(label=str(i + 1), method="animate",
                         args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                              transition=dict(duration=0))]) for i in range(n_steps)],
         )],
-        updatemenus=[dict(
-            type="buttons", x=0.0, y=-0.05, xanchor="left", yanchor="top", showactive=False,
-            buttons=[dict(label="▶ Play", method="animate",
-                          args=[None, dict(frame=dict(duration=900, redraw=True), fromcurrent=True,
-                                           transition=dict(duration=0))])],
-        )],
+        updatemenus=menus,
     )
+    if target_probability is not None:
+        fig.add_hline(y=target_probability, line=dict(color="#6b7280", width=1.5, dash="dash"), row=2, col=1,
+                      annotation_text=f"label smoothing's target {target_probability:.3f}",
+                      annotation_position="top left", annotation_font=dict(size=12, color="#4b5563"))
     fig.update_xaxes(title_text="position", dtick=1, range=[-0.5, width - 0.5], row=1, col=1)
     fig.update_yaxes(title_text="", row=1, col=1)
     fig.update_xaxes(title_text="next token", type="category", row=2, col=1)
-    fig.update_yaxes(title_text="probability", range=[0, 1.05], row=2, col=1)
+    fig.update_yaxes(title_text="probability", range=[0, 1.12], row=2, col=1)
     title = "Greedy decoding, one token per step"
     if source is not None:
         title += f"<br><span style='font-size:13px'>source: {' '.join(_label(t) for t in source)}</span>"
-    fig = style(fig, title, height=560)
-    fig.update_layout(margin=dict(l=70, r=20, t=100, b=120))
+    fig = style(fig, title, height=600)
+    fig.update_layout(margin=dict(l=70, r=20, t=110, b=140))
     return fig
 
 

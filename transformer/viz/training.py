@@ -144,9 +144,11 @@ def schedule_figure(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
     return fig
 
 
-def history_figure(histories: Mapping[str, History], title: str | None = None) -> go.Figure:
-    """Training curves of one or more runs: loss (log scale), accuracy and exact match on fresh sequences, and the
-    learning rate, against the step."""
+def history_figure(histories: Mapping[str, History], title: str | None = None, floor: float | None = None
+                   ) -> go.Figure:
+    """Training curves of one or more runs against the step: the training loss, accuracy and exact match on fresh
+    sequences, and the learning rate. ``floor`` draws the lowest loss possible (dashed): with label smoothing, the
+    entropy of the smoothed target, which the smoothed cross-entropy approaches but cannot go below."""
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07, row_heights=[0.38, 0.38, 0.24],
                         subplot_titles=("training loss", "accuracy on fresh sequences", "learning rate"))
     for i, (name, h) in enumerate(histories.items()):
@@ -169,6 +171,12 @@ def history_figure(histories: Mapping[str, History], title: str | None = None) -
             x=h.step, y=h.lr, mode="lines", line=dict(color=colour, width=1.5), name=f"{label}: lr",
             legendgroup=label, showlegend=False, hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + label + "</extra>",
         ), row=3, col=1)
+    if floor is not None:
+        steps = [s for h in histories.values() for s in h.step]
+        fig.add_trace(go.Scatter(
+            x=[min(steps), max(steps)], y=[floor, floor], mode="lines", line=dict(color="#6b7280", width=1.5, dash="dash"),
+            name=f"lowest possible loss ({floor:.3f})", hovertemplate=f"lowest possible loss {floor:.4f}<extra></extra>",
+        ), row=1, col=1)
     lowest = min((v for h in histories.values() for v in h.eval_exact_match + h.eval_token_accuracy), default=0.0)
     fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="share right", tickformat=".0%", range=[max(0.0, lowest - 0.05), 1.01], row=2, col=1)
