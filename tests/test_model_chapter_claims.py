@@ -69,6 +69,33 @@ def test_base_config_with_shared_37000_vocabulary_has_63_1_million_parameters():
     assert sum(viz.parameter_formula(TransformerConfig(37_000, 37_000)).values()) == 101_007_496  # nothing shared
 
 
+def test_embedding_share_falls_with_width_while_feed_forward_keeps_four_sevenths_of_the_rest():
+    shares = {}
+    for name, config in (("base", BASE), ("big", BIG)):
+        counts = viz.parameter_formula(config)
+        total, embedding = sum(counts.values()), counts["token embeddings"]
+        feed_forward = counts["encoder feed-forward"] + counts["decoder feed-forward"]
+        shares[name] = embedding / total, feed_forward / (total - embedding)
+    assert shares["base"][0] == pytest.approx(0.300, abs=5e-3) and shares["big"][0] == pytest.approx(0.177, abs=5e-3)
+    assert shares["base"][1] == pytest.approx(4 / 7, abs=5e-3) and shares["big"][1] == pytest.approx(4 / 7, abs=5e-3)
+
+
+def test_parity_with_torch_nn_transformer_is_exact_up_to_rounding_in_float64():
+    from transformer.interop import copy_from_torch
+
+    config = TransformerConfig(16, 16, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2,
+                               dropout=0.0, final_norm=True)
+    reference = nn.Transformer(32, 4, 2, 2, 64, dropout=0.0, batch_first=True).eval()
+    ours = copy_from_torch(Transformer(config), reference).eval()
+    reference, ours = reference.double(), ours.double()
+    x, y = torch.randn(2, 6, 32, dtype=torch.float64), torch.randn(2, 5, 32, dtype=torch.float64)
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)  # PyTorch's convention: True = hidden
+    with torch.no_grad():
+        expected = reference(x, y, tgt_mask=causal)
+        got = ours.decoder(y, ours.encoder(x, None), None, torch.ones(5, 5, dtype=torch.bool).tril()[None, None])
+    assert (got - expected).abs().max() < 1e-12
+
+
 @pytest.mark.parametrize("overrides", [
     dict(),
     dict(norm_first=True),  # final norms

@@ -109,6 +109,12 @@ def test_offset_matrix_is_a_block_diagonal_rotation_that_composes():
     assert torch.all(m3[~blocks] == 0)
 
 
+def test_offset_rotation_figure_pairs_turn_from_many_turns_to_under_20_degrees_over_30_offsets():
+    omega = pos_viz.frequencies(64)
+    assert math.degrees(30 * omega[0]) > 360 * 4  # pair 0: a full turn every 2 pi positions
+    assert 17 < math.degrees(30 * omega[16]) < 20  # pair 16: omega = 10000^(-32/64) = 0.01
+
+
 def test_offset_matrix_rejects_odd_d_model():
     with pytest.raises(ValueError, match="even"):
         pos_viz.offset_matrix(1, 15)

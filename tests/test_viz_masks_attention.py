@@ -11,6 +11,7 @@ import torch
 from transformer import causal_mask, scaled_dot_product_attention, target_mask
 from transformer.viz import attention as va
 from transformer.viz import masks as vm
+from transformer.viz.controls import dropdown
 
 TOKENS = ["<s>", "the", "cat", "&", "the", "<pad>"]
 
@@ -114,9 +115,9 @@ def test_scaling_figure_has_one_slider_step_per_d_k_with_its_statistics():
 
 
 def test_mask_reasons_match_the_package_masks():
-    real, pad = 3, 2
-    codes = vm.mask_reasons(real, pad)
+    real = 3
     tokens = torch.tensor([[5, 6, 7, 0, 0]])
+    codes = vm.mask_reasons(tokens[0])
     assert np.array_equal(codes["combined"] == vm.VISIBLE, target_mask(tokens)[0, 0].numpy())
     assert np.array_equal(codes["causal"] == vm.VISIBLE, causal_mask(5)[0, 0].numpy())
     assert (codes["padding"][:, real:] == vm.PADDING).all() and (codes["padding"][:, :real] == vm.VISIBLE).all()
@@ -137,11 +138,11 @@ def test_mask_explorer_sliders_combine_sentence_length_and_padding_length():
         update, traces = step.args
         assert set(update) == {"z"} and list(traces) == list(range(3 * max_real))
         for n in range(1, max_real + 1):
-            expected = vm.mask_reasons(n, p)
+            expected = vm.mask_reasons([1] * n + [0] * p)
             for panel, name in enumerate(("padding", "causal", "combined")):
                 assert np.array_equal(np.array(update["z"][3 * (n - 1) + panel]), expected[name])
     initial = [t for t in fig.data if t.visible]
-    assert np.array_equal(np.array(initial[2].z), vm.mask_reasons(2, 1)["combined"])
+    assert np.array_equal(np.array(initial[2].z), vm.mask_reasons([1, 1, 0])["combined"])
     assert json_size(vm.mask_explorer()) < 100_000
 
 
@@ -156,6 +157,15 @@ def test_masking_methods_compute_what_each_method_really_does():
     assert np.isnan(nan_row.weights).all()
     assert np.allclose(uniform_row.weights, 1 / 6)
     assert (package_row.weights == 0).all() and not package_row.visible.any()
+
+
+def test_additive_minus_1e9_mask_becomes_minus_inf_in_float16_and_a_fully_hidden_row_nan():
+    visible = torch.tensor([True, True, False])
+    additive = torch.zeros(3).masked_fill(~visible, -1e9).half()
+    assert additive[2] == float("-inf") and additive[:2].eq(0).all()
+    row = torch.tensor([0.5, -1.0, 2.0]).half()
+    assert torch.softmax(row + additive, dim=-1)[2] == 0  # one hidden key: still fine
+    assert torch.softmax(row + torch.full((3,), -1e9).half(), dim=-1).isnan().all()  # every key hidden: NaN
 
 
 def test_masking_methods_figure_dropdown_updates_all_three_panels():
@@ -181,10 +191,36 @@ def test_masking_methods_figure_dropdown_updates_all_three_panels():
         assert axis.title.text
 
 
-def test_mask_heatmap_escapes_labels_and_checks_the_shape():
-    mask = causal_mask(3)[0, 0]
-    fig = vm.mask_heatmap(mask, ["<s>", "a", "b"], ["<s>", "a", "b"])
-    assert fig.data[0].y[0] == "&lt;s&gt;"
-    assert np.array_equal(np.array(fig.data[0].z), mask.int().numpy())
-    with pytest.raises(ValueError, match="T_q, T_k"):
-        vm.mask_heatmap(mask, ["a", "b"], ["a", "b", "c"])
+def test_mask_reasons_with_left_padding_leave_rows_with_no_visible_key():
+    codes = vm.mask_reasons([0, 0, 4, 5])  # <pad> <pad> a b
+    empty = [i for i, row in enumerate(codes["combined"]) if (row != vm.VISIBLE).all()]
+    assert empty == [0, 1]
+    with pytest.raises(ValueError, match="ids must hold at least one token"):
+        vm.mask_reasons([])
+
+
+def test_masks_figure_draws_the_three_masks_of_any_tokens_and_marks_empty_rows():
+    tokens = ["<pad>", "the", "cat", "<pad>"]
+    fig = vm.masks_figure(tokens)
+    assert len(fig.data) == 3 and fig.data[0].y[0] == "&lt;pad&gt;"
+    expected = vm.mask_reasons([0, 1, 1, 0])
+    for trace, name in zip(fig.data, vm.PANELS, strict=True):
+        assert np.array_equal(np.array(trace.z), expected[name])
+    assert [a.text for a in fig.layout.annotations if a.text == "empty"] == ["empty"]  # only row 0 sees nothing
+    assert fig.data[2].customdata[0][0] == vm.REASONS[vm.PADDING] and fig.data[2].customdata[0][3] == vm.REASONS[vm.BOTH]
+    with pytest.raises(ValueError, match="tokens must hold at least one token"):
+        vm.masks_figure([])
+
+
+def test_dropdown_builds_one_menu_and_rejects_bad_arguments():
+    buttons = [dict(label="a", method="restyle", args=[{"visible": [True, False]}]),
+               dict(label="b", method="restyle", args=[{"visible": [False, True]}])]
+    menu = go.layout.Updatemenu(dropdown(buttons, x=1.0, xanchor="right", active=1, name="layer", pad=dict(b=30)))
+    assert menu.type == "dropdown" and menu.active == 1 and menu.name == "layer" and menu.pad.b == 30
+    assert (menu.x, menu.xanchor, menu.y, menu.yanchor) == (1.0, "right", 1.0, "bottom")
+    with pytest.raises(ValueError, match="at least one menu entry"):
+        dropdown([])
+    with pytest.raises(ValueError, match="active must index one of the 2 buttons; got 2"):
+        dropdown(buttons, active=2)
+    with pytest.raises(ValueError, match="xanchor must be one of .*; got 'middle'"):
+        dropdown(buttons, xanchor="middle")

@@ -21,6 +21,9 @@ clear note (and, optionally, a static stand-in such as a plotly figure with slid
 every widget *inside* the factory: a widget created at top level is saved in the page's widget state even if it is
 never shown, which makes the static page load ipywidgets' 4 MB manager for nothing.
 
+Kernel-free controls (plotly dropdown menus) are built with :func:`transformer.viz.controls.dropdown`, so every
+figure's menus look and behave alike.
+
 Figure text: prefer HTML tags (``d<sub>k</sub>``, ``√d<sub>model</sub>``) to LaTeX ``$...$``, which plotly renders
 only with a MathJax set-up the book does not promise.
 """

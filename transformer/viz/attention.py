@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from ..attention import scaled_dot_product_attention
+from .controls import dropdown
 
 MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped
 FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
@@ -123,7 +124,8 @@ def attention_heads(
             dict(label=names[g], method="restyle", args=[{"visible": [i // H == g for i in range(G * H)]}])
             for g in range(G)
         ]
-        fig.update_layout(margin=dict(t=120), updatemenus=[_dropdown(buttons, group_label, y=_above(fig, 36))])
+        menu = dropdown(buttons, x=1.0, y=_above(fig, 36), xanchor="right", name=group_label, pad=dict(t=0, b=0))
+        fig.update_layout(margin=dict(t=120), updatemenus=[menu])
     return fig
 
 
@@ -168,7 +170,7 @@ def attention_picker(
     ]
     if G > 1:
         group_buttons = [dict(label=names[g], method="restyle", args=[{"visible": [i == g for i in range(G)]}]) for g in range(G)]
-        menus.append(_dropdown(group_buttons, group_label, y=y))
+        menus.append(dropdown(group_buttons, x=1.0, y=y, xanchor="right", name=group_label, pad=dict(t=0, b=0)))
     fig.update_layout(updatemenus=menus)
     return fig
 
@@ -439,13 +441,6 @@ def _names(names: Sequence[str] | None, n: int, label: str) -> list[str]:
     if len(names) != n:
         raise ValueError(f"expected {n} group names; got {len(names)}")
     return names
-
-
-def _dropdown(buttons: list[dict], label: str, y: float, x: float = 1.0, xanchor: str = "right") -> dict:
-    return dict(
-        type="dropdown", buttons=buttons, active=0, showactive=True, direction="down",
-        x=x, xanchor=xanchor, y=y, yanchor="bottom", pad=dict(t=0, b=0), name=label,
-    )
 
 
 def _above(fig: go.Figure, pixels: int) -> float:

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from ..embeddings import TokenEmbedding, sinusoidal_table
 from .attention import FONT, SIGNED_SCALE, to_numpy, token_labels
+from .controls import dropdown
 
 HIGHLIGHT = "#ff7f0e"
 SQUARE = 600  # the largest width of a square figure; the others fill the page's column (plotly autosize)
@@ -140,9 +141,7 @@ def embedding_scale_figure(
         title=dict(text="Scaled embeddings and positions live on the same scale", x=0.0),
         margin=dict(l=70, r=20, t=110, b=110),
         legend=dict(orientation="h", x=0.0, y=-0.2, yanchor="top"),
-        updatemenus=[
-            dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.17, yanchor="bottom", showactive=True)
-        ],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.17, xanchor="right")],
     )
     fig.update_xaxes(title_text="value", range=[-3.5, 3.5], row=1, col=1)
     fig.update_yaxes(
@@ -183,7 +182,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         font=FONT,
         title=dict(text="Cosine similarity between token embeddings", x=0.0),
         margin=dict(l=80, r=20, t=110, b=80),
-        updatemenus=[dict(buttons=buttons, direction="down", x=0.0, xanchor="left", y=1.02, yanchor="bottom")]
+        updatemenus=[dropdown(buttons, y=1.02)]
         if len(names) > 1
         else [],
     )

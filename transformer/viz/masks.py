@@ -19,43 +19,29 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from ..attention import scaled_dot_product_attention
-from ..masks import causal_mask, padding_mask_from_lengths, target_mask
-from .attention import MASK_SCALE, style, to_numpy, token_labels
+from ..masks import causal_mask, padding_mask, target_mask
+from .attention import style, to_numpy, token_labels
+from .controls import dropdown
 
 # Why a cell is hidden, as a number for one discrete colour scale.
 FUTURE, PADDING, BOTH, VISIBLE = 0, 1, 2, 3
 REASONS = {FUTURE: "hidden: future", PADDING: "hidden: padding key", BOTH: "hidden: both", VISIBLE: "may attend"}
 REASON_COLOURS = {FUTURE: "#d1d5db", PADDING: "#fdba74", BOTH: "#a8a29e", VISIBLE: "#2563eb"}
+PANELS = ("padding", "causal", "combined")
 HIDDEN_COLOUR, VISIBLE_COLOUR = "#9ca3af", "#2563eb"
 
 
-def mask_heatmap(
-    mask: Tensor, q_tokens: Sequence[object], k_tokens: Sequence[object], title: str | None = None
-) -> go.Figure:
-    """A ``(T_q, T_k)`` bool mask as a grid: blue where the query may attend to the key, grey where it is hidden."""
-    m = to_numpy(mask).astype(int)
-    if m.ndim != 2 or m.shape != (len(q_tokens), len(k_tokens)):
-        raise ValueError(f"mask must be (T_q, T_k) = ({len(q_tokens)}, {len(k_tokens)}); got shape {m.shape}")
-    fig = go.Figure(go.Heatmap(
-        z=m, x=token_labels(k_tokens), y=token_labels(q_tokens), colorscale=MASK_SCALE, zmin=0, zmax=1,
-        text=np.where(m > 0, "✓", ""), texttemplate="%{text}", xgap=2, ygap=2,
-        colorbar=dict(title="mask", tickvals=[0.25, 0.75], ticktext=["hidden", "may attend"], thickness=12),
-        hovertemplate="query %{y}<br>key %{x}<br>mask %{z}<extra></extra>",
-    ))
-    fig.update_xaxes(title_text="key")
-    fig.update_yaxes(title_text="query", autorange="reversed")
-    return style(fig, title, height=int(min(600, 200 + 34 * len(q_tokens))), width=300 + 40 * len(k_tokens))
-
-
-def mask_reasons(real: int, pad: int) -> dict[str, np.ndarray]:
-    """For one sentence of ``real`` tokens followed by ``pad`` padding tokens, the padding mask (broadcast over the
-    queries), the causal mask and the combined ``target_mask``, each ``(T, T)`` with ``T = real + pad`` and each cell
-    coded by why it is hidden (``FUTURE``, ``PADDING``, ``BOTH``) or ``VISIBLE``. Built with the package's masks."""
-    T = real + pad
-    tokens = torch.tensor([[1] * real + [0] * pad])  # (1, T), pad id 0
-    pad_visible = padding_mask_from_lengths(torch.tensor([real]), T)[0, 0].expand(T, T)  # (T, T)
+def mask_reasons(ids: Sequence[int] | Tensor, pad_id: int = 0) -> dict[str, np.ndarray]:
+    """For one sentence of token ids (padding anywhere, even first), the padding mask (broadcast over the queries), the
+    causal mask and the combined ``target_mask``, each ``(T, T)`` with every cell coded by why it is hidden
+    (``FUTURE``, ``PADDING``, ``BOTH``) or ``VISIBLE``. Built with the package's masks."""
+    tokens = torch.as_tensor(ids).reshape(1, -1)  # (1, T)
+    T = tokens.size(1)
+    if T == 0:
+        raise ValueError("ids must hold at least one token; got none")
+    pad_visible = padding_mask(tokens, pad_id)[0, 0].expand(T, T)  # (T, T): the key is not padding
     causal_visible = causal_mask(T)[0, 0]  # (T, T)
-    combined = target_mask(tokens, pad_id=0)[0, 0]  # (T, T)
+    combined = target_mask(tokens, pad_id)[0, 0]  # (T, T)
     assert torch.equal(combined, pad_visible & causal_visible)
     code = torch.full((T, T), VISIBLE)
     code[~pad_visible & causal_visible] = PADDING
@@ -68,6 +54,36 @@ def mask_reasons(real: int, pad: int) -> dict[str, np.ndarray]:
     }
 
 
+def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
+    """The padding mask, the causal mask and their combination for one sentence of ``tokens`` (``pad_token`` marks
+    padding, anywhere), side by side, every cell coloured by why it is hidden; a query row with no visible key at
+    all is labelled "empty"."""
+    tokens = [str(t) for t in tokens]
+    if not tokens:
+        raise ValueError("tokens must hold at least one token; got none")
+    codes = mask_reasons([0 if t == pad_token else 1 for t in tokens])
+    labels = token_labels(tokens)
+    fig = _mask_panels()
+    for col, name in enumerate(PANELS, start=1):
+        fig.add_trace(go.Heatmap(
+            z=codes[name], x=labels, y=labels, coloraxis="coloraxis", xgap=1, ygap=1,
+            customdata=np.vectorize(REASONS.get)(codes[name]),
+            hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>",
+        ), row=1, col=col)
+    empty = [i for i, row in enumerate(codes["combined"]) if (row != VISIBLE).all()]
+    for i in empty:  # rows with no visible key: the fully-masked-row case
+        fig.add_annotation(text="empty", x=1.0, y=labels[i], xref="x3 domain", yref="y3", xanchor="left",
+                           showarrow=False, font=dict(size=11, color="#b91c1c"))
+    fig.update_xaxes(title_text="key", tickangle=-60, tickfont=dict(size=11))
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
+    fig.update_yaxes(title_text="query", row=1, col=1)
+    height = int(min(640, 300 + 20 * len(tokens)))
+    style(fig, None, height=height)
+    plot_height = height - 70 - 150
+    fig.update_layout(margin=dict(t=70, b=150, l=70, r=50), coloraxis_colorbar=dict(y=-95 / plot_height))
+    return fig
+
+
 def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int = 2) -> go.Figure:
     """The padding mask, the causal mask and their combination side by side, with one slider for the number of real
     tokens and one for the number of padding tokens. Cells outside the padded length stay empty.
@@ -76,17 +92,12 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
     of one sentence length (``visible``), the second rewrites every trace's data (``z``) for a padding length.
     """
     N = max_real + max_pad
-    panels = ("padding", "causal", "combined")
-    fig = make_subplots(
-        rows=1, cols=3, horizontal_spacing=0.05, shared_yaxes=True,
-        subplot_titles=["padding mask<br>(B, 1, 1, S) broadcast", "causal mask<br>(1, 1, T, T)",
-                        "padding & causal<br>target_mask (B, 1, T, T)"],
-    )
+    fig = _mask_panels()
 
     def grids(n_real: int, n_pad: int) -> list[list[list[int]]]:
         """The three ``(T, T)`` panels as small-integer lists; the axes keep the full ``N x N`` canvas."""
-        codes = mask_reasons(n_real, n_pad)
-        return [codes[name].astype(int).tolist() for name in panels]
+        codes = mask_reasons([1] * n_real + [0] * n_pad)
+        return [codes[name].astype(int).tolist() for name in PANELS]
 
     for n_real in range(1, max_real + 1):
         for col, z in enumerate(grids(n_real, pad), start=1):
@@ -104,13 +115,8 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
              args=[{"z": [z for n in range(1, max_real + 1) for z in grids(n, p)]}, list(range(n_traces))])
         for p in range(max_pad + 1)
     ]
-    scale = [[(code + side) / 4, REASON_COLOURS[code]] for code in sorted(REASONS) for side in (0, 1)]  # one band each
     fig.update_layout(
-        coloraxis=dict(
-            colorscale=scale, cmin=-0.5, cmax=3.5,
-            colorbar=dict(tickvals=list(REASONS), ticktext=list(REASONS.values()), orientation="h", thickness=14,
-                          len=0.9, x=0.5, xanchor="center", y=-0.62, yanchor="top", tickfont=dict(size=12)),
-        ),
+        coloraxis_colorbar=dict(y=-0.62),
         sliders=[
             dict(active=real - 1, steps=real_steps, currentvalue=dict(prefix="real tokens: "), x=0.0, len=0.48,
                  pad=dict(t=50)),
@@ -124,6 +130,23 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
     fig.update_yaxes(title_text="query position", row=1, col=1)
     style(fig, None, height=470)
     fig.update_layout(margin=dict(t=70, b=190, l=60, r=20))
+    return fig
+
+
+def _mask_panels() -> go.Figure:
+    """Three subplots (padding, causal, combined) sharing one colour axis: a band of colour per reason, explained by a
+    horizontal colour bar below them."""
+    fig = make_subplots(
+        rows=1, cols=3, horizontal_spacing=0.05, shared_yaxes=True,
+        subplot_titles=["padding mask<br>(B, 1, 1, S) broadcast", "causal mask<br>(1, 1, T, T)",
+                        "padding & causal<br>target_mask (B, 1, T, T)"],
+    )
+    scale = [[(code + side) / 4, REASON_COLOURS[code]] for code in sorted(REASONS) for side in (0, 1)]  # one band each
+    fig.update_layout(coloraxis=dict(
+        colorscale=scale, cmin=-0.5, cmax=3.5,
+        colorbar=dict(tickvals=list(REASONS), ticktext=list(REASONS.values()), orientation="h", thickness=14,
+                      len=0.9, x=0.5, xanchor="center", y=-0.45, yanchor="top", tickfont=dict(size=12)),
+    ))
     return fig
 
 
@@ -234,10 +257,7 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
                 {"title.text": method.description},
             ],
         ))
-    fig.update_layout(updatemenus=[dict(
-        type="dropdown", buttons=buttons, active=active, x=0.0, xanchor="left", y=1.45, yanchor="bottom",
-        showactive=True, direction="down",
-    )])
+    fig.update_layout(updatemenus=[dropdown(buttons, y=1.45, active=active)])
     fig.update_yaxes(title_text="score", range=[-bound, bound], row=1, col=1)
     fig.update_yaxes(title_text="masked score", range=[-bound, bound], row=1, col=2)
     fig.update_yaxes(title_text="weight", range=[0, 1.1], row=1, col=3)

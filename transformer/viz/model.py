@@ -22,7 +22,8 @@ from torch import Tensor, nn
 from ..config import TransformerConfig
 from ..model import Encoder
 from .attention import SIGNED_SCALE, style
-from .overview import COLOURS, meta_model
+from .controls import dropdown
+from .overview import COLOURS, arrow, meta_model
 
 VARIANT_COLOURS = {False: "#d62728", True: "#1f77b4"}  # post-norm red, pre-norm blue
 VARIANT_NAMES = {False: "post-norm (paper)", True: "pre-norm"}
@@ -117,8 +118,7 @@ def parameter_sunburst(configs: dict[str, TransformerConfig]) -> go.Figure:
     style(fig, titles[0], height=560)
     fig.update_layout(
         margin=dict(l=10, r=10, t=90, b=10),
-        updatemenus=[dict(type="dropdown", buttons=buttons, x=1.0, xanchor="right", y=1.1, yanchor="bottom",
-                          showactive=True, active=0)],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.1, xanchor="right")],
     )
     return fig
 
@@ -230,8 +230,7 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     fig.update_layout(
         margin=dict(l=110, r=30, t=70, b=60),
         legend=dict(orientation="h", x=1.0, xanchor="right", y=1.01, yanchor="bottom"),
-        updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.04, yanchor="bottom",
-                          showactive=True, active=0)],
+        updatemenus=[dropdown(buttons, y=1.04)],
     )
     fig.update_yaxes(autorange="reversed", row=2, col=1, title_text="position (row)")
     fig.update_xaxes(title_text="feature (column)", row=2, col=1)
@@ -322,8 +321,7 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     fig.update_layout(
         margin=dict(l=60, r=20, t=110, b=100),
         legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.28),
-        updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.22, yanchor="bottom",
-                          showactive=True, active=0)],
+        updatemenus=[dropdown(buttons, y=1.22)],
     )
     fig.update_annotations(font=dict(size=12))
     for col in (1, 2, 3):
@@ -413,8 +411,7 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
         margin=dict(l=10, r=10, t=50, b=10), dragmode=False,
         xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
         yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
-        updatemenus=[dict(type="dropdown", buttons=buttons, x=0.0, xanchor="left", y=1.0, yanchor="bottom",
-                          showactive=True, active=0)],
+        updatemenus=[dropdown(buttons, y=1.0)],
     )
     return fig
 
@@ -427,10 +424,6 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     colour = {"self": COLOURS["attention"], "masked": COLOURS["attention"], "cross": COLOURS["attention"],
               "ffn": COLOURS["ffn"], "norm": COLOURS["norm"]}
 
-    def arrow(x0: float, y0: float, x1: float, y1: float, colour: str = "#555") -> None:
-        notes.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
-                          arrowhead=2, arrowsize=1.1, arrowwidth=1.4, arrowcolor=colour))
-
     for title, x, boxes, residuals, tokens in (
         ("Encoder layer", 2.3, enc_boxes, enc_res, "source x (B, S, d_model)"),
         ("Decoder layer", 7.3, dec_boxes, dec_res, "target y (B, T, d_model)"),
@@ -442,15 +435,15 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
         notes.append(dict(x=x - 2.0, y=layer_top + 0.45, text=f"<b>{title}</b> (× N)", showarrow=False, xanchor="left",
                           font=dict(size=14)))
         notes.append(dict(x=x, y=-0.1, text=tokens, showarrow=False, font=dict(size=12, color="#444")))
-        arrow(x, 0.05, x, boxes[0].y0)
+        notes.append(arrow(x, 0.05, x, boxes[0].y0))
         for below, above in zip(boxes, boxes[1:], strict=False):
-            arrow(x, below.y1, x, above.y0)
-        arrow(x, top, x, top + 0.9)
+            notes.append(arrow(x, below.y1, x, above.y0))
+        notes.append(arrow(x, top, x, top + 0.9))
         for x0, y_from, y_to in residuals:
             side = x0 - width / 2 - 0.35
             shapes.append(dict(type="path", path=f"M {x0},{y_from} L {side},{y_from} L {side},{y_to}",
                                line=dict(color="#888", width=1.4)))
-            arrow(side, y_to, x0 - width / 2, y_to, "#888")
+            notes.append(arrow(side, y_to, x0 - width / 2, y_to, "#888"))
         for box in boxes:
             on = highlight is None or box.role == highlight
             shapes.append(dict(
@@ -471,7 +464,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
         memory_colour = "#c2410c" if highlight == "cross" else "#555"
         shapes.append(dict(type="path", path=f"M 3.9,{enc_top} L {bend},{enc_top} L {bend},{y}",
                            line=dict(color=memory_colour, width=2.5 if highlight == "cross" else 1.4), opacity=1 if on else 0.5))
-        arrow(bend, y, 7.3 - width / 2, y, memory_colour)
+        notes.append(arrow(bend, y, 7.3 - width / 2, y, memory_colour))
     dec_top = dec_boxes[-1].y1 + 0.9
     notes.append(dict(x=7.3, y=dec_top + 0.25, text="→ generator → logits (B, T, V)", showarrow=False, font=dict(size=12)))
     text = "<br>".join(textwrap.wrap(html.escape(explanation), 100))

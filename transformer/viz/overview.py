@@ -9,6 +9,7 @@ import torch
 
 from ..config import TransformerConfig
 from ..model import Transformer
+from .controls import dropdown
 
 # Block colours, close to the paper's figure 1.
 COLOURS = {
@@ -89,7 +90,7 @@ def parameter_figure(configs: dict[str, TransformerConfig]) -> go.Figure:
         height=420, margin=dict(l=10, r=20, t=90, b=40), template="plotly_white",
         xaxis=dict(title="parameters", range=layout["xaxis.range"], fixedrange=True),
         yaxis=dict(autorange="reversed", fixedrange=True, automargin=True),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.2, yanchor="top", showactive=True)],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.2, xanchor="right", yanchor="top")],
     )
     return fig
 
@@ -119,6 +120,14 @@ def _block_params(model: Transformer) -> dict[str, int]:
     }
 
 
+def arrow(x0: float, y0: float, x1: float, y1: float, colour: str = "#555") -> dict:
+    """A plotly annotation drawing an arrow from ``(x0, y0)`` to ``(x1, y1)`` in data coordinates (the diagrams' edges)."""
+    return dict(
+        x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
+        arrowhead=2, arrowsize=1.2, arrowwidth=1.4, arrowcolor=colour,
+    )
+
+
 def architecture_figure(config: TransformerConfig) -> go.Figure:
     """The encoder-decoder drawn with plotly shapes, labelled from ``config``; hover a block for its details.
 
@@ -144,12 +153,6 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
         )
         fig.add_annotation(x=xc, y=(y0 + y1) / 2, text=label, showarrow=False, font=dict(size=13, color="#222"))
 
-    def arrow(x0: float, y0: float, x1: float, y1: float) -> None:
-        fig.add_annotation(
-            x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
-            arrowhead=2, arrowsize=1.2, arrowwidth=1.4, arrowcolor="#555",
-        )
-
     enc_x, dec_x = 2.6, 7.6
     # Inputs, embeddings, positions.
     for xc, tokens, what, embed_key in (
@@ -167,9 +170,9 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
             xc, 2.4, 3.1, f"+ {c.positional_encoding} positions", COLOURS["position"],
             f"adds position information, max_len={c.max_len}", "Chapter: Positional encoding",
         )
-        arrow(xc, 0.7, xc, 1.2)
-        arrow(xc, 1.9, xc, 2.4)
-        arrow(xc, 3.1, xc, 3.75)
+        fig.add_annotation(arrow(xc, 0.7, xc, 1.2))
+        fig.add_annotation(arrow(xc, 1.9, xc, 2.4))
+        fig.add_annotation(arrow(xc, 3.1, xc, 3.75))
 
     # Encoder stack.
     ne, nd = c.n_encoder_layers, c.n_decoder_layers
@@ -187,7 +190,7 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
           "Chapter: The full model")
     block(enc_x, 7.3, 7.8, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3)):
-        arrow(enc_x, y0, enc_x, y1)
+        fig.add_annotation(arrow(enc_x, y0, enc_x, y1))
 
     # Decoder stack.
     fig.add_shape(type="rect", x0=dec_x - 2.3, x1=dec_x + 2.3, y0=3.75, y1=11.05, line=dict(color="#888", dash="dot"),
@@ -206,13 +209,13 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
           f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}<br>{fmt('dec_ffn')} in {nd} layers", "Chapter: The full model")
     block(dec_x, 9.5, 10.0, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3), (7.8, 8.4), (9.2, 9.5)):
-        arrow(dec_x, y0, dec_x, y1)
+        fig.add_annotation(arrow(dec_x, y0, dec_x, y1))
     # Memory: encoder output into every decoder layer's cross-attention.
     fig.add_annotation(x=enc_x, y=9.45, text=f"memory (B, S, {c.d_model})", showarrow=False, font=dict(size=12, color="#444"))
-    arrow(enc_x, 7.8, enc_x, 9.2)
+    fig.add_annotation(arrow(enc_x, 7.8, enc_x, 9.2))
     bend = dec_x - 2.55
     fig.add_shape(type="path", path=f"M {enc_x + 0.9},9.45 L {bend},9.45 L {bend},6.6", line=dict(color="#555", width=1.4))
-    arrow(bend, 6.6, dec_x - width / 2, 6.6)
+    fig.add_annotation(arrow(bend, 6.6, dec_x - width / 2, 6.6))
 
     # Output.
     tied = " (weights tied to the target embedding)" if c.tie_output_embedding else ""
@@ -220,8 +223,8 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
           f"one score per vocabulary entry{tied}<br>{fmt('generator')}", "Chapter: The full model")
     block(dec_x, 12.8, 13.5, "softmax: in the loss or when decoding", "#ffffff",
           "never inside the model: cross_entropy applies log-softmax itself", "Chapters: Training, Decoding")
-    arrow(dec_x, 10.0, dec_x, 11.6)
-    arrow(dec_x, 12.3, dec_x, 12.8)
+    fig.add_annotation(arrow(dec_x, 10.0, dec_x, 11.6))
+    fig.add_annotation(arrow(dec_x, 12.3, dec_x, 12.8))
 
     fig.update_layout(
         height=760, margin=dict(l=10, r=10, t=10, b=10), plot_bgcolor="white", paper_bgcolor="white",

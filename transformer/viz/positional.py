@@ -20,6 +20,7 @@ from torch import Tensor
 
 from ..embeddings import sinusoidal_table
 from .attention import FONT, SIGNED_SCALE
+from .controls import dropdown
 
 SQUARE = 600  # width of square figures; the others fill the page's column (plotly autosize)
 
@@ -88,7 +89,7 @@ def sinusoid_table_figure(d_models: Sequence[int] = (16, 64, 128), n_positions: 
         font=FONT,
         title=dict(text=_table_title(d_models[0]), x=0.0, xanchor="left"),
         margin=dict(l=70, r=20, t=100, b=60),
-        updatemenus=[_dropdown(buttons, y=1.04)],
+        updatemenus=[dropdown(buttons, y=1.04)],
     )
     fig.update_xaxes(title_text="dimension (even: sin, odd: cos)")
     fig.update_yaxes(title_text="position", autorange="reversed")
@@ -336,7 +337,7 @@ def offset_dot_product_figure(
         analytic = torch.cos(torch.as_tensor(offsets, dtype=torch.float64)[:, None] * frequencies(d_model)).sum(-1)
         fig.add_trace(
             go.Scatter(
-                x=offsets, y=_packed(analytic), mode="lines", name="Σ_i cos(k ω_i)", visible=n == 0,
+                x=offsets, y=_packed(analytic), mode="lines", name="Σ<sub>i</sub> cos(k ω<sub>i</sub>)", visible=n == 0,
                 line=dict(color="#7f7f7f", width=2), legendgroup="analytic",
             ),
             row=1, col=2,
@@ -366,7 +367,7 @@ def offset_dot_product_figure(
         title=dict(text="The dot product of two encodings depends only on their offset", x=0.0),
         margin=dict(l=60, r=20, t=110, b=120),
         legend=dict(orientation="h", x=0.0, y=-0.2, yanchor="top"),
-        updatemenus=[_dropdown(buttons, y=1.16, x=1.0, xanchor="right")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.16, xanchor="right")],
     )
     fig.update_xaxes(title_text="position q", row=1, col=1, constrain="domain")
     fig.update_yaxes(title_text="position p", autorange="reversed", scaleanchor="x", constrain="domain", row=1, col=1)
@@ -401,7 +402,7 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
         font=FONT,
         title=dict(text="Cosine similarity between positions", x=0.0),
         margin=dict(l=70, r=20, t=110, b=60),
-        updatemenus=[_dropdown(buttons, y=1.04)],
+        updatemenus=[dropdown(buttons, y=1.04)],
     )
     fig.update_xaxes(title_text="position", constrain="domain")
     fig.update_yaxes(title_text="position", autorange="reversed", scaleanchor="x", constrain="domain")
@@ -421,10 +422,6 @@ def _listed(values: object, decimals: int = 3) -> list:
 def _check_even(d_model: int) -> None:
     if d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be even (one sin and one cos per frequency); got {d_model}")
-
-
-def _dropdown(buttons: list[dict], y: float, x: float = 0.0, xanchor: str = "left") -> dict:
-    return dict(buttons=buttons, direction="down", x=x, xanchor=xanchor, y=y, yanchor="bottom", showactive=True)
 
 
 def _animation(duration: int) -> dict:
@@ -470,9 +467,9 @@ def _table_title(d_model: int) -> str:
 def _wavelength_title(i: int, d_model: int, omega: float, wavelength: float) -> str:
     return (
         f"Pair i = {i}: dimensions {2 * i} (sin) and {2 * i + 1} (cos)<br>"
-        f"<sub>ω = 10000^(-{2 * i}/{d_model}) = {omega:.4g}, wavelength 2π/ω = {wavelength:,.1f} positions</sub>"
+        f"<sub>ω = 10000<sup>−{2 * i}/{d_model}</sup> = {omega:.4g}, wavelength 2π/ω = {wavelength:,.1f} positions</sub>"
     )
 
 
 def _matrix_title(k: int, d_model: int) -> str:
-    return f"M_k with PE(pos + k) = M_k PE(pos), k = {k} (d_model = {d_model})"
+    return f"M<sub>k</sub> with PE(pos + k) = M<sub>k</sub> PE(pos), k = {k} (d_model = {d_model})"
