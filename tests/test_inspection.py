@@ -1,6 +1,7 @@
 """Looking inside a model: bertviz adapter, all-heads grid, attention-over-training animation, head ablation."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -71,6 +72,30 @@ def test_fit_width_scales_the_fixed_width_model_view_into_the_column(model):
     fitted = vi.fit_width(view, width=679).data
     assert fitted.startswith('<div class="bertviz-fit" style="zoom: 0.700">') and view.data in fitted
     assert 'zoom: 1.000' in vi.fit_width(view, width=2000).data  # never enlarged
+
+
+@pytest.mark.parametrize("view", ["head_view", "model_view"])
+@pytest.mark.parametrize(("kind", "index"), [("encoder", "0"), ("decoder", "1"), ("cross", "2")])
+def test_open_on_starts_a_bertviz_view_on_the_chosen_attention_type_and_keeps_the_menu(model, view, kind, index):
+    bertviz = pytest.importorskip("bertviz")
+    args = vi.bertviz_arguments(model.attention_maps(SRC, TGT), SRC_TOKENS[0], TGT_TOKENS[0])
+    page = vi.open_on(getattr(bertviz, view)(**args, html_action="return"), kind).data
+    params = json.loads(page.split("const params = ")[1].split("; // HACK")[0])
+    assert params["attention"][int(params["default_filter"])]["name"] == vi.BERTVIZ_NAMES[kind]
+    assert params["default_filter"] == index
+    options = re.findall(r"<option value=\"(\d)\"( selected)?>(\w+)</option>", page)
+    assert [(value, name) for value, _, name in options] == [("0", "Encoder"), ("1", "Decoder"), ("2", "Cross")]
+    assert [name for _, selected, name in options if selected] == [vi.BERTVIZ_NAMES[kind]]
+
+
+def test_open_on_rejects_an_unknown_kind_and_a_view_without_that_type(model):
+    bertviz = pytest.importorskip("bertviz")
+    args = vi.bertviz_arguments(model.attention_maps(SRC, TGT), SRC_TOKENS[0], TGT_TOKENS[0], kinds=("cross",))
+    view = bertviz.head_view(**args, html_action="return")  # one type: bertviz draws no Attention menu
+    with pytest.raises(ValueError, match="'Cross' in its Attention menu"):
+        vi.open_on(view, "cross")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        vi.open_on(view, "self")
 
 
 def test_bertviz_weights_are_rounded_so_the_page_stays_small(model):

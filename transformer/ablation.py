@@ -87,8 +87,9 @@ class AblationResult:
 def ablation_study(model: Transformer, evaluate: Callable[[Transformer], float]) -> tuple[float, list[AblationResult]]:
     """Score ``model`` intact, then with each single head and each whole layer of heads silenced in turn.
 
-    ``evaluate(model) -> float`` is any score, e.g. exact-match of greedy decoding (:func:`exact_match`). Returns
-    ``(baseline, results)``: per attention ``(kind, layer)``, one result per head followed by one with all its heads.
+    ``evaluate(model) -> float`` is any score of the whole model, e.g. the exact match of greedy decoding on fixed
+    sequences, as :func:`head_ablation` uses. Returns ``(baseline, results)``: per attention ``(kind, layer)``, one
+    result per head followed by one with all its heads.
     """
     baseline = float(evaluate(model))
     results = []

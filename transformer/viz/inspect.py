@@ -8,6 +8,7 @@ buttons) run in the browser, so they work in the static book without a kernel.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from ..data import BOS_ID, EOS_ID, FIRST_SYMBOL, token_label
 from ..decoding import greedy_decode
 from ..model import Transformer
 from .attention import WEIGHTS_SCALE, style, token_labels
+from .controls import dropdown
 
 KIND_TITLES = {
     "encoder": "encoder self-attention",
@@ -29,6 +31,8 @@ KIND_TITLES = {
     "cross": "cross-attention (decoder to encoder)",
 }
 BERTVIZ_MODEL_VIEW_WIDTH = 970  # bertviz's model_view draws into an SVG of this fixed width (pixels)
+BERTVIZ_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}  # bertviz's Attention menu entries
+_BERTVIZ_FIRST = '"default_filter": "0"'  # where bertviz's views start: the first attention type given
 _DECIMALS = 3  # bertviz weights
 _FIGURE_DECIMALS = 2  # plotly heatmaps (the hover shows two decimals too)
 
@@ -88,6 +92,25 @@ def fit_width(view: HTML, width: int = 680) -> HTML:
     """
     scale = min(1.0, width / BERTVIZ_MODEL_VIEW_WIDTH)
     return HTML(f'<div class="bertviz-fit" style="zoom: {scale:.3f}">{view.data}</div>')
+
+
+def open_on(view: HTML, kind: str) -> HTML:
+    """A bertviz view returned with ``html_action="return"``, opening on attention type ``kind`` instead of the first.
+
+    Given several attention types, ``head_view`` and ``model_view`` show an *Attention* menu that always starts on
+    the first (the encoder, when given); bertviz has no argument for another start. This selects ``kind``'s menu
+    entry and points the view's ``default_filter`` at it, so the page opens on, say, cross-attention and the menu
+    still offers the others.
+    """
+    if kind not in BERTVIZ_NAMES:
+        raise ValueError(f"kind must be one of {list(BERTVIZ_NAMES)}; got {kind!r}")
+    name, page = BERTVIZ_NAMES[kind], view.data
+    option = re.search(rf'<option value="(\d+)">{name}</option>', page)
+    if option is None or _BERTVIZ_FIRST not in page:
+        raise ValueError(f"expected a bertviz view with {name!r} in its Attention menu; got one without it")
+    index = option.group(1)
+    page = page.replace(option.group(0), f'<option value="{index}" selected>{name}</option>', 1)
+    return HTML(page.replace(_BERTVIZ_FIRST, f'"default_filter": "{index}"'))
 
 
 def bertviz_arguments(
@@ -251,9 +274,9 @@ def attention_grid(
     for example in examples:
         x, y, z = zip(*(_cell_data(example, kind, layer, head) for kind, layer, head in cells), strict=True)
         example_buttons.append(dict(label=example.name, method="restyle", args=[{"x": list(x), "y": list(y), "z": list(z)}]))
-    menus, labels = [_dropdown(type_buttons, x=0.12)], [_menu_label("attention", x=0.12)]
+    menus, labels = [dropdown(type_buttons, x=0.12, pad=dict(b=30))], [_menu_label("attention", x=0.12)]
     if len(examples) > 1:
-        menus.append(_dropdown(example_buttons, x=0.8))
+        menus.append(dropdown(example_buttons, x=0.8, pad=dict(b=30)))
         labels.append(_menu_label("example", x=0.8))
     _finish_grid(fig, n_layers, n_heads, title)
     fig.update_layout(updatemenus=menus, margin=dict(t=130))
@@ -415,11 +438,7 @@ def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> Non
     )
 
 
-def _dropdown(buttons: list[dict], x: float) -> dict:
-    return dict(buttons=buttons, direction="down", x=x, xanchor="left", y=1.0, yanchor="bottom", pad=dict(b=30))
-
-
 def _menu_label(text: str, x: float) -> dict:
-    """A label to the left of a dropdown placed by :func:`_dropdown`."""
+    """A label to the left of a dropdown placed at ``x`` on the top edge (as :func:`attention_grid` places its menus)."""
     return dict(text=text, x=x, xref="paper", xanchor="right", xshift=-8, y=1.0, yref="paper", yanchor="bottom",
                 yshift=38, showarrow=False, font=dict(size=13))
