@@ -20,6 +20,7 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -100,20 +101,28 @@ class SplitHeadsWithoutTranspose(AttentionWithStep):
         return out.reshape(B, T, H * d_k)
 
 
-# ---- 2. `if mask:` on a tensor (004) -------------------------------------------------
+# ---- 2. `if mask:` and `if scale:` on a tensor (004) ----------------------------------
 
 
 def attention_if_mask(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    scale: float | Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """DELIBERATELY WRONG: tests the mask with ``if mask:`` (004 writes
-    ``if attn_mask:`` and ``if scale:``).
+    """DELIBERATELY WRONG: 004's ``ScaledDotProductAttention.forward(q, k, v,
+    scale=None, attn_mask=None)``, which tests its optional arguments with
+    ``if scale:`` and ``if attn_mask:``.
 
-    Python asks the tensor for one truth value; any mask with more than one element
+    Python asks a tensor for one truth value; any mask with more than one element
     raises ``RuntimeError: Boolean value of Tensor with more than one value is
-    ambiguous`` (and a one-element mask that is ``False`` is skipped silently).
-    Recognise it: ``if x:`` where ``x`` may be a tensor; write ``if x is not None:``."""
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (..., T_q, T_k)
+    ambiguous`` (and a one-element mask that is ``False`` is skipped silently). A float
+    ``scale`` passes, a tensor of scales (one per head) raises the same way. Recognise
+    it: ``if x:`` where ``x`` may be a tensor; write ``if x is not None:``."""
+    scores = q @ k.transpose(-2, -1)  # (..., T_q, T_k)
+    if scale:  # WRONG: `if scale is not None:`
+        scores = scores * scale
     if mask:  # WRONG: `if mask is not None:`
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k)
@@ -121,13 +130,13 @@ def attention_if_mask(
 
 
 class IfMaskAttention(AttentionWithStep):
-    """Multi-head attention whose attention step is :func:`attention_if_mask`
-    (DELIBERATELY WRONG)."""
+    """Multi-head attention whose attention step is :func:`attention_if_mask`, called
+    with a float scale as 004 calls it (DELIBERATELY WRONG)."""
 
     def attend(
         self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
     ) -> tuple[Tensor, Tensor]:
-        return attention_if_mask(q, k, v, mask)
+        return attention_if_mask(q, k, v, mask, scale=q.size(-1) ** -0.5)
 
 
 # ---- 3. The wrong scale (004, 001) ---------------------------------------------------
@@ -262,8 +271,9 @@ class FreshLayerNormPerCall(nn.Module):
     """DELIBERATELY WRONG: ``return nn.LayerNorm(d_model).cuda()(output + residual)``
     (002) builds a new LayerNorm inside ``forward``: its gain and bias are re-created as
     1 and 0 on every call, are not parameters of the model, and are never trained or
-    saved. (002 also hard-codes ``.cuda()``; this copy follows the input's device so
-    that it runs anywhere.) Recognise it: a module constructed inside ``forward``."""
+    saved. (002 also hard-codes ``.cuda()``, see :class:`CudaLayerNormPerCall`; this
+    copy follows the input's device so that a model built with it trains anywhere.)
+    Recognise it: a module constructed inside ``forward``."""
 
     def __init__(self, d_model: int):
         super().__init__()
@@ -272,6 +282,17 @@ class FreshLayerNormPerCall(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         # WRONG: create the nn.LayerNorm once, in __init__
         return nn.LayerNorm(self.d_model).to(x.device)(x)
+
+
+class CudaLayerNormPerCall(FreshLayerNormPerCall):
+    """DELIBERATELY WRONG: 002's line as printed, ``nn.LayerNorm(d_model).cuda()(x)``.
+    On a machine without a GPU ``.cuda()`` raises; on one with a GPU the norm lands on
+    the GPU whatever the input's device, so a model on the CPU (inference, tests, a
+    laptop) fails. Recognise it: ``.cuda()`` anywhere in model code; a module follows
+    its inputs' device when every tensor in it is a parameter or a buffer."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return nn.LayerNorm(self.d_model).cuda()(x)  # WRONG: built here, and .cuda()
 
 
 def fresh_layer_norm_per_call(model: Transformer) -> Transformer:
@@ -545,9 +566,6 @@ MODEL_MISTAKES: dict[str, Callable[[TransformerConfig], Transformer]] = {
     "3. scale by sqrt(d_model) (001)": lambda c: replace_attention(
         Transformer(c), WrongScaleAttention, score_dim="d_model"
     ),
-    "3. scale by sqrt(d_k // h) (004)": lambda c: replace_attention(
-        Transformer(c), WrongScaleAttention, score_dim="d_k // n_heads"
-    ),
     "4. cross-attention shares self-attention": lambda c: share_cross_attention(
         Transformer(c)
     ),
@@ -557,8 +575,8 @@ MODEL_MISTAKES: dict[str, Callable[[TransformerConfig], Transformer]] = {
         Transformer(c), MultiplyMaskAttention
     ),
 }
-"""Transformers with one mistake built in, by name; the first is the package's correct
-model."""
+"""Transformers with one mistake built in, by name (each starts with its mistake's
+number); the first is the package's correct model. The chapter trains each of them."""
 
 
 def build_model(mistake: str, config: TransformerConfig, seed: int = 0) -> Transformer:
@@ -702,6 +720,14 @@ def check_runs_on_another_device(attend: Callable[..., tuple[Tensor, Tensor]]) -
     assert out.device.type == device and out.shape == q.shape
 
 
+def check_runs_on_the_cpu(norm: nn.Module, d_model: int = 16) -> None:
+    """A module must run on the device its input is on. Every machine has a CPU, so
+    start there: a hard-coded ``.cuda()`` fails on it, with or without a GPU."""
+    x = torch.randn(2, 3, d_model, generator=_generator())  # (B, T, d_model) on the CPU
+    out = norm(x)
+    assert out.device == x.device, f"input on {x.device}, output on {out.device}"
+
+
 def check_padding_is_invisible(layer: EncoderLayer) -> None:
     """Whatever sits at padded positions must not change the outputs at real
     positions."""
@@ -831,6 +857,22 @@ def check_sinusoidal_table(table_fn: Callable[[int, int], Tensor]) -> None:
         )
 
 
+def check_loss_ignores_padding(
+    loss_fn: Callable[[Tensor, Tensor], Tensor], pad_id: int = 0
+) -> None:
+    """Appending padding to a batch must not change its loss: ``loss_fn(logits (B, T,
+    V), target (B, T))`` must average over the real tokens only."""
+    g = _generator()
+    logits = torch.randn(2, 4, 7, generator=g)  # (B, T, V)
+    target = torch.randint(1, 7, (2, 4), generator=g)  # (B, T), no padding
+    padded_logits = torch.cat([logits, torch.randn(2, 3, 7, generator=g)], dim=1)
+    padded_target = F.pad(target, (0, 3), value=pad_id)  # 3 padding tokens per row
+    message = "padding changed the loss"
+    torch.testing.assert_close(
+        loss_fn(padded_logits, padded_target), loss_fn(logits, target), msg=message
+    )
+
+
 def check_snippet_runs(code: str) -> None:
     """Code printed in a tutorial must run as printed (after :data:`SNIPPET_SETUP`)."""
     namespace: dict = {}
@@ -871,6 +913,18 @@ def _model_with(cls: type[MultiHeadAttention]) -> Transformer:
     return replace_attention(small_model(), cls)
 
 
+def _encoder_layer(cls: type[EncoderLayer]) -> EncoderLayer:
+    torch.manual_seed(0)
+    return cls(16, 2, 32, dropout=0.0)
+
+
+def cross_mask_from_source(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:
+    """The correct counterpart of :func:`cross_mask_from_target`: the keys of
+    cross-attention are source positions, so the mask comes from the source, as the
+    package's :class:`~transformer.Transformer` builds it. ``(B, 1, 1, S)``."""
+    return padding_mask(src, pad_id)
+
+
 @dataclass(frozen=True)
 class Case:
     """One faulty variant of one mistake: ``check(faulty())`` fails with ``error``,
@@ -881,19 +935,7 @@ class Case:
     faulty: Callable[[], object]
     correct: Callable[[], object]
     check: Callable[[object], None]
-    error: type[Exception] = AssertionError
-
-
-def _padding_mask_true_is_keep(tokens: Tensor, pad_id: int) -> Tensor:
-    return padding_mask(tokens, pad_id)
-
-
-def _cross_mask_from_source(src: Tensor, tgt: Tensor, pad_id: int) -> Tensor:
-    return padding_mask(src, pad_id)
-
-
-def _fill(value: float) -> Callable[..., tuple[Tensor, Tensor]]:
-    return lambda q, k, v, mask=None: attention_with_fill(q, k, v, mask, fill=value)
+    error: type[Exception] | tuple[type[Exception], ...] = AssertionError
 
 
 CASES: list[Case] = [
@@ -971,6 +1013,14 @@ CASES: list[Case] = [
     ),
     Case(
         7,
+        "hard-coded .cuda()",
+        lambda: CudaLayerNormPerCall(16),
+        lambda: nn.LayerNorm(16),
+        check_runs_on_the_cpu,
+        (AssertionError, RuntimeError),  # no CUDA at all / a GPU, input on the CPU
+    ),
+    Case(
+        7,
         "scale as a 1-element CPU tensor",
         lambda: attention_with_tensor_scale,
         lambda: scaled_dot_product_attention,
@@ -981,7 +1031,7 @@ CASES: list[Case] = [
         8,
         "cross-attention mask from the target",
         lambda: cross_mask_from_target,
-        lambda: _cross_mask_from_source,
+        lambda: cross_mask_from_source,
         check_source_padding_is_invisible,
     ),
     Case(
@@ -1003,7 +1053,7 @@ CASES: list[Case] = [
         10,
         "True = pad mask given to True = keep code",
         lambda: padding_mask_true_is_pad,
-        lambda: _padding_mask_true_is_keep,
+        lambda: padding_mask,
         check_padding_mask_hides_pad_keys,
     ),
     Case(
@@ -1012,12 +1062,12 @@ CASES: list[Case] = [
         lambda: uint8_subsequent_mask,
         lambda: causal_mask,
         check_causal_mask_builder,
-        RuntimeError,
+        TypeError,  # the package's attention refuses non-bool masks
     ),
     Case(
         11,
         "fill -1e9 in float16",
-        lambda: _fill(-1e9),
+        lambda: partial(attention_with_fill, fill=-1e9),
         lambda: scaled_dot_product_attention,
         check_runs_in_half_precision,
         RuntimeError,
@@ -1025,7 +1075,7 @@ CASES: list[Case] = [
     Case(
         11,
         "fill -1e18 in float16",
-        lambda: _fill(-1e18),
+        lambda: partial(attention_with_fill, fill=-1e18),
         lambda: scaled_dot_product_attention,
         check_runs_in_half_precision,
         RuntimeError,
@@ -1033,14 +1083,14 @@ CASES: list[Case] = [
     Case(
         11,
         "fill -inf, query with no visible key",
-        lambda: _fill(float("-inf")),
+        lambda: partial(attention_with_fill, fill=float("-inf")),
         lambda: scaled_dot_product_attention,
         check_query_with_nothing_to_see,
     ),
     Case(
         11,
         "fill -1e9, query with no visible key",
-        lambda: _fill(-1e9),
+        lambda: partial(attention_with_fill, fill=-1e9),
         lambda: scaled_dot_product_attention,
         check_query_with_nothing_to_see,
     ),
@@ -1084,19 +1134,12 @@ CASES: list[Case] = [
 fails only with numpy < 2.0."""
 
 
-def _encoder_layer(cls: type[EncoderLayer]) -> EncoderLayer:
-    torch.manual_seed(0)
-    return cls(16, 2, 32, dropout=0.0)
-
-
 def run_check(check: Callable[[object], None], variant: object) -> tuple[bool, str]:
     """Run ``check`` on ``variant``: ``(True, "passes")`` or ``(False, "ErrorType:
     message")`` (first line)."""
     try:
         check(variant)
-    except (
-        Exception
-    ) as error:  # the faulty variants fail in many ways; report whichever it is
-        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return False, f"{type(error).__name__}: {message}"
+    except Exception as error:  # the faulty variants fail in many ways
+        lines = str(error).strip().splitlines()
+        return False, f"{type(error).__name__}: {lines[0] if lines else ''}"
     return True, "passes"

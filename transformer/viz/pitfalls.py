@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -27,11 +28,35 @@ if TYPE_CHECKING:
 CORRECT_COLOUR, FAULTY_COLOUR = "#2563eb", "#dc2626"
 
 
-def _menu(buttons: list[dict], y: float = 1.0) -> dict:
-    return dict(
-        type="dropdown", buttons=buttons, active=0, showactive=True, direction="down",
-        x=0.0, xanchor="left", y=y, yanchor="bottom", pad=dict(t=0, b=0),
+def _picker_layout(fig: go.Figure, names: Sequence[str], notes: Mapping[str, str], visible: list[list[bool]],
+                   plot_height: int, bottom: int, gap: int = 0) -> None:
+    """A dropdown over ``names`` (state ``i`` shows the traces ``visible[i]``): each state's title (the name and its
+    wrapped note) at the top, the dropdown under the longest title, the plot ``gap`` pixels under the dropdown
+    (room for subplot titles). The figure grows with the title, so that nothing overlaps and the plot keeps
+    ``plot_height`` pixels."""
+    titles = [_title(name, notes) for name in names]
+    title_px = 12 + 22 + 24 * max(t.count("<br>") for t in titles)  # top padding, bold line, note lines
+    menu_top, top = title_px + 8, title_px + 8 + 34 + 8 + gap
+    height = top + plot_height + bottom
+    buttons = [
+        dict(label=html.escape(name), method="update", args=[{"visible": v}, {"title.text": title}])
+        for name, v, title in zip(names, visible, titles, strict=True)
+    ]
+    fig.update_layout(
+        height=height, margin=dict(t=top, b=bottom),
+        title=dict(text=titles[0], x=0.02, xanchor="left", y=1 - 12 / height, yanchor="top"),
+        updatemenus=[dict(
+            type="dropdown", buttons=buttons, active=0, showactive=True, direction="down", x=0.0, xanchor="left",
+            y=1 + (top - menu_top) / plot_height, yanchor="top", pad=dict(t=0, b=0),
+        )],
     )
+
+
+def _title(name: str, notes: Mapping[str, str], width: int = 100) -> str:
+    """The figure title for one dropdown state: ``name`` in bold, its note (if any) under it in small type, wrapped
+    at ``width`` characters (plotly does not wrap titles, so a long line would run off the figure)."""
+    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(notes.get(name, ""), width))
+    return f"<b>{html.escape(name)}</b>" + (f"<br><span style='font-size:12px'>{lines}</span>" if lines else "")
 
 
 def _moving_average(values: Sequence[float], window: int) -> np.ndarray:
@@ -87,20 +112,10 @@ def training_picker(
     fig.update_yaxes(title_text="share correct", range=[0, 1.15], tickvals=[0, 0.25, 0.5, 0.75, 1], tickformat=".0%",
                      row=1, col=2)
     fig.update_xaxes(title_text="metric", tickangle=0, tickfont=dict(size=11), row=1, col=2)
-    style(fig, height=470)
-    fig.update_layout(
-        barmode="group", margin=dict(t=130, b=70), legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top"),
-    )
-
-    def title(name: str) -> str:
-        note = notes.get(name, "")
-        return f"<b>{html.escape(name)}</b>" + (f"<br><span style='font-size:12px'>{html.escape(note)}</span>" if note else "")
-
-    buttons = []
-    for i, name in enumerate(faulty):
-        visible = [True, True] + [j == i for j in range(len(faulty)) for _ in range(2)]
-        buttons.append(dict(label=html.escape(name), method="update", args=[{"visible": visible}, {"title.text": title(name)}]))
-    fig.update_layout(title=dict(text=title(faulty[0]), x=0.02, y=0.97, yanchor="top"), updatemenus=[_menu(buttons, 1.18)])
+    style(fig)
+    fig.update_layout(barmode="group", legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top"))
+    visible = [[True, True] + [j == i for j in range(len(faulty)) for _ in range(2)] for i in range(len(faulty))]
+    _picker_layout(fig, faulty, notes, visible, plot_height=270, bottom=70, gap=30)
     return fig
 
 
@@ -118,7 +133,7 @@ def head_split_figure(n_heads: int = 4, length: int = 6) -> go.Figure:
         "package: view(B, T, H, d_k).transpose(1, 2)": MultiHeadAttention(H, H)._split(x)[0, :, :, 0],  # (H, T)
         "004: view(B * H, T, d_k), no transpose": SplitHeadsWithoutTranspose(H, H)._split(x)[0, :, :, 0],  # (H, T)
     }
-    fig = make_subplots(rows=2, cols=1, subplot_titles=list(splits), vertical_spacing=0.2)
+    fig = make_subplots(rows=2, cols=1, subplot_titles=list(splits), vertical_spacing=0.25)
     for row, values in enumerate(splits.values(), start=1):
         v = values.long().numpy()
         position, block = v // H, v % H
@@ -131,7 +146,7 @@ def head_split_figure(n_heads: int = 4, length: int = 6) -> go.Figure:
         ), row=row, col=1)
         fig.update_yaxes(title_text="head", autorange="reversed", row=row, col=1)
         fig.update_xaxes(title_text="row inside the head (should be the token position)", row=row, col=1)
-    return style(fig, f"Where each head's rows come from ({H} heads, {T} tokens; t = token, b = feature block)", height=520)
+    return style(fig, f"Where each head's rows come from ({H} heads, {T} tokens; t = token, b = feature block)", height=560)
 
 
 def mask_picker(
@@ -158,22 +173,11 @@ def mask_picker(
             hovertemplate=f"{query_label} %{{y}}<br>{key_label} %{{x}}<br>weight %{{z:.3f}}<extra></extra>",
         ))
 
-    def title(name: str) -> str:
-        note = notes.get(name, "")
-        return f"<b>{html.escape(name)}</b>" + (f"<br><span style='font-size:12px'>{html.escape(note)}</span>" if note else "")
-
-    buttons = [
-        dict(label=html.escape(name), method="update",
-             args=[{"visible": [j == i for j in range(len(names))]}, {"title.text": title(name)}])
-        for i, name in enumerate(names)
-    ]
     fig.update_xaxes(title_text=key_label)
     fig.update_yaxes(title_text=query_label, autorange="reversed")
-    style(fig, height=int(min(620, 300 + 40 * len(q_tokens))))
-    fig.update_layout(
-        margin=dict(t=130), title=dict(text=title(names[0]), x=0.02, y=0.97, yanchor="top"),
-        updatemenus=[_menu(buttons, 1.08)],
-    )
+    style(fig)
+    visible = [[j == i for j in range(len(names))] for i in range(len(names))]
+    _picker_layout(fig, names, notes, visible, plot_height=min(430, 110 + 40 * len(q_tokens)), bottom=60)
     return fig
 
 
@@ -211,8 +215,11 @@ def wavelength_figure(d_model: int = 512, bases: Sequence[float] = (10000.0, 100
             name=f"base {base:g}: 2\u03c0 \u2026 {wavelength[-1]:,.0f} positions",
             hovertemplate="pair %{x}: wavelength %{y:,.0f} positions<extra></extra>",
         ))
-    fig.add_hline(y=max_len, line=dict(color="#6b7280", dash="dot"), annotation_text=f"max_len = {max_len}",
-                  annotation_position="top left")
+    fig.add_hline(y=max_len, line=dict(color="#6b7280", dash="dot"))
+    fig.add_annotation(  # on a log axis an annotation's y is log10 of the value (a shape's is the value itself)
+        text=f"max_len = {max_len:,}", x=0, xref="x domain", xanchor="left", y=math.log10(max_len), yref="y",
+        yanchor="bottom", showarrow=False,
+    )
     fig.update_xaxes(title_text="(sin, cos) pair i (dimensions 2i, 2i+1)")
     fig.update_yaxes(title_text="wavelength in positions (log scale)", type="log")
     style(fig, f"Wavelengths of the sinusoid table, d_model = {d_model}", height=420)
