@@ -3,14 +3,16 @@
 All three hold the same weights (copied with ``transformer.interop.copy_from_torch``), get the same padded batch
 (the package's ``(B, 1, 1, S)`` mask, converted to PyTorch's ``key_padding_mask``) and are checked to agree before
 timing. Two modes: ``train`` (forward + backward) and ``inference`` (eval mode, no autograd, where
-``nn.MultiheadAttention`` may take its own fused fast path). Calls alternate between the three and the medians are
-compared with ``nn.MultiheadAttention`` (ratio < 1: ours is faster).
+``nn.MultiheadAttention`` may take its own fused fast path). Calls alternate between the three in many rounds (order
+reversed every round), and each round's time is divided by ``nn.MultiheadAttention``'s in the same round: the median
+and quartiles of those ratios are reported (ratio < 1: ours is faster).
 
 - fused: ``MultiHeadAttention(..., need_weights=False)``, PyTorch's ``F.scaled_dot_product_attention`` inside;
 - readable: ``need_weights=True``, the step-by-step ``softmax(q k^T / sqrt(d_k)) v`` that also returns the weights;
 - torch: ``nn.MultiheadAttention(..., need_weights=False)``.
 
-Run ``python benchmarks/bench_attention.py`` (``--quick`` for a smoke run); writes ``results/attention.json``.
+Run ``python benchmarks/bench_attention.py`` (about 2 minutes on 2 cores, one thread unless ``--threads`` says
+otherwise; ``--quick`` for a smoke run); writes ``results/attention.json``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import torch
 from torch import Tensor, nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import parse_args, parser, time_many, write_results  # noqa: E402
+from common import load_average, median_ms, paired_ratio, parse_args, parser, time_many, write_results  # noqa: E402
 
 from transformer import MultiHeadAttention, key_padding_mask, padding_mask_from_lengths  # noqa: E402
 from transformer.interop import copy_from_torch  # noqa: E402
@@ -68,8 +70,8 @@ def timed(fn: Callable[[], Tensor], mode: str) -> Callable[[], None]:
 
 def settings(quick: bool) -> dict:
     if quick:
-        return dict(d_models=(32,), seq_lens=(16,), tokens_per_batch=64, rounds=2)
-    return dict(d_models=(64, 512), seq_lens=(32, 64, 256), tokens_per_batch=2048, rounds=7)
+        return dict(d_models=(32,), seq_lens=(16,), tokens_per_batch=64, rounds=3)
+    return dict(d_models=(64, 512), seq_lens=(32, 64, 256), tokens_per_batch=2048, rounds=11)
 
 
 def main() -> None:
@@ -94,22 +96,25 @@ def main() -> None:
                     mask = padding_mask_from_lengths(lengths, seq_len).to(device)  # (B, 1, 1, T)
                     fns = calls(ours, reference, x.requires_grad_(mode == "train"), mask)
                     difference = max_difference(fns, x)
+                    load_before = load_average()
                     times = time_many({name: timed(fn, mode) for name, fn in fns.items()}, device, rounds=s["rounds"])
-                    ratios = {name: times[name] / times["torch"] for name in ("fused", "readable")}
+                    load = max(load_before, load_average()) if load_before is not None else None
+                    ratios = {name: paired_ratio(times[name], times["torch"]) for name in ("fused", "readable")}
                     print(f"{device.type:>6} {mode:>9} {d_model:>7} {seq_len:>4} {batch:>5}"
-                          + "".join(f"{times[p] * 1e3:12.3f}" for p in PATHS)
-                          + f"{ratios['fused']:12.2f}{ratios['readable']:15.2f}")
+                          + "".join(f"{median_ms(times[p]):12.3f}" for p in PATHS)
+                          + f"{ratios['fused'][0]:12.2f}{ratios['readable'][0]:15.2f}", flush=True)
                     results.append(dict(
                         device=device.type, mode=mode, d_model=d_model, n_heads=n_heads, seq_len=seq_len, batch=batch,
-                        **{f"{name}_ms": round(times[name] * 1e3, 4) for name in PATHS},
-                        fused_ratio=round(ratios["fused"], 4), readable_ratio=round(ratios["readable"], 4),
-                        max_abs_diff=difference,
+                        rounds=s["rounds"], **{f"{name}_ms": median_ms(times[name]) for name in PATHS},
+                        **{f"{name}_ratio{suffix}": round(value, 4) for name, values in ratios.items()
+                           for suffix, value in zip(("", "_low", "_high"), values, strict=True)},
+                        max_abs_diff=difference, load_1min=load,
                     ))
     path = write_results(
         "attention", results, extra=dict(
             what="multi-head self-attention time per call, relative to nn.MultiheadAttention; lower is better",
             modes={"train": "forward + backward", "inference": "eval mode, torch.no_grad()"},
-            quick=args.quick, rounds=s["rounds"],
+            quick=args.quick,
         ), out_dir=args.out,
     )
     print(f"wrote {path}")

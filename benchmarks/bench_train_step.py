@@ -4,10 +4,13 @@ PyTorch's model is wrapped in the package's own token embeddings, sinusoidal pos
 and a linear generator, and gets the package's masks converted to its conventions, so the two models compute the same
 function (checked: with the weights copied across, their logits agree before any timing). Both train with dropout 0.1,
 the same loss and Adam; one step is forward + loss + backward + optimizer step. Steps alternate between the two
-models and the medians are compared: the ratio ``ours / torch`` is what matters (goal: <= 1.0).
+models in many rounds (order reversed every round); the ratio ``ours / torch`` of each round is kept, and its median
+and quartiles are reported (goal: median <= 1.0). Each row also records how many PyTorch operations one step of
+each model runs (a profile of one step) and the load average while it was measured.
 
-CPU in fp32 always; on a CUDA GPU also fp32 and bf16 (autocast). Run ``python benchmarks/bench_train_step.py``
-(``--quick`` for a seconds-long smoke run); results go to ``benchmarks/results/train_step.json``.
+CPU in fp32 always, with one thread unless ``--threads`` says otherwise; on a CUDA GPU also fp32 and bf16
+(autocast). Run ``python benchmarks/bench_train_step.py`` (about 2-3 minutes on 2 cores; ``--quick`` for a
+seconds-long smoke run); results go to ``benchmarks/results/train_step.json``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import parse_args, parser, time_many, write_results  # noqa: E402
+from common import load_average, median_ms, paired_ratio, parse_args, parser, time_many, write_results  # noqa: E402
 
 from transformer import (  # noqa: E402
     SinusoidalPositionalEncoding,
@@ -35,6 +38,7 @@ from transformer import (  # noqa: E402
     to_torch_mask,
 )
 from transformer.interop import copy_from_torch  # noqa: E402
+from transformer.viz.benchmarks import profile_ops  # noqa: E402
 
 VOCAB = 1000
 PAD = 0
@@ -127,8 +131,9 @@ def train_step(model: nn.Module, src: Tensor, tgt: Tensor, dtype: torch.dtype):
 
 def settings(quick: bool) -> dict:
     if quick:
-        return dict(d_models=(32,), seq_lens=(16,), tokens_per_batch=64, layers=1, rounds=2)
-    return dict(d_models=(64, 512), seq_lens=(32, 64, 256), tokens_per_batch=512, layers=2, rounds=5)
+        return dict(d_models=(32,), seq_lens=(16,), tokens_per_batch=64, layers=1, rounds={32: 3})
+    # Rounds per width: a d_model 64 step takes ~0.1 s, a d_model 512 step ~1 s on one core.
+    return dict(d_models=(64, 512), seq_lens=(32, 64, 256), tokens_per_batch=512, layers=2, rounds={64: 21, 512: 11})
 
 
 def targets() -> list[tuple[torch.device, torch.dtype]]:
@@ -143,7 +148,8 @@ def main() -> None:
     args = parse_args(parser(__doc__.splitlines()[0]))
     s = settings(args.quick)
     results = []
-    print(f"{'device':>6} {'dtype':>9} {'d_model':>7} {'seq':>4} {'batch':>5} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}")
+    print(f"{'device':>6} {'dtype':>9} {'d_model':>7} {'seq':>4} {'batch':>5} {'ours ms':>9} {'torch ms':>9} "
+          f"{'ratio (quartiles)':>19} {'ops ours/torch':>15} {'load':>5}")
     for device, dtype in targets():
         for d_model in s["d_models"]:
             for seq_len in s["seq_lens"]:
@@ -158,26 +164,31 @@ def main() -> None:
                 src, tgt = make_batch(batch, seq_len, device, torch.Generator().manual_seed(seq_len))
                 difference = max_logit_difference(ours, reference, src, tgt[:, :-1])
                 ours.train(), reference.train()
-                times = time_many(
-                    {"ours": train_step(ours, src, tgt, dtype), "torch": train_step(reference, src, tgt, dtype)},
-                    device, rounds=s["rounds"], warmup=1,
-                )
-                ratio = times["ours"] / times["torch"]
+                steps = {"ours": train_step(ours, src, tgt, dtype), "torch": train_step(reference, src, tgt, dtype)}
+                ops = {name: sum(n for n, _ in profile_ops(step).values()) for name, step in steps.items()}
+                load_before = load_average()
+                times = time_many(steps, device, rounds=s["rounds"][d_model], warmup=1)
+                load = max(load_before, load_average()) if load_before is not None else None  # the busier moment
+                ratio, low, high = paired_ratio(times["ours"], times["torch"])
                 dtype_name = str(dtype).removeprefix("torch.")
+                row = dict(
+                    device=device.type, dtype=dtype_name, d_model=d_model, n_heads=n_heads, d_ff=4 * d_model,
+                    layers=s["layers"], seq_len=seq_len, batch=batch, vocab=VOCAB, rounds=s["rounds"][d_model],
+                    ours_ms=median_ms(times["ours"]), torch_ms=median_ms(times["torch"]),
+                    ratio=round(ratio, 4), ratio_low=round(low, 4), ratio_high=round(high, 4),
+                    ours_ops=ops["ours"], torch_ops=ops["torch"], max_abs_logit_diff=difference,
+                    load_1min=load,
+                )
                 print(
                     f"{device.type:>6} {dtype_name:>9} {d_model:>7} {seq_len:>4} {batch:>5} "
-                    f"{times['ours'] * 1e3:9.1f} {times['torch'] * 1e3:9.1f} {ratio:6.2f}"
+                    f"{row['ours_ms']:9.1f} {row['torch_ms']:9.1f} {ratio:6.2f} ({low:.2f}-{high:.2f}) "
+                    f"{ops['ours']:>7}/{ops['torch']:<7} {load}", flush=True,
                 )
-                results.append(dict(
-                    device=device.type, dtype=dtype_name, d_model=d_model, n_heads=n_heads, d_ff=4 * d_model,
-                    layers=s["layers"], seq_len=seq_len, batch=batch, vocab=VOCAB,
-                    ours_ms=round(times["ours"] * 1e3, 3), torch_ms=round(times["torch"] * 1e3, 3),
-                    ratio=round(ratio, 4), max_abs_logit_diff=difference,
-                ))
+                results.append(row)
     path = write_results(
         "train_step", results, extra=dict(
             what="one training step (forward, loss, backward, Adam step), ours / torch.nn.Transformer; lower is better",
-            goal="ratio <= 1.0", quick=args.quick, rounds=s["rounds"],
+            goal="ratio <= 1.0", quick=args.quick,
         ), out_dir=args.out,
     )
     print(f"wrote {path}")

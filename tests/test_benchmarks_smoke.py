@@ -1,5 +1,6 @@
-"""The benchmark scripts run end to end in ``--quick`` mode and write valid JSON. No timing is asserted: the machines
-that run the tests are shared and noisy, and speed is the scripts' business, not the tests'."""
+"""The benchmark scripts run end to end in ``--quick`` mode and write valid JSON, and the chapter's helpers tell a
+current result from a stale one. No timing is asserted: the machines that run the tests are shared and noisy, and
+speed is the scripts' business, not the tests'."""
 
 import importlib.util
 import json
@@ -8,30 +9,39 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 import torch
+
+from transformer.viz.benchmarks import book_figure, file_digest, ratio_figure, result_status, source_digests
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, str(BENCHMARKS / name), "--quick", "--threads", "1", *args]
+def run_script(name: str, *args: str, threads: bool = True, expect: int = 0) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(BENCHMARKS / name), "--quick", *(["--threads", "1"] if threads else []), *args]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == expect, done.stdout + done.stderr
     return done
 
 
-def load_results(path: Path) -> dict:
+def load_results(path: Path, threads: int | None = 1) -> dict:
     payload = json.loads(path.read_text())
-    assert {"name", "machine", "results"} <= payload.keys()
-    assert {"torch", "cpu_count", "torch_threads", "cuda"} <= payload["machine"].keys()
-    assert payload["machine"]["torch_threads"] == 1  # --threads was applied
+    assert {"name", "machine", "results", "sources"} <= payload.keys()
+    assert {"torch", "cpu_count", "torch_threads", "cuda", "load_average_1min", "measured_at"} <= payload["machine"].keys()
+    if threads is not None:
+        assert payload["machine"]["torch_threads"] == threads  # --threads was applied
+    assert f"benchmarks/bench_{payload['name']}.py" in payload["sources"]
     return payload
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
     return module
 
 
@@ -43,10 +53,13 @@ def test_train_step_benchmark_writes_ratios_of_two_models_computing_the_same_fun
     finally:
         torch.set_num_threads(threads)
     payload = load_results(tmp_path / "train_step.json")
+    assert "transformer/model.py" in payload["sources"] and "transformer/attention.py" in payload["sources"]
+    assert not any(path.startswith("transformer/viz/") for path in payload["sources"])  # figures change no timing
     assert payload["results"]
     for row in payload["results"]:
         assert row["ours_ms"] > 0 and row["torch_ms"] > 0
-        assert abs(row["ratio"] - row["ours_ms"] / row["torch_ms"]) < 1e-2
+        assert row["ratio_low"] <= row["ratio"] <= row["ratio_high"]  # median between the quartiles
+        assert row["ours_ops"] > 100 and row["torch_ops"] > 100  # a profiled step runs many PyTorch operations
         assert row["max_abs_logit_diff"] < 1e-4  # same weights, same masks: the same logits
 
 
@@ -61,7 +74,39 @@ def test_run_all_passes_quick_and_out_through_to_the_attention_benchmark(tmp_pat
     assert {row["mode"] for row in payload["results"]} == {"train", "inference"}
     for row in payload["results"]:
         assert row["fused_ms"] > 0 and row["readable_ms"] > 0 and row["torch_ms"] > 0
+        assert row["fused_ratio_low"] <= row["fused_ratio"] <= row["fused_ratio_high"]
         assert row["max_abs_diff"] < 1e-4  # all three paths attend alike
+
+
+def test_decoding_benchmark_says_per_model_whether_the_goal_at_64_tokens_is_met(tmp_path):
+    run_script("bench_decoding.py", "--out", str(tmp_path))
+    payload = load_results(tmp_path / "decoding.json")
+    assert payload["goal_tokens"] == 64 and payload["goal_speedup"] == 3.0
+    at_goal = {row["model"]: row for row in payload["results"] if row["tokens"] == 64}
+    assert at_goal and set(payload["goal"]) == set(at_goal)
+    for model, goal in payload["goal"].items():
+        assert goal["speedup"] == at_goal[model]["speedup"]
+        assert goal["met"] == (goal["speedup"] >= 3.0)
+    assert all(row["same_tokens"] and row["speedup_low"] <= row["speedup"] <= row["speedup_high"]
+               for row in payload["results"])
+
+
+def test_copy_task_benchmark_records_the_exact_match_at_the_published_step_count(tmp_path):
+    run_script("bench_copy_task.py", "--out", str(tmp_path))
+    payload = load_results(tmp_path / "copy_task.json")
+    assert {(row["setup"], row["task"]) for row in payload["results"]} == {
+        ("small (documented)", "copy"), ("small (documented)", "reverse"), ("annotated-like", "copy")}
+    annotated = next(row for row in payload["results"] if row["setup"] == "annotated-like")
+    assert annotated["published_steps"] < annotated["max_steps"]  # trained on past the published run
+    checks = dict(zip(annotated["checks"]["step"], annotated["checks"]["exact_match"], strict=True))
+    assert annotated["exact_match_at_published_steps"] == checks[annotated["published_steps"]]
+    assert annotated["first_100_step"] is None or checks[annotated["first_100_step"]] == 1.0
+    assert set(payload["summary"]) == {"copy", "reverse"}
+
+
+def test_copy_task_benchmark_rejects_a_cap_below_the_published_steps(tmp_path):
+    done = run_script("bench_copy_task.py", "--out", str(tmp_path), "--annotated-max-steps", "300", expect=2)
+    assert "--annotated-max-steps" in done.stderr and "got 300" in done.stderr
 
 
 def _fake_build(html_dir: Path) -> None:
@@ -86,15 +131,96 @@ def test_page_weight_counts_a_pages_own_files_but_not_the_shared_assets(tmp_path
     assert shared == 5000
 
 
-def test_book_benchmark_times_notebooks_and_measures_pages(tmp_path):
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+def _notebook(path: Path, *sources: str) -> Path:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, tmp_path / "tiny.ipynb")
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_book_benchmark_times_notebooks_as_the_build_runs_them_and_measures_pages(tmp_path):
+    (tmp_path / "book").mkdir()
+    check = "import os, pathlib; assert os.environ['TRANSFORMER_BOOK_STATIC'] == '1'; assert pathlib.Path.cwd().name == 'book'"
+    notebook = _notebook(tmp_path / "book" / "tiny.ipynb", "print(6 * 7)", check)
     _fake_build(tmp_path / "html")
-    run_script("bench_book.py", "--out", str(tmp_path), "--notebooks", str(tmp_path / "tiny.ipynb"),
-               "--html-dir", str(tmp_path / "html"))
-    payload = load_results(tmp_path / "book.json")
+    run_script("bench_book.py", "--out", str(tmp_path), "--notebooks", str(notebook), "--html-dir",
+               str(tmp_path / "html"), threads=False)
+    payload = load_results(tmp_path / "book.json", threads=None)
     executed = [row for row in payload["results"] if row["kind"] == "execute"]
-    assert [(row["notebook"], row["ok"]) for row in executed] == [("tiny.ipynb", True)]
+    assert [(row["notebook"], row["code_cells"], row["ok"]) for row in executed] == [("tiny.ipynb", 2, True)]
     assert {row["page"] for row in payload["results"] if row["kind"] == "page"} == {"book/chapter.html", "book/other.html"}
     assert payload["summary"]["execute_ok"] and payload["summary"]["heaviest_page"] == "book/chapter.html"
+    assert "transformer/viz/__init__.py" in payload["sources"]  # the chapters draw with the package's figures
+
+
+def test_book_benchmark_reports_a_failing_chapter_with_its_error_and_cell(tmp_path):
+    notebook = _notebook(tmp_path / "broken.ipynb", "x = 1", "assert x == 2, 'x went wrong'")
+    run_script("bench_book.py", "--out", str(tmp_path), "--notebooks", str(notebook), "--skip-build", threads=False,
+               expect=1)
+    payload = load_results(tmp_path / "book.json", threads=None)
+    (row,) = [row for row in payload["results"] if row["kind"] == "execute"]
+    assert not row["ok"] and row["error"].startswith("AssertionError: x went wrong (cell 1")
+    assert not payload["summary"]["execute_ok"]
+
+
+def test_time_many_alternates_the_order_of_the_calls_every_round():
+    calls = []
+    timings = _load("common").time_many({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                                        rounds=4, warmup=0, min_time=0.0)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert {name: len(values) for name, values in timings.items()} == {"a": 4, "b": 4}
+
+
+def test_paired_ratio_takes_the_median_and_quartiles_of_per_round_ratios():
+    ratio, low, high = _load("common").paired_ratio([1.0, 2.0, 3.0, 4.0, 50.0], [1.0, 2.0, 3.0, 2.0, 10.0])
+    assert (ratio, low, high) == (1.0, 1.0, 2.0)  # per round: 1, 1, 1, 2, 5
+
+
+def test_result_status_flags_results_whose_code_changed_since_they_were_measured(tmp_path):
+    (tmp_path / "model.py").write_text("x = 1\n")
+    payload = {"results": [{"kind": "execute", "notebook": "a.ipynb", "ok": True}],
+               "sources": source_digests(tmp_path, ["model.py"])}
+    assert result_status(payload, tmp_path) == dict(state="current", changed=[], failed=[])
+    (tmp_path / "model.py").write_text("x = 2\n")
+    assert result_status(payload, tmp_path)["changed"] == ["model.py"]
+    assert result_status(payload, tmp_path)["state"] == "stale"
+    assert result_status({"results": payload["results"]}, tmp_path)["state"] == "unrecorded"  # an old file
+    failed = {"results": [{"kind": "execute", "notebook": "a.ipynb", "ok": False}], "sources": {}}
+    assert result_status(failed, tmp_path)["failed"] == ["a.ipynb"]
+
+
+def test_a_notebooks_digest_changes_with_its_code_but_not_with_its_outputs(tmp_path):
+    path = _notebook(tmp_path / "n.ipynb", "print(1)")
+    before = file_digest(path)
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[0].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nbformat.write(notebook, path)
+    assert file_digest(path) == before
+    notebook.cells[0].source = "print(2)"
+    nbformat.write(notebook, path)
+    assert file_digest(path) != before
+
+
+def test_ratio_figure_breaks_its_bar_labels_over_two_lines_and_draws_the_quartiles():
+    rows = [dict(device="cpu", dtype="float32", d_model=64, seq_len=32, ratio=0.9, ratio_low=0.85, ratio_high=0.97,
+                 ours_ms=1.0)]
+    fig = ratio_figure(rows, ["device", "dtype"], {"ratio": "ours"}, "ratio")
+    bar = next(trace for trace in fig.data if trace.type == "bar")
+    assert list(bar.x) == ["d<sub>model</sub> 64<br>T 32"]
+    assert bar.error_y.array == pytest.approx((0.07,)) and bar.error_y.arrayminus == pytest.approx((0.05,))
+    with pytest.raises(ValueError, match="rows"):
+        ratio_figure([], ["device"], {"ratio": "ours"}, "ratio")
+
+
+def test_book_figure_marks_failed_chapters_red_and_changed_ones_hatched():
+    payload = {"summary": {"execute_total_s": 3.0, "execute_goal_s": 180.0, "page_goal_bytes": 1_500_000},
+               "results": [{"kind": "execute", "notebook": name, "seconds": 1.0, "ok": ok, "error": None if ok else "E"}
+                           for name, ok in (("01_a.ipynb", True), ("02_b.ipynb", False), ("03_c.ipynb", True))]}
+    bars = book_figure(payload, changed=["book/03_c.ipynb"]).data[0]
+    assert [colour == "#d62728" for colour in bars.marker.color] == [False, True, False]
+    assert list(bars.marker.pattern.shape) == ["", "", "/"]
+
+
+def test_book_benchmark_reads_the_chapters_from_the_table_of_contents():
+    chapters = _load("bench_book").toc_notebooks()
+    assert chapters[0].name == "01_introduction.ipynb" and all(path.is_file() for path in chapters)
