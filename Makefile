@@ -19,7 +19,7 @@ help:
 	@echo "make setup         install torch $(TORCH_VERSION) (when no torch), requirements.txt, the package, chromium"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery) into book/_vendor"
 	@echo "make book          setup + vendor + execute and build the book into _build/html (-W: warnings fail)"
-	@echo "make lint          ruff check"
+	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks)"
 	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
 	@echo "make test          lint + book + pytest tests (browser test included) + nbval"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
@@ -52,7 +52,7 @@ clean-all: clean
 	rm -rf book/_vendor
 
 lint:
-	$(PYTHON) -m ruff check transformer tests benchmarks scripts book/_ext
+	$(PYTHON) -m ruff check transformer tests benchmarks scripts book
 
 nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) book/

@@ -2,10 +2,10 @@
 
 Needs the built site (``make book``; ``make test`` builds it first) and Debian's Chromium at /usr/bin/chromium
 (``BOOK_CHROMIUM`` overrides the path). The site is served on 127.0.0.1; every request to any other host is aborted
-and recorded, and the test fails if there was one. Per page it checks: no JavaScript errors, every plotly figure drawn
-(and at least ``MIN_FIGURES`` of them), for each figure with controls, operating them (slider steps, menu entries)
-changes the figure's data, every bertviz view drawn, and MathJax typeset the math. With ``BOOK_SCREENSHOTS=dir`` each
-page is saved as a full-page PNG there.
+and recorded, and the test fails if there was one. Per page it checks: no JavaScript errors; every plotly figure
+drawn, as many as the build's executed notebook made (and at least ``MIN_FIGURES``); operating each control of each
+figure (a slider step, a menu entry) changes what the figure draws; every bertviz view drawn; MathJax typeset the
+math. With ``BOOK_SCREENSHOTS=dir`` each page is saved as a full-page PNG there.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
+import json
 import os
 import re
 import threading
@@ -140,41 +141,68 @@ TOO_WIDE = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd,
 }).filter(f => f.width > f.column + 1)"""
 CONTROLS = """(i) => {
   const gd = document.querySelectorAll('.plotly-graph-div')[i];
-  // plotly.js draws one header group per visible menu, in layout order: keep that order's index for each menu.
+  // plotly.js draws one group per visible menu or slider, in layout order: keep that order's index (drawn).
   const menus = (gd.layout.updatemenus || []).filter(m => m.visible !== false)
-    .map((m, drawn) => ({type: m.type || 'dropdown', active: m.active ?? 0, n: (m.buttons || []).length, drawn}))
+    .map((m, drawn) => ({type: m.type || 'dropdown', active: m.active ?? 0, n: (m.buttons || []).length, drawn,
+                         animate: (m.buttons || []).every(b => b.method === 'animate')}))
     .filter(m => m.n > 1);
-  const sliders = (gd.layout.sliders || []).filter(s => s.visible !== false && (s.steps || []).length > 1);
-  return {menus,
-          sliders: sliders.map(s => ({active: s.active ?? 0, n: s.steps.length}))};
+  const sliders = (gd.layout.sliders || []).filter(s => s.visible !== false)
+    .map((s, drawn) => ({active: s.active ?? 0, n: (s.steps || []).length, drawn})).filter(s => s.n > 1);
+  return {menus, sliders};
 }"""
 
 
-def _control_actions(page: object, index: int, controls: dict) -> Iterator[str]:
-    """Operate the controls of figure ``index`` one at a time (slider steps first, then every other menu entry),
-    yielding a description after each; the caller stops as soon as the figure changed."""
+def _control_actions(page: object, index: int, controls: dict) -> Iterator[tuple[str, Iterator[str]]]:
+    """For each control of figure ``index`` (sliders, then menus): its name and the ways to operate it (a slider's
+    neighbouring step, then every other entry of a menu), each yielding a description once done."""
     figure = page.locator(".plotly-graph-div").nth(index)
-    for k, slider in enumerate(controls["sliders"]):
-        target = slider["active"] + 1 if slider["active"] < slider["n"] - 1 else slider["active"] - 1
-        group = figure.locator("g.slider-container").nth(k)
-        group.scroll_into_view_if_needed()
-        rail = group.locator("rect.slider-rail-touch-rect").first.bounding_box()
-        tick = group.locator("g.slider-label-group").nth(target).bounding_box()  # one label per step, above its tick
-        page.mouse.click(tick["x"] + tick["width"] / 2, rail["y"] + rail["height"] / 2)
-        yield f"slider {k} step {target}"
+
+    # plotly.js draws every slider of a figure into one g.slider-container, a g.slider-group per slider.
+    def slider_steps(slider: dict) -> Iterator[str]:
+        group = figure.locator("g.slider-container g.slider-group").nth(slider["drawn"])
+        for target in [t for t in (slider["active"] + 1, slider["active"] - 1) if 0 <= t < slider["n"]]:
+            group.scroll_into_view_if_needed()
+            rail = group.locator("rect.slider-rail-touch-rect").first.bounding_box()
+            tick = group.locator("g.slider-label-group").nth(target).bounding_box()  # one label per step
+            page.mouse.click(tick["x"] + tick["width"] / 2, rail["y"] + rail["height"] / 2)
+            yield f"step {target}"
+
     # plotly.js draws every menu of a figure into one g.updatemenu-container: a header group per menu (holding the
     # buttons of a "buttons" menu) and one shared group for the open dropdown's entries.
     container = figure.locator("g.updatemenu-container")
-    for k, menu in enumerate(controls["menus"]):
+
+    def menu_entries(menu: dict) -> Iterator[str]:
         header = container.locator("g.updatemenu-header-group").nth(menu["drawn"])
-        for target in [t for t in range(menu["n"]) if t != menu["active"]]:
+        # A play/pause menu changes the figure by playing (its first entry, usually the active one); any other menu
+        # by choosing an entry that is not the current one.
+        targets = range(menu["n"]) if menu["animate"] else [t for t in range(menu["n"]) if t != menu["active"]]
+        for target in targets:
             header.scroll_into_view_if_needed()
             if menu["type"] == "dropdown":
                 header.locator("g.updatemenu-header").click()
                 container.locator("g.updatemenu-dropdown-button-group g.updatemenu-dropdown-button").nth(target).click()
             else:
                 header.locator("g.updatemenu-button").nth(target).click()
-            yield f"menu {k} entry {target}"
+            yield f"entry {target}"
+
+    for k, slider in enumerate(controls["sliders"]):
+        yield f"slider {k}", slider_steps(slider)
+    for k, menu in enumerate(controls["menus"]):
+        yield f"menu {k}", menu_entries(menu)
+
+
+def expected_figures(name: str) -> int:
+    """Plotly figures in the build's executed notebook: outputs that carry one, whether or not the page shows it."""
+    executed = SITE.parent / "jupyter_execute" / f"{name}.ipynb"
+    assert executed.is_file(), f"{executed} missing: the build writes every executed notebook there"
+    count = 0
+    for cell in json.loads(executed.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            html = data.get("text/html", "")
+            html = "".join(html) if isinstance(html, list) else html
+            count += html.count('class="plotly-graph-div"') or int("application/vnd.plotly.v1+json" in data)
+    return count
 
 
 def check_page(run: PageRun, name: str, shots: str) -> None:
@@ -182,6 +210,8 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
     source = page.content()
     n_figures = page.locator(".plotly-graph-div").count()
     assert n_figures >= MIN_FIGURES.get(name, 0), f"{name}: {n_figures} plotly figures, expected {MIN_FIGURES[name]}"
+    expected = expected_figures(name)
+    assert n_figures == expected, f"{name}: the page shows {n_figures} plotly figures, its notebook made {expected}"
     if n_figures:
         page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
         too_wide = page.evaluate(TOO_WIDE)
@@ -190,17 +220,18 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
         controls = page.evaluate(CONTROLS, i)
         if not (controls["menus"] or controls["sliders"]):
             continue
-        before = page.evaluate(FIGURE_STATE, i)
-        tried = []
-        for action in _control_actions(page, i, controls):
-            tried.append(action)
-            try:
-                page.wait_for_function(f"(before) => ({FIGURE_STATE})({i}) !== before", arg=before, timeout=5_000)
-                break
-            except Exception:  # noqa: BLE001 (playwright's TimeoutError: try the next control)
-                continue
-        else:
-            raise AssertionError(f"{name}: figure {i}: no control changed the figure's data (tried {', '.join(tried)})")
+        for control, actions in _control_actions(page, i, controls):  # every control must change what is drawn
+            before = page.evaluate(FIGURE_STATE, i)
+            tried = []
+            for action in actions:
+                tried.append(action)
+                try:
+                    page.wait_for_function(f"(before) => ({FIGURE_STATE})({i}) !== before", arg=before, timeout=5_000)
+                    break
+                except Exception:  # noqa: BLE001 (playwright's TimeoutError: try the control's next entry)
+                    continue
+            else:
+                raise AssertionError(f"{name}: figure {i}: {control} did not change the figure (tried {', '.join(tried)})")
 
     bertviz = page.locator("div[id^='bertviz-']")
     for i in range(bertviz.count()):
