@@ -119,7 +119,7 @@ def table(rows: Sequence[Mapping], columns: Sequence[str]) -> Html:
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(row.get(c, '')))}</td>" for c in columns) + "</tr>"
                    for row in rows)
     text = "\n".join(" | ".join(str(row.get(c, "")) for c in columns) for row in rows)
-    return Html(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", text)
+    return Html(f"<table class=\"table\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", text)
 
 
 def note(title: str, text: str, kind: str = "note") -> Html:
