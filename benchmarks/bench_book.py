@@ -31,6 +31,8 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from book_toc import toc_files  # noqa: E402
 from common import ROOT, parse_args, parser, write_results  # noqa: E402
 
 BOOK_DIR = ROOT / "book"
@@ -43,9 +45,7 @@ _RESOURCE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"'#?]+)""", re.IGNORECASE
 
 def toc_notebooks() -> list[Path]:
     """The chapters the book builds, in the order of ``_toc.yml``."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
-    return [ROOT / f"{f}.ipynb" for f in files]
+    return [ROOT / f"{f}.ipynb" for f in toc_files(ROOT)]
 
 
 def execute_notebook(path: Path, timeout: int | None) -> dict:

@@ -24,8 +24,10 @@ import sys
 from pathlib import Path
 
 import nbformat
-import yaml
 from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from book_toc import toc_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -34,18 +36,8 @@ STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # transformer.viz.BOOK_ENV
 
 
 def toc_notebooks() -> list[Path]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(node: dict) -> None:
-        for key in ("parts", "chapters", "sections"):
-            for entry in node.get(key) or []:
-                if "file" in entry:
-                    files.append(entry["file"])
-                walk(entry)
-
-    walk(toc)
-    return [(ROOT / f).with_suffix(".ipynb") for f in files]
+    """The chapter notebooks of ``_toc.yml``, in reading order."""
+    return [(ROOT / f).with_suffix(".ipynb") for f in toc_files(ROOT)]
 
 
 def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:

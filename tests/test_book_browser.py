@@ -22,7 +22,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -43,20 +42,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _load(path: Path) -> object:
+    """A module of the repository that is not importable as a package (a script, the Sphinx extension)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def toc_pages() -> list[str]:
     """Document names of every page in _toc.yml, in reading order."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-
-    def walk(node: dict) -> None:
-        for key in ("parts", "chapters", "sections"):
-            for entry in node.get(key) or []:
-                if "file" in entry:
-                    pages.append(str(Path(entry["file"]).with_suffix("")))
-                walk(entry)
-
-    walk(toc)
-    return pages
+    return _load(ROOT / "scripts" / "book_toc.py").toc_files(ROOT)
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -275,13 +271,6 @@ def test_index_redirects_to_root(server: tuple[str, type], browser: object) -> N
         run.close()
 
 
-def _offline_assets() -> object:
-    spec = importlib.util.spec_from_file_location("offline_assets", ROOT / "book" / "_ext" / "offline_assets.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_bertviz_output_rewritten_and_drawn_offline(server: tuple[str, type], browser: object) -> None:
     """bertviz's own HTML (require.js, d3 and jQuery from CDNs), rewritten as the build rewrites pages, draws offline."""
     torch = pytest.importorskip("torch")
@@ -289,7 +278,7 @@ def test_bertviz_output_rewritten_and_drawn_offline(server: tuple[str, type], br
     base, handler = server
     html = head_view(attention=[torch.rand(1, 2, 4, 4).softmax(-1)], tokens=list("abcd"), html_action="return").data
     assert "https://" in html  # bertviz still points at its CDNs: the rewriting below is what makes it offline
-    assets = _offline_assets()
+    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py")
     rewritten = assets.rewrite_html(html, assets.vendor_url_for(SITE / BERTVIZ_PAGE, SITE))
     assert not re.search(r"(src=|paths|: )\s*['\"]https?://", rewritten), "a CDN URL survived the rewriting"
     handler.extra_pages[BERTVIZ_PAGE] = f"<!doctype html><meta charset='utf-8'><body>{rewritten}</body>".encode()
