@@ -6,7 +6,7 @@ PIP ?= $(PYTHON) -m pip
 JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
 TORCH_VERSION ?= 2.13.0
-# Marks the static build: transformer.viz writes figures as plain text/html and live_only() explorers as notes.
+# Marks the static build: transformer_book.viz writes figures as plain text/html and live_only() explorers as notes.
 # (book/_ext/offline_assets.py sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
@@ -52,7 +52,7 @@ clean-all: clean
 	rm -rf book/_vendor
 
 lint:
-	$(PYTHON) -m ruff check transformer tests benchmarks scripts book
+	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
 
 nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) book/

@@ -158,7 +158,8 @@ def main() -> None:
     print(f"execute total {total_execute:.1f} s (goal <= {EXECUTE_GOAL_S:.0f} s); "
           f"heaviest page {summary['heaviest_page']} {(summary['heaviest_page_bytes'] or 0) / 1e6:.2f} MB "
           f"(goal <= {PAGE_GOAL_BYTES / 1e6} MB); shared assets {shared_bytes / 1e6:.1f} MB")
-    sources = [f.relative_to(ROOT).as_posix() for f in (ROOT / "transformer").rglob("*.py")]
+    packages = [ROOT / "transformer", ROOT / "transformer_book"]
+    sources = [f.relative_to(ROOT).as_posix() for package in packages for f in package.rglob("*.py")]
     sources += [n.resolve().relative_to(ROOT).as_posix() for n in notebooks if n.resolve().is_relative_to(ROOT)]
     sources += ["_config.yml", "_toc.yml"]
     path = write_results("book", results, extra=dict(summary=summary, quick=args.quick), out_dir=args.out,

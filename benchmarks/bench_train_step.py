@@ -38,7 +38,7 @@ from transformer import (  # noqa: E402
     to_torch_mask,
 )
 from transformer.interop import copy_from_torch  # noqa: E402
-from transformer.viz.benchmarks import profile_ops  # noqa: E402
+from transformer_book.results import profile_ops  # noqa: E402
 
 VOCAB = 1000
 PAD = 0

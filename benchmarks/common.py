@@ -3,7 +3,7 @@
 Every script compares against a reference measured in the same run and prints ratios, never absolute pass/fail
 timings: machines are shared and noisy. Results go to ``benchmarks/results/<name>.json`` (or ``--out DIR``):
 ``{"name", "machine": {...}, "results": [{...}, ...], "sources": {path: digest}, ...}``; ``sources`` lets the book
-tell a current result from a stale one (:func:`transformer.viz.benchmarks.result_status`).
+tell a current result from a stale one (:func:`transformer_book.results.result_status`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from transformer.viz.benchmarks import source_digests
+from transformer_book.results import source_digests
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -147,16 +147,19 @@ def parse_args(p: argparse.ArgumentParser) -> argparse.Namespace:
 
 
 def imported_package_files(include_viz: bool = False) -> list[str]:
-    """The package's source files this process imported (``transformer/...py``, relative to the package's parent):
-    what a model benchmark's numbers depend on. The figures (``transformer/viz``) do not change a measurement."""
+    """The source files of the model package and the book kit that this process imported (``transformer/...py``,
+    ``transformer_book/...py``, relative to the repository root): what a benchmark's numbers depend on. The figures
+    (``transformer_book/viz``) do not change a measurement, so they count only with ``include_viz``."""
     files = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if path and (name == "transformer" or name.startswith("transformer.")):
-            if include_viz or not (name == "transformer.viz" or name.startswith("transformer.viz.")):
-                files.append(Path(path).resolve())
-    package_parent = Path(sys.modules["transformer"].__file__).resolve().parent.parent
-    return [f.relative_to(package_parent).as_posix() for f in files]
+        top = name.split(".")[0]
+        if not path or top not in ("transformer", "transformer_book"):
+            continue
+        if include_viz or not (name == "transformer_book.viz" or name.startswith("transformer_book.viz.")):
+            files.append(Path(path).resolve())
+    root = Path(sys.modules["transformer"].__file__).resolve().parent.parent
+    return [f.relative_to(root).as_posix() for f in files]
 
 
 def write_results(

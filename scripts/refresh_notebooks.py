@@ -32,7 +32,7 @@ from book_toc import toc_files  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 CHECK_TAG = "nbval-check-output"
-STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # transformer.viz.BOOK_ENV
+STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # transformer_book.viz.BOOK_ENV
 
 
 def toc_notebooks() -> list[Path]:

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 import torch
 
-from transformer.viz.benchmarks import book_figure, file_digest, ratio_figure, result_status, source_digests
+from transformer_book.viz.benchmarks import book_figure, file_digest, ratio_figure, result_status, source_digests
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -54,7 +54,7 @@ def test_train_step_benchmark_writes_ratios_of_two_models_computing_the_same_fun
         torch.set_num_threads(threads)
     payload = load_results(tmp_path / "train_step.json")
     assert "transformer/model.py" in payload["sources"] and "transformer/attention.py" in payload["sources"]
-    assert not any(path.startswith("transformer/viz/") for path in payload["sources"])  # figures change no timing
+    assert not any(path.startswith("transformer_book/viz/") for path in payload["sources"])  # figures change no timing
     assert payload["results"]
     for row in payload["results"]:
         assert row["ours_ms"] > 0 and row["torch_ms"] > 0
@@ -150,7 +150,7 @@ def test_book_benchmark_times_notebooks_as_the_build_runs_them_and_measures_page
     assert [(row["notebook"], row["code_cells"], row["ok"]) for row in executed] == [("tiny.ipynb", 2, True)]
     assert {row["page"] for row in payload["results"] if row["kind"] == "page"} == {"book/chapter.html", "book/other.html"}
     assert payload["summary"]["execute_ok"] and payload["summary"]["heaviest_page"] == "book/chapter.html"
-    assert "transformer/viz/__init__.py" in payload["sources"]  # the chapters draw with the package's figures
+    assert "transformer_book/viz/__init__.py" in payload["sources"]  # the chapters draw with the book kit's figures
 
 
 def test_book_benchmark_reports_a_failing_chapter_with_its_error_and_cell(tmp_path):

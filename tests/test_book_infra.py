@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-import transformer.viz as viz
+import transformer_book.viz as viz
 
 ROOT = Path(__file__).resolve().parents[1]
 PLOTLY_JSON = "application/vnd.plotly.v1+json"
@@ -38,8 +38,20 @@ def _figure() -> go.Figure:
     return go.Figure(go.Scatter(x=[1, 2, 3], y=[3, 1, 2]))
 
 
-def test_importing_viz_selects_the_book_renderer() -> None:
+def test_setup_notebook_selects_the_book_renderer_and_importing_does_not() -> None:
+    import transformer_book
+
+    pio.renderers.default = "json"
+    import transformer_book.viz.attention  # noqa: F401  (an import changes nothing global)
+
+    assert pio.renderers.default == "json"
+    transformer_book.setup_notebook()
     assert pio.renderers.default == viz.RENDERER
+
+
+@pytest.fixture(autouse=True)
+def book_renderer() -> None:
+    viz.use_book_renderer()
 
 
 def test_static_build_writes_html_without_plotlyjs(static_build: None) -> None:

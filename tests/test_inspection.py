@@ -7,7 +7,10 @@ import pytest
 import torch
 from conftest import small_model
 
-from transformer.ablation import (
+from transformer.data import BOS_ID, EOS_ID, make_batch, task_target, token_label
+from transformer.decoding import greedy_decode
+from transformer.training import TrainConfig, train
+from transformer_book.ablation import (
     KINDS,
     ablate_heads,
     ablation_study,
@@ -15,10 +18,7 @@ from transformer.ablation import (
     attention_modules,
     head_ablation,
 )
-from transformer.data import BOS_ID, EOS_ID, make_batch, task_target, token_label
-from transformer.decoding import greedy_decode
-from transformer.training import TrainConfig, train
-from transformer.viz import inspect as vi
+from transformer_book.viz import inspect as vi
 
 SRC = torch.tensor([[5, 7, 5, 9, 4], [8, 3, 6, 0, 0]])  # (B, S): row 1 padded
 TGT = torch.tensor([[1, 5, 7, 5], [1, 8, 0, 0]])  # (B, T): row 1 padded
@@ -325,7 +325,7 @@ def test_parse_symbols_accepts_task_symbols_only():
 def test_source_alignment_reads_the_diagonal_for_copy_and_the_anti_diagonal_for_reverse(model):
     """Force every cross-attention head onto the diagonal (queries = keys = position only): copy scores 1, reverse
     scores only where the two alignments meet."""
-    from transformer.ablation import source_alignment
+    from transformer_book.ablation import source_alignment
 
     def diagonal_maps(src, tgt, src_mask=None, tgt_mask=None):
         B, S, T = src.size(0), src.size(1), tgt.size(1)
@@ -343,7 +343,7 @@ def test_source_alignment_reads_the_diagonal_for_copy_and_the_anti_diagonal_for_
 
 
 def test_attention_sharpness_is_one_for_one_hot_maps_and_one_over_k_for_uniform(model):
-    from transformer.ablation import attention_sharpness
+    from transformer_book.ablation import attention_sharpness
 
     def maps(src, tgt, src_mask=None, tgt_mask=None):
         B, S, T, H = src.size(0), src.size(1), tgt.size(1), model.config.n_heads

@@ -9,7 +9,7 @@ from torch import nn
 
 from transformer import DecoderLayer, EncoderLayer, FeedForward, Transformer, TransformerConfig
 from transformer.training import small_model_config
-from transformer.viz import model as viz
+from transformer_book.viz import model as viz
 
 BASE = TransformerConfig(37_000, 37_000, share_embeddings=True, tie_output_embedding=True)
 BIG = TransformerConfig(37_000, 37_000, d_model=1024, n_heads=16, d_ff=4096, share_embeddings=True,

@@ -1,7 +1,7 @@
 """Each mistake of the chapter "Pitfalls", caught. ``test_catalogue_case_is_caught`` runs every check of
-``transformer.pitfalls.CASES`` on its faulty variant (it must fail) and on the package (it must pass); the other
+``transformer_book.pitfalls.CASES`` on its faulty variant (it must fail) and on the package (it must pass); the other
 tests pin down how each faulty variant misbehaves, and that the checks also pass for the package's other
-configurations. The checks live in ``transformer.pitfalls`` so the book can show them."""
+configurations. The checks live in ``transformer_book.pitfalls`` so the book can show them."""
 
 import math
 import re
@@ -13,8 +13,8 @@ import torch.nn.functional as F
 from conftest import small_config, small_model
 
 from transformer import EncoderLayer, TransformerConfig, causal_mask, scaled_dot_product_attention
-from transformer import pitfalls as P
 from transformer.training import sequence_loss
+from transformer_book import pitfalls as P
 
 
 def caught(check, variant, error=AssertionError):
@@ -270,7 +270,7 @@ def test_build_model_rejects_an_unknown_mistake():
 
 
 def test_head_split_figure_shows_tokens_in_order_only_for_the_package():
-    from transformer.viz.pitfalls import head_split_figure
+    from transformer_book.viz.pitfalls import head_split_figure
 
     fig = head_split_figure(n_heads=4, length=6)
     package, faulty = (np.asarray(trace.z) for trace in fig.data)  # token position per (head, row)
@@ -280,7 +280,7 @@ def test_head_split_figure_shows_tokens_in_order_only_for_the_package():
 
 def test_training_picker_keeps_the_baseline_visible_in_every_state():
     from transformer.training import History
-    from transformer.viz.pitfalls import training_picker
+    from transformer_book.viz.pitfalls import training_picker
 
     def history(final_loss):
         return History(step=[1, 2], loss=[3.0, final_loss], eval_token_accuracy=[0.9], eval_exact_match=[0.5])
@@ -294,7 +294,7 @@ def test_training_picker_keeps_the_baseline_visible_in_every_state():
 
 
 def test_picker_notes_are_wrapped_so_they_fit_the_figure():
-    from transformer.viz.pitfalls import mask_picker
+    from transformer_book.viz.pitfalls import mask_picker
 
     note = " ".join(["word"] * 60)  # 299 characters
     fig = mask_picker({"m": torch.zeros(2, 2)}, ["a", "b"], ["a", "b"], notes={"m": note})
@@ -303,14 +303,14 @@ def test_picker_notes_are_wrapped_so_they_fit_the_figure():
 
 
 def test_mask_picker_rejects_weights_that_do_not_match_the_tokens():
-    from transformer.viz.pitfalls import mask_picker
+    from transformer_book.viz.pitfalls import mask_picker
 
     with pytest.raises(ValueError, match="do not match"):
         mask_picker({"m": torch.zeros(3, 4)}, ["a", "b", "c"], ["a", "b", "c"])
 
 
 def test_wavelength_figure_labels_max_len_at_its_line():
-    from transformer.viz.pitfalls import wavelength_figure
+    from transformer_book.viz.pitfalls import wavelength_figure
 
     fig = wavelength_figure(d_model=64, max_len=5000)
     (line,), (label,) = fig.layout.shapes, fig.layout.annotations

@@ -19,8 +19,8 @@ from transformer import (
     TransformerConfig,
     sinusoidal_table,
 )
-from transformer.viz import embeddings as emb_viz
-from transformer.viz import positional as pos_viz
+from transformer_book.viz import embeddings as emb_viz
+from transformer_book.viz import positional as pos_viz
 
 
 def rotation_by_hand(k: int, d_model: int) -> torch.Tensor:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from transformer import MultiHeadAttention, scaled_dot_product_attention
-from transformer.viz.attention import scaling_experiment
+from transformer_book.viz.attention import scaling_experiment
 
 D_KS = (1, 4, 16, 64, 256, 1024)
 

@@ -23,7 +23,7 @@ from transformer.training import (
     train_task,
 )
 from transformer.utils import select_device
-from transformer.viz.training import history_figure
+from transformer_book.viz.training import history_figure
 
 
 def _logits_and_target():

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from transformer import causal_mask, scaled_dot_product_attention, target_mask
-from transformer.viz import attention as va
-from transformer.viz import masks as vm
-from transformer.viz.controls import dropdown
+from transformer_book.viz import attention as va
+from transformer_book.viz import masks as vm
+from transformer_book.viz.controls import dropdown
 
 TOKENS = ["<s>", "the", "cat", "&", "the", "<pad>"]
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.optim.lr_scheduler import LambdaLR
-from tqdm.auto import tqdm
-from tqdm.std import tqdm as std_tqdm
 
 from .config import TransformerConfig
 from .data import DEFAULT_VOCAB_SIZE, FIRST_SYMBOL, PAD_ID, TASKS, Batch, task_batch
@@ -358,9 +357,7 @@ def _run(
     generator: torch.Generator, history: History, progress: bool | str, stop_at_exact_match: float | None,
 ) -> None:
     """The loop itself: draw a batch, take a step, log it, evaluate now and then."""
-    text = {"file": sys.stdout, "mininterval": 0.5} if progress == "text" else {}
-    bar_class = std_tqdm if progress == "text" else tqdm
-    bar = bar_class(range(1, c.steps + 1), desc=f"training {c.task}", disable=not progress, leave=True, **text)
+    bar = _progress_bar(range(1, c.steps + 1), f"training {c.task}", progress)
     for step in bar:
         start = time.perf_counter()
         model.train()
@@ -382,6 +379,35 @@ def _run(
             if stop_at_exact_match is not None and result.exact_match >= stop_at_exact_match:
                 break
     bar.close()
+
+
+class _NoBar:
+    """What :func:`_progress_bar` returns without tqdm: the steps, and nothing shown."""
+
+    def __init__(self, steps: range):
+        self.steps = steps
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.steps)
+
+    def set_postfix(self, **values: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(steps: range, description: str, progress: bool | str) -> Iterable[int]:
+    """A tqdm bar over ``steps`` (tqdm is optional: without it, or with ``progress=False``, nothing is shown)."""
+    try:
+        from tqdm.auto import tqdm
+        from tqdm.std import tqdm as std_tqdm
+    except ImportError:
+        return _NoBar(steps)
+    if not progress:
+        return _NoBar(steps)
+    text = {"file": sys.stdout, "mininterval": 0.5} if progress == "text" else {}
+    return (std_tqdm if progress == "text" else tqdm)(steps, desc=description, leave=True, **text)
 
 
 def train_task(

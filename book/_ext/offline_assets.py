@@ -1,7 +1,7 @@
 """Sphinx extension: the built book loads nothing from the network.
 
 - Marks the build as the static book (``TRANSFORMER_BOOK_STATIC=1`` in ``os.environ``) before any notebook runs, so
-  the kernels the build starts inherit it and ``transformer.viz`` writes figures as plain ``text/html``.
+  the kernels the build starts inherit it and ``transformer_book.viz`` writes figures as plain ``text/html``.
 - Copies the assets fetched by ``scripts/vendor_assets.sh`` (``book/_vendor/``) and the plotly.js shipped with the
   installed plotly package to ``_static/vendor/`` of the output (not via ``html_static_path``: Jupyter Book injects
   every .js/.css found there into every page).
@@ -28,7 +28,7 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer.viz.BOOK_ENV
+BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer_book.viz.BOOK_ENV
 VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source folder)
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
 REQUIRED = ("mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js")

@@ -7,8 +7,9 @@ from collections import Counter
 import plotly.graph_objects as go
 import torch
 
-from ..config import TransformerConfig
-from ..model import Transformer
+from transformer.config import TransformerConfig
+from transformer.model import Transformer
+
 from .controls import dropdown
 
 # Block colours, close to the paper's figure 1.

@@ -27,12 +27,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .config import TransformerConfig
-from .embeddings import sinusoidal_table
-from .layers import DecoderLayer, EncoderLayer, FeedForward
-from .masks import causal_mask, padding_mask, padding_mask_from_lengths
-from .model import Transformer
+from transformer.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer.config import TransformerConfig
+from transformer.embeddings import sinusoidal_table
+from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
+from transformer.masks import causal_mask, padding_mask, padding_mask_from_lengths
+from transformer.model import Transformer
 
 # ======================================================================================
 # Part 1: the faulty variants (DELIBERATELY WRONG)

@@ -18,8 +18,9 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from ..attention import scaled_dot_product_attention
-from ..masks import causal_mask, padding_mask, target_mask
+from transformer.attention import scaled_dot_product_attention
+from transformer.masks import causal_mask, padding_mask, target_mask
+
 from .attention import style, to_numpy, token_labels
 from .controls import dropdown
 

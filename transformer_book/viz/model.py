@@ -19,8 +19,9 @@ import torch.nn.functional as F
 from plotly.subplots import make_subplots
 from torch import Tensor, nn
 
-from ..config import TransformerConfig
-from ..model import Encoder
+from transformer.config import TransformerConfig
+from transformer.model import Encoder
+
 from .attention import SIGNED_SCALE, style
 from .controls import dropdown
 from .overview import COLOURS, arrow, meta_model
@@ -139,7 +140,7 @@ def _group_colour(node: str) -> str:
 
 def parameter_explorer():
     """An ipywidgets explorer (live kernel only): choose the sizes and see the parameter count by component, computed
-    on a meta-device model. Wrap it with :func:`transformer.viz.live_only` in a chapter."""
+    on a meta-device model. Wrap it with :func:`transformer_book.viz.live_only` in a chapter."""
     import ipywidgets as widgets
 
     d_model = widgets.Dropdown(options=[64, 128, 256, 512, 768, 1024], value=512, description="d_model")

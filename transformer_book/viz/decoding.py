@@ -11,8 +11,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..data import BOS_ID, PAD_ID
-from ..decoding import BeamTrace, GreedyStep
+from transformer.data import BOS_ID, PAD_ID
+from transformer.decoding import BeamTrace, GreedyStep
+
 from .attention import style
 from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind, _label
 

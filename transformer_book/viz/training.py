@@ -13,8 +13,9 @@ import torch
 import torch.nn.functional as F
 from plotly.subplots import make_subplots
 
-from ..data import BOS_ID, EOS_ID, PAD_ID, Batch, token_label
-from ..training import History, smoothed_targets
+from transformer.data import BOS_ID, EOS_ID, PAD_ID, Batch, token_label
+from transformer.training import History, smoothed_targets
+
 from .attention import style
 
 # Token kinds, coloured alike in every figure of the chapter.

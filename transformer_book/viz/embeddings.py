@@ -16,7 +16,8 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor, nn
 
-from ..embeddings import TokenEmbedding, sinusoidal_table
+from transformer.embeddings import TokenEmbedding, sinusoidal_table
+
 from .attention import FONT, SIGNED_SCALE, to_numpy, token_labels
 from .controls import dropdown
 

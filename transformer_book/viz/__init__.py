@@ -1,8 +1,9 @@
 """The figures the book draws, rendered the same way live (Jupyter, Colab, VS Code) and in the static book.
 
-Importing this package (importing any ``transformer.viz.<topic>`` module does) selects the plotly renderer
-``"transformer_book"``. A notebook then simply ends a cell with ``fig`` (preferred) or calls ``fig.show()``; there is
-no ``show`` helper. What a figure's output carries:
+Importing this package changes nothing global. A notebook's first cell switches the book's plotly renderer on
+explicitly, with :func:`transformer_book.setup_notebook` (which calls :func:`use_book_renderer`); a chapter then simply
+ends a cell with ``fig`` (preferred) or calls ``fig.show()``; there is no ``show`` helper. What a figure's output
+carries:
 
 - **static book build** (``in_static_build()``: the environment variable ``TRANSFORMER_BOOK_STATIC=1``, which
   ``make book`` and the book's Sphinx extension ``book/_ext/offline_assets.py`` set, so the kernels the build starts
@@ -21,7 +22,7 @@ clear note (and, optionally, a static stand-in such as a plotly figure with slid
 every widget *inside* the factory: a widget created at top level is saved in the page's widget state even if it is
 never shown, which makes the static page load ipywidgets' 4 MB manager for nothing.
 
-Kernel-free controls (plotly dropdown menus) are built with :func:`transformer.viz.controls.dropdown`, so every
+Kernel-free controls (plotly dropdown menus) are built with :func:`transformer_book.viz.controls.dropdown`, so every
 figure's menus look and behave alike.
 
 Figure text: prefer HTML tags (``d<sub>k</sub>``, ``√d<sub>model</sub>``) to LaTeX ``$...$``, which plotly renders
@@ -37,10 +38,10 @@ from collections.abc import Callable
 from typing import Any
 
 import plotly.io as pio
-from plotly.io._base_renderers import MimetypeRenderer
-from plotly.io._utils import plotly_cdn_url
+from plotly.io.base_renderers import MimetypeRenderer
+from plotly.offline import get_plotlyjs_version
 
-__all__ = ["BOOK_ENV", "BookRenderer", "figure_html", "in_static_build", "live_only"]
+__all__ = ["BOOK_ENV", "BookRenderer", "figure_html", "in_static_build", "live_only", "use_book_renderer"]
 
 BOOK_ENV = "TRANSFORMER_BOOK_STATIC"
 RENDERER = "transformer_book"
@@ -77,6 +78,11 @@ def _in_colab() -> bool:
     return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 
 
+def _plotly_cdn_url() -> str:
+    """The CDN address of the plotly.js that matches the installed plotly (live use only; the book vendors its own)."""
+    return f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
+
+
 def figure_html(fig: Any, load_plotlyjs: bool = False) -> str:
     """The ``<div>`` + script that draws ``fig`` (a figure or its dict), never embedding plotly.js or MathJax.
 
@@ -102,7 +108,7 @@ def figure_html(fig: Any, load_plotlyjs: bool = False) -> str:
     body_start, body_end = page.find(">", start) + 1, page.rfind("</script>")
     if start < 0 or body_end < body_start:  # plotly changed its template: fall back to the plain figure
         return page
-    script = _LOADER.replace("__URL__", plotly_cdn_url()).replace("__DRAW__", page[body_start:body_end])
+    script = _LOADER.replace("__URL__", _plotly_cdn_url()).replace("__DRAW__", page[body_start:body_end])
     return f"{page[:body_start]}\n{script}\n{page[body_end:]}"
 
 
@@ -155,5 +161,8 @@ def live_only(widget_factory: Callable[[], Any], note: str = "", static: Any = N
     return widget_factory()
 
 
-pio.renderers[RENDERER] = BookRenderer()
-pio.renderers.default = RENDERER
+def use_book_renderer() -> None:
+    """Register the book's renderer and make it plotly's default, for this kernel: called once by every chapter's
+    first cell (through :func:`transformer_book.setup_notebook`), never as a side effect of an import."""
+    pio.renderers[RENDERER] = BookRenderer()
+    pio.renderers.default = RENDERER

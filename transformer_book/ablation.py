@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .attention import MultiHeadAttention
-from .data import DEFAULT_VOCAB_SIZE, PAD_ID, Batch, task_batch
-from .model import Transformer
-from .training import evaluate
-from .utils import make_generator
+from transformer.attention import MultiHeadAttention
+from transformer.data import DEFAULT_VOCAB_SIZE, PAD_ID, Batch, task_batch
+from transformer.model import Transformer
+from transformer.training import evaluate
+from transformer.utils import make_generator
 
 KINDS = ("encoder", "decoder", "cross")
 

@@ -1,4 +1,4 @@
-"""Figures for the chapter "Pitfalls": what each mistake of :mod:`transformer.pitfalls` visibly does.
+"""Figures for the chapter "Pitfalls": what each mistake of :mod:`transformer_book.pitfalls` visibly does.
 
 Every control (dropdowns) switches between states computed in advance, so the figures work in the static book
 without a kernel.
@@ -18,12 +18,13 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from ..attention import MultiHeadAttention
+from transformer.attention import MultiHeadAttention
+
 from ..pitfalls import SplitHeadsWithoutTranspose, sinusoidal_table_with_base
 from .attention import WEIGHTS_SCALE, style, to_numpy, token_labels
 
 if TYPE_CHECKING:
-    from ..training import History
+    from transformer.training import History
 
 CORRECT_COLOUR, FAULTY_COLOUR = "#2563eb", "#dc2626"
 
@@ -121,7 +122,7 @@ def training_picker(
 
 def head_split_figure(n_heads: int = 4, length: int = 6) -> go.Figure:
     """Which token each head's row holds after the split, for the package's ``_split`` and for the ``view`` without a
-    transpose (:class:`~transformer.pitfalls.SplitHeadsWithoutTranspose`).
+    transpose (:class:`~transformer_book.pitfalls.SplitHeadsWithoutTranspose`).
 
     The input holds, at position ``t`` and feature block ``c``, the number ``t * H + c``; the figure colours every
     (head, row) of the split by the position it came from and writes ``t<position> b<block>`` in the cell. Correct: row

@@ -20,7 +20,8 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from ..attention import scaled_dot_product_attention
+from transformer.attention import scaled_dot_product_attention
+
 from .controls import dropdown
 
 MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped

@@ -18,10 +18,11 @@ from IPython.display import HTML
 from plotly.subplots import make_subplots
 from torch import Tensor
 
+from transformer.data import BOS_ID, EOS_ID, FIRST_SYMBOL, token_label
+from transformer.decoding import greedy_decode
+from transformer.model import Transformer
+
 from ..ablation import KINDS, AblationResult
-from ..data import BOS_ID, EOS_ID, FIRST_SYMBOL, token_label
-from ..decoding import greedy_decode
-from ..model import Transformer
 from .attention import WEIGHTS_SCALE, style, token_labels
 from .controls import dropdown
 
@@ -215,7 +216,7 @@ def parse_symbols(text: str, vocab_size: int) -> list[int]:
 
 def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9") -> object:
     """A live ipywidgets explorer: type a sequence, pick a model, see every attention map (all layers, heads and the
-    three attention types) of the model answering it. Needs a kernel; wrap it in :func:`transformer.viz.live_only`."""
+    three attention types) of the model answering it. Needs a kernel; wrap it in :func:`transformer_book.viz.live_only`."""
     import ipywidgets as widgets
     from IPython.display import display
 

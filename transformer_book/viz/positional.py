@@ -18,7 +18,8 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from ..embeddings import sinusoidal_table
+from transformer.embeddings import sinusoidal_table
+
 from .attention import FONT, SIGNED_SCALE
 from .controls import dropdown
 

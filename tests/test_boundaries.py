@@ -1,0 +1,72 @@
+"""The package boundary: ``transformer`` is the model (torch and numpy only), ``transformer_book`` the book kit beside it.
+
+The kit imports the core, never the reverse; importing the core loads no figure, notebook or progress-bar library;
+importing the kit changes no global state (a chapter switches the renderer on in its first cell)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_ONLY = ("plotly", "IPython", "ipywidgets", "bertviz", "transformer_book", "pandas", "matplotlib")
+OPTIONAL = ("tqdm",)  # the core imports it inside the function that draws a progress bar, and does without it
+
+
+def _imported_modules(code: str) -> set[str]:
+    """The top-level names of every module a fresh interpreter has loaded after running ``code``."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout
+    return {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
+
+
+@pytest.mark.parametrize("code", ["import transformer", "import transformer.__main__", "import transformer.interop"])
+def test_importing_the_core_loads_no_book_library(code: str) -> None:
+    loaded = _imported_modules(code)
+    assert not loaded & set(BOOK_ONLY), f"{code!r} loaded {sorted(loaded & set(BOOK_ONLY))}"
+
+
+def test_importing_the_kit_loads_no_plotly_until_a_figure_is_asked_for() -> None:
+    assert "plotly" not in _imported_modules("import transformer_book, transformer_book.results")
+
+
+def _imports_of(path: Path, module_level: bool = False) -> set[str]:
+    """Absolute module names that ``path`` imports (relative imports resolved against its package); with
+    ``module_level``, only the imports that run when the module is imported."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    names = set()
+    tree = ast.parse(path.read_text())
+    for node in tree.body if module_level else ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                names.add(".".join(base + ([node.module] if node.module else [])))
+            else:
+                names.add(node.module)
+    return names
+
+
+def test_the_core_never_imports_the_book_kit() -> None:
+    for path in sorted((ROOT / "transformer").rglob("*.py")):
+        bad = {n for n in _imports_of(path) if n.split(".")[0] in BOOK_ONLY}
+        bad |= {n for n in _imports_of(path, module_level=True) if n.split(".")[0] in OPTIONAL}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_the_core_declares_only_torch_and_numpy() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert sorted(dep.split(">")[0].split("=")[0].strip() for dep in project["dependencies"]) == ["numpy", "torch"]
+    live = " ".join(project["optional-dependencies"]["live"])
+    for name in ("plotly", "ipython", "ipywidgets", "bertviz", "tqdm"):
+        assert name in live, f"the live extra must install {name}, which the book kit imports"

@@ -1,0 +1,26 @@
+"""The book kit: what the chapters of *The Transformer, Interactive* use beside the model.
+
+The model itself is the package :mod:`transformer` (torch and numpy only); this package holds what only the book
+needs, and imports the model, never the other way round:
+
+- :mod:`transformer_book.viz`: the figures (plotly builders, kernel-free controls, the bertviz adapter, live
+  ipywidgets explorers) and the renderer that writes them for the static book and for live notebooks;
+- :mod:`transformer_book.pitfalls`: the mistakes of popular write-ups as faulty variants, and the checks that catch
+  them;
+- :mod:`transformer_book.ablation`: silencing heads and measuring what the model loses, and alignment scores;
+- :mod:`transformer_book.results`: reading the benchmark results and telling current from stale ones.
+
+Importing this package loads no plotly: a chapter calls :func:`setup_notebook` in its first cell.
+"""
+
+from __future__ import annotations
+
+__all__ = ["setup_notebook"]
+
+
+def setup_notebook() -> None:
+    """Switch on what a chapter's figures need in this kernel: the book's plotly renderer (static ``text/html``
+    in the built book, plotly's own output live; see :mod:`transformer_book.viz`)."""
+    from .viz import use_book_renderer
+
+    use_book_renderer()
