@@ -57,8 +57,11 @@ $(REPO_VENV_PYTHON):
 	$(BOOTSTRAP_PYTHON) -m venv $(CURDIR)/.venv
 
 # Resolve requirements.txt afresh (no constraints) in a throw-away environment and freeze it into constraints.txt.
+# With the oldest Python the book builds on (sphinx-book-theme 1.3 needs 3.11; Debian 12 has 3.11.2): newer releases
+# of some packages need a newer Python than a machine may have, never the other way round.
+LOCK_PYTHON ?= python3.11
 lock:
-	rm -rf _build/lock-venv && $(BOOTSTRAP_PYTHON) -m venv _build/lock-venv
+	rm -rf _build/lock-venv && $(LOCK_PYTHON) -m venv _build/lock-venv
 	_build/lock-venv/bin/python -m pip install -q "torch==$(TORCH_VERSION)" -r requirements.txt
 	_build/lock-venv/bin/python scripts/lock_constraints.py > constraints.txt
 	rm -rf _build/lock-venv
