@@ -30,7 +30,7 @@ NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeou
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
 	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium"
-	@echo "make lock          re-resolve requirements.txt in a fresh environment and rewrite constraints.txt"
+	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery) into book/_vendor"
 	@echo "make book          setup + vendor + execute and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
