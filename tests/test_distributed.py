@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -39,8 +38,8 @@ def _rank(rank: int, store: str, out: str) -> None:
     dist.destroy_process_group()
 
 
-def test_two_gloo_processes_train_the_weights_one_process_trains(tmp_path) -> None:
-    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+def test_two_gloo_processes_train_the_weights_one_process_trains(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo")  # the spawned ranks inherit it
     out = tmp_path / "ddp.pt"
     context = mp.start_processes(_rank, args=(str(tmp_path / "store"), str(out)), nprocs=2, join=False, start_method="spawn")
     deadline = time.monotonic() + 120  # a hang fails the test instead of stalling CI
