@@ -22,6 +22,8 @@ TORCH_VERSION ?= 2.13.0
 # (book/_ext/offline_assets.py sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
+# Debian packages (each named as its command) that make setup installs with apt when they are missing.
+APT_TOOLS := chromium npm
 NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
 
@@ -29,7 +31,7 @@ NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeou
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
-	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium"
+	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium and npm"
 	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery) into book/_vendor"
 	@echo "make book          setup + vendor + execute and build the book into _build/html (-W: warnings fail)"
@@ -47,10 +49,11 @@ $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REP
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
 	$(PIP_INSTALL) -e .
-	@command -v chromium >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
-		elif [ -n "$$CI" ]; then sudo apt-get update -qq && sudo apt-get install -y -qq chromium; \
-		else echo "setup: chromium is missing; the browser test needs it (sudo apt-get install chromium)" >&2; fi; }
+	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
+		elif [ -n "$$CI" ]; then sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; \
+		else echo "setup: missing$$missing (make vendor needs npm, the browser test chromium): sudo apt-get install$$missing" >&2; fi; fi
 	@mkdir -p $(dir $@) && touch $@
 
 $(REPO_VENV_PYTHON):
