@@ -1,8 +1,20 @@
 # The Transformer, Interactive. `make book` builds the site into _build/html; `make test` runs every check.
 # Sized for 2 cores: JOBS pytest workers (notebooks are kept whole per worker with --dist loadfile).
 
-PYTHON ?= python3
+# Everything runs in a virtual environment: the active one (VIRTUAL_ENV set), else the repository's own .venv, which
+# `make setup` creates with BOOTSTRAP_PYTHON (any Python >= 3.10; on Debian/Ubuntu it needs apt's python3-venv).
+# So the system Python is never installed into (PEP 668). Its bin/ goes first on the PATH for every recipe, so
+# jupyter-book, pytest's subprocesses and the notebooks' python3 kernel are that environment's.
+BOOTSTRAP_PYTHON ?= python3
+REPO_VENV_PYTHON := $(CURDIR)/.venv/bin/python
+VENV ?= $(if $(VIRTUAL_ENV),$(VIRTUAL_ENV),$(CURDIR)/.venv)
+PYTHON ?= $(VENV)/bin/python
+export VIRTUAL_ENV := $(VENV)
+export PATH := $(VENV)/bin:$(PATH)
 PIP ?= $(PYTHON) -m pip
+# constraints.txt pins every package the build depends on (`make lock` refreshes it); requirements.txt says what we
+# need, with the few pins we choose ourselves (the book's theme), which constraints.txt leaves to it.
+PIP_INSTALL = $(PIP) install -q -c constraints.txt
 JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
 TORCH_VERSION ?= 2.13.0
@@ -10,16 +22,21 @@ TORCH_VERSION ?= 2.13.0
 # (book/_ext/offline_assets.py sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
+# Debian packages (each named as its command) that make setup installs with apt when they are missing.
+APT_TOOLS := chromium npm
 NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
 
-.PHONY: help setup vendor book clean clean-all lint test nbval browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint test nbval browser-test refresh
 
 help:
-	@echo "make setup         install torch $(TORCH_VERSION) (when no torch), requirements.txt, the package, chromium"
+	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
+	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium and npm"
+	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery) into book/_vendor"
 	@echo "make book          setup + vendor + execute and build the book into _build/html (-W: warnings fail)"
-	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks)"
+	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
+	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
 	@echo "make test          lint + book + pytest tests (browser test included) + nbval"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
@@ -28,15 +45,29 @@ help:
 setup: $(SETUP_STAMP)
 
 # Re-run when the requirements change; quick and idempotent when everything is installed already.
-$(SETUP_STAMP): requirements.txt pyproject.toml
+$(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
-	$(PIP) install -q -r requirements.txt
-	$(PIP) install -q -e .
-	@command -v chromium >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
-		elif [ -n "$$CI" ]; then sudo apt-get update -qq && sudo apt-get install -y -qq chromium; \
-		else echo "setup: chromium is missing; the browser test needs it (sudo apt-get install chromium)" >&2; fi; }
+	$(PIP_INSTALL) -r requirements.txt
+	$(PIP_INSTALL) -e .
+	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
+		elif [ -n "$$CI" ]; then sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; \
+		else echo "setup: missing$$missing (make vendor needs npm, the browser test chromium): sudo apt-get install$$missing" >&2; fi; fi
 	@mkdir -p $(dir $@) && touch $@
+
+$(REPO_VENV_PYTHON):
+	$(BOOTSTRAP_PYTHON) -m venv $(CURDIR)/.venv
+
+# Resolve requirements.txt afresh (no constraints) in a throw-away environment and freeze it into constraints.txt.
+# With the oldest Python the book builds on (sphinx-book-theme 1.3 needs 3.11; Debian 12 has 3.11.2): newer releases
+# of some packages need a newer Python than a machine may have, never the other way round.
+LOCK_PYTHON ?= python3.11
+lock:
+	rm -rf _build/lock-venv && $(LOCK_PYTHON) -m venv _build/lock-venv
+	_build/lock-venv/bin/python -m pip install -q "torch==$(TORCH_VERSION)" -r requirements.txt
+	_build/lock-venv/bin/python scripts/lock_constraints.py > constraints.txt
+	rm -rf _build/lock-venv
 
 vendor:
 	bash scripts/vendor_assets.sh
@@ -53,6 +84,11 @@ clean-all: clean
 
 lint:
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
+	actionlint .github/workflows/*.yml
+
+# Rewrite the copies of the repository's address (notebooks' install lines, README) from _config.yml.
+sync-url:
+	$(PYTHON) scripts/sync_repository_url.py
 
 nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) book/

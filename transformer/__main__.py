@@ -6,12 +6,14 @@ Run ``python -m transformer --help`` (or ``train --help``, ``evaluate --help``) 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 
 from .checkpoint import load_checkpoint, read_checkpoint, save_checkpoint
 from .data import DEFAULT_VOCAB_SIZE, TASKS
@@ -28,6 +30,7 @@ examples:
   python -m transformer train --task reverse --steps 800 --seed 1 --device cpu --out reverse.pt
   python -m transformer evaluate copy.pt --task copy
   python -m transformer evaluate copy.pt --min-len 11 --max-len 20   # longer than anything seen in training
+  torchrun --nproc_per_node=2 -m transformer train --task copy --distributed --out copy.pt   # data-parallel (DDP)
 """
 
 
@@ -69,12 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seed for the initial weights and the training data (default: %(default)s)")
     train.add_argument("--device", choices=DEVICES, default="auto",
                        help="where to train; auto picks cuda, then mps, then cpu (default: %(default)s)")
+    train.add_argument("--batch-size", type=_positive_int, default=defaults.batch_size,
+                       help="sequences per step, over all processes together (default: %(default)s)")
     train.add_argument("--bf16", action="store_true", help="train under bfloat16 autocast")
     train.add_argument("--threads", type=_positive_int, default=1,
                        help="CPU threads for PyTorch; a model this small is fastest on one (default: %(default)s)")
     train.add_argument("--eval-size", type=_positive_int, default=1000,
                        help="fresh sequences for the final exact match (default: %(default)s)")
     train.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    train.add_argument("--distributed", action="store_true",
+                       help="train data-parallel in the processes torchrun starts (DistributedDataParallel: NCCL on "
+                       "GPUs, one per process, gloo on CPUs); each takes its share of every batch, rank 0 reports "
+                       "and saves")
     train.add_argument("--out", type=Path, required=True, metavar="PATH", help="where to write the checkpoint")
     train.set_defaults(run=_train, subparser=train)
 
@@ -104,24 +113,48 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.out.is_dir():
         parser.error(f"--out: {str(args.out)!r} is a folder; give a file name such as {str(args.out / 'model.pt')!r}")
     device = _device(args.device, parser)
-    print(f"training the small configuration on {args.task!r} for {args.steps} steps on {device}")
+    if args.distributed:
+        device = _join_process_group(device, parser)
+    rank0 = not args.distributed or dist.get_rank() == 0
+    say = print if rank0 else lambda *_: None
+    processes = f" in {dist.get_world_size()} processes" if args.distributed else ""
+    say(f"training the small configuration on {args.task!r} for {args.steps} steps on {device}{processes}")
     start = time.perf_counter()
-    config = TrainConfig(task=args.task, steps=args.steps, seed=args.seed, device=str(device), bf16=args.bf16,
-                         threads=args.threads)
+    config = TrainConfig(task=args.task, steps=args.steps, batch_size=args.batch_size, seed=args.seed,
+                         device=str(device), bf16=args.bf16, threads=args.threads, distributed=args.distributed)
     model, history = train_task(
         args.task, steps=args.steps, seed=args.seed, device=str(device), progress=not args.no_progress, bf16=args.bf16,
-        threads=args.threads,
+        threads=args.threads, batch_size=args.batch_size, distributed=args.distributed,
     )
     wall = time.perf_counter() - start
-    result = evaluate(model, args.task, n=args.eval_size, vocab_size=config.vocab_size,
-                      min_len=config.min_len, max_len=config.max_len)
-    print(f"trained in {history.seconds:.1f} s ({wall:.1f} s with the periodic evaluations)")
-    print(f"exact match on {result.n:,} fresh {args.task} sequences: {result.exact_match:.1%} "
-          f"(token accuracy {result.token_accuracy:.2%})")
-    save_checkpoint(model, args.out, train_config=config.to_dict(), result=result.to_dict(),
-                    train_seconds=history.seconds)
-    print(f"saved {args.out}")
+    if rank0:
+        result = evaluate(model, args.task, n=args.eval_size, vocab_size=config.vocab_size,
+                          min_len=config.min_len, max_len=config.max_len)
+        print(f"trained in {history.seconds:.1f} s ({wall:.1f} s with the periodic evaluations)")
+        print(f"exact match on {result.n:,} fresh {args.task} sequences: {result.exact_match:.1%} "
+              f"(token accuracy {result.token_accuracy:.2%})")
+        save_checkpoint(model, args.out, train_config=config.to_dict(), result=result.to_dict(),
+                        train_seconds=history.seconds)
+        print(f"saved {args.out}")
+    if args.distributed:
+        dist.destroy_process_group()
     return 0
+
+
+def _join_process_group(device: torch.device, parser: argparse.ArgumentParser) -> torch.device:
+    """Join the process group torchrun describes in the environment (unless the caller has already set one up): NCCL
+    with one GPU per process (``LOCAL_RANK``), or gloo on the CPU. Returns this process's device."""
+    if device.type == "mps":
+        parser.error("--distributed: runs on CUDA GPUs (NCCL) or the CPU (gloo); choose --device cuda or --device cpu")
+    if device.type == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        torch.cuda.set_device(device)
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:
+            parser.error("--distributed: start the processes with torchrun, e.g. "
+                         "torchrun --nproc_per_node=2 -m transformer train --distributed --out copy.pt")
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return device
 
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -4,6 +4,11 @@ The loss is the cross-entropy of the logits against the decoder output, averaged
 (padding is ignored). Label smoothing (the paper uses 0.1) trains against a softened target; it is PyTorch's
 built-in ``label_smoothing``, and :func:`label_smoothing_kl` writes out the paper's KL form to show they differ only
 by a constant. The schedule is the paper's warm-up then inverse-square-root decay, as a standard ``LambdaLR``.
+
+With ``TrainConfig(distributed=True)`` the same loop runs data-parallel under PyTorch's own engine
+(``torchrun ... --distributed``, :class:`~torch.nn.parallel.DistributedDataParallel`): every rank draws the same
+global batch from the shared seeded generator and trains on its own slice of the rows, DDP averages the gradients,
+and rank 0 evaluates, shows progress and (in the command line) saves the checkpoint.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
+from torch.nn.parallel import DistributedDataParallel
 from torch.optim.lr_scheduler import LambdaLR
 
 from .config import TransformerConfig
@@ -161,6 +168,10 @@ class TrainConfig:
     about 60 % of the time of 64, but 400-600 such steps missed 1 to 11 of 20. Label smoothing 0.1 (the paper's) keeps
     the model from growing over-confident while it is still wrong; gradients are clipped at norm 1 so that one bad
     batch cannot throw the model off.
+
+    ``distributed=True`` trains data-parallel in a process group that is already set up (``torchrun`` and the
+    command line's ``--distributed`` do that): ``batch_size`` stays the global batch, and each of the group's ranks
+    trains on ``batch_size / world_size`` of its rows, so the run computes what one process would on the whole batch.
     """
 
     task: str = "copy"
@@ -182,6 +193,7 @@ class TrainConfig:
     device: str = "auto"
     bf16: bool = False
     threads: int | None = 1
+    distributed: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -302,19 +314,25 @@ class History:
 
 
 def train_step(
-    model: Transformer, batch: Batch, optimizer: torch.optim.Optimizer, label_smoothing: float = 0.0,
-    clip_norm: float | None = None, bf16: bool = False,
+    model: Transformer | DistributedDataParallel, batch: Batch, optimizer: torch.optim.Optimizer,
+    label_smoothing: float = 0.0, clip_norm: float | None = None, bf16: bool = False, loss_weight: float = 1.0,
 ) -> tuple[float, float]:
-    """One optimisation step on ``batch``; returns its (loss, token accuracy)."""
+    """One optimisation step on ``batch``; returns its (loss, token accuracy).
+
+    The gradient is that of ``loss_weight`` times the loss: a data-parallel rank weights the mean over its own tokens
+    by its share of the global batch's tokens times the number of ranks, so that the gradients DDP averages add up to
+    the gradient of the mean over all the batch's tokens (ranks hold different numbers of real tokens).
+    """
+    pad_id = getattr(model, "module", model).config.pad_id  # DistributedDataParallel wraps the model as .module
     with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=bf16):
         logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
-    loss = sequence_loss(logits.float(), batch.tgt_out, model.config.pad_id, label_smoothing)
+    loss = sequence_loss(logits.float(), batch.tgt_out, pad_id, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    (loss * loss_weight).backward()
     if clip_norm is not None:
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     optimizer.step()
-    return loss.item(), token_accuracy(logits.detach(), batch.tgt_out, model.config.pad_id)
+    return loss.item(), token_accuracy(logits.detach(), batch.tgt_out, pad_id)
 
 
 def train(
@@ -336,6 +354,9 @@ def train(
         raise ValueError(f"the tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={model.config.pad_id}")
     if min(model.config.src_vocab_size, model.config.tgt_vocab_size) < config.vocab_size:
         raise ValueError(f"the model's vocabularies must hold the task's {config.vocab_size} ids")
+    if config.distributed and not dist.is_initialized():
+        raise ValueError("distributed=True needs a process group: launch with torchrun (see "
+                         "`python -m transformer train --help`) or call torch.distributed.init_process_group first")
     device = select_device(config.device)
     model.to(device)
     torch.manual_seed(config.seed)
@@ -357,19 +378,29 @@ def _run(
     generator: torch.Generator, history: History, progress: bool | str, stop_at_exact_match: float | None,
 ) -> None:
     """The loop itself: draw a batch, take a step, log it, evaluate now and then."""
-    bar = _progress_bar(range(1, c.steps + 1), f"training {c.task}", progress)
+    rank, world_size = (dist.get_rank(), dist.get_world_size()) if c.distributed else (0, 1)
+    if c.batch_size % world_size:
+        raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
+    net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
+    bar = _progress_bar(range(1, c.steps + 1), f"training {c.task}", progress if rank == 0 else False)
     for step in bar:
         start = time.perf_counter()
         model.train()
-        batch = task_batch(c.task, c.batch_size, c.vocab_size, c.min_len, c.max_len, generator).to(device)
+        batch = task_batch(c.task, c.batch_size, c.vocab_size, c.min_len, c.max_len, generator)
+        rows = (shard(batch, rank, world_size) if c.distributed else batch).to(device)
         lr = optimizer.param_groups[0]["lr"]
-        loss, accuracy = train_step(model, batch, optimizer, c.label_smoothing, c.clip_norm, c.bf16)
+        weight = rows.n_tokens * world_size / batch.n_tokens
+        loss, accuracy = train_step(net, rows, optimizer, c.label_smoothing, c.clip_norm, c.bf16, weight)
+        if c.distributed:  # the whole batch's loss and accuracy: sums over every rank's tokens
+            totals = torch.tensor([loss * rows.n_tokens, accuracy * rows.n_tokens], device=device, dtype=torch.float64)
+            dist.all_reduce(totals)
+            loss, accuracy = (totals / batch.n_tokens).tolist()
         scheduler.step()
         history.seconds += time.perf_counter() - start
         for name, value in (("step", step), ("loss", loss), ("token_accuracy", accuracy), ("lr", lr)):
             getattr(history, name).append(value)
         if step % c.eval_every == 0 or step == c.steps:
-            result = evaluate(model, c.task, c.eval_size, c.vocab_size, c.min_len, c.max_len)
+            result = _evaluate_on_rank0(model, c, rank)
             history.eval_step.append(step)
             history.eval_exact_match.append(result.exact_match)
             history.eval_token_accuracy.append(result.token_accuracy)
@@ -379,6 +410,28 @@ def _run(
             if stop_at_exact_match is not None and result.exact_match >= stop_at_exact_match:
                 break
     bar.close()
+
+
+def shard(batch: Batch, rank: int, world_size: int) -> Batch:
+    """Rank ``rank``'s rows of ``batch``: the ``rank``-th of ``world_size`` equal slices, the sampler of data-parallel
+    training. Every rank draws the same batch from the shared seeded generator, so the slices together are the
+    batch one process would train on, and no two ranks see the same sequence."""
+    size = len(batch) // world_size
+    rows = slice(rank * size, (rank + 1) * size)
+    tgt_out = batch.tgt_out[rows]
+    return Batch(batch.src[rows], batch.tgt_in[rows], tgt_out, batch.src_mask[rows], batch.tgt_mask[rows],
+                 int((tgt_out != PAD_ID).sum()))
+
+
+def _evaluate_on_rank0(model: Transformer, c: TrainConfig, rank: int) -> EvalResult:
+    """The periodic evaluation. Data-parallel, rank 0 scores and sends every rank its result, so that all of them log
+    the same history and stop at the same step."""
+    result = evaluate(model, c.task, c.eval_size, c.vocab_size, c.min_len, c.max_len) if rank == 0 else None
+    if c.distributed:
+        received = [result]
+        dist.broadcast_object_list(received, src=0)
+        result = received[0]
+    return result
 
 
 class _NoBar:
