@@ -139,3 +139,23 @@ def test_figures_of_tensors_on_another_device_are_drawn_from_cpu_copies():
     assert normed.to_json() == model.norm_figure(x).to_json()
     assert all((reasons[k] == v).all() for k, v in masks.mask_reasons(ids).items())
     assert similarity.to_json() == positional.position_similarity_figure({"sinusoidal": table}, n_positions=12).to_json()
+
+
+def test_every_chapter_that_trains_picks_its_device_once_says_which_and_trains_and_loads_there():
+    import json
+    import re
+    from pathlib import Path
+
+    trains = re.compile(r"(?<![.\w])train(_task)?\(")
+    chapters = sorted((Path(__file__).resolve().parents[1] / "book").glob("*.ipynb"))
+    training = []
+    for path in chapters:
+        cells = json.loads(path.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        if not trains.search(code):
+            continue
+        training.append(path.name)
+        assert code.count('select_device("auto")') == 1 and 'print(f"device: {device}")' in code, path.name
+        calls = re.findall(r"(?<![.\w])(?:train_task|load_checkpoint)\((?:[^()]|\([^()]*\))*\)", code)
+        assert all("device=" in call for call in calls), (path.name, [c for c in calls if "device=" not in c])
+    assert {"07_training.ipynb", "08_decoding.ipynb", "09_inside_the_model.ipynb", "10_pitfalls.ipynb"} <= set(training)
