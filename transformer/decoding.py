@@ -75,31 +75,11 @@ def greedy_steps(
 ) -> Iterator[GreedyStep]:
     """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it.
 
-    The model runs on its own device (``src`` and ``src_mask`` are moved there); every step's tensors come back on
-    ``src``'s device, so a CPU source can be inspected on the CPU whatever device the model is on.
+    The model runs on its own device (``src`` and ``src_mask`` are moved there); every step comes back on ``src``'s
+    device, so a source made on the CPU is decoded on the model's GPU and inspected on the CPU.
     """
-    for step in _greedy_steps(model, src, max_len, use_cache, src_mask, bos_id, eos_id):
-        yield GreedyStep(*(t.to(src.device) for t in (step.decoder_input, step.log_probs, step.next_tokens,
-                                                      step.finished)))
-
-
-def _model_device(model: Transformer) -> torch.device:
-    """Where ``model``'s weights are: decoding computes there, whatever device its inputs were made on."""
-    return next(model.parameters()).device
-
-
-def _on_model_device(model: Transformer, src: Tensor, src_mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
-    """``src`` and ``src_mask`` moved to ``model``'s device (no copy when they are there already)."""
-    device = _model_device(model)
-    return src.to(device), None if src_mask is None else src_mask.to(device)
-
-
-def _greedy_steps(
-    model: Transformer, src: Tensor, max_len: int, use_cache: bool, src_mask: Tensor | None, bos_id: int, eos_id: int,
-) -> Iterator[GreedyStep]:
-    """:func:`greedy_steps` on ``model``'s device: the steps' tensors stay there."""
     _check_arguments(model, max_len, bos_id, eos_id)
-    src, src_mask = _on_model_device(model, src, src_mask)
+    home, (src, src_mask) = src.device, _on_model_device(model, src, src_mask)  # home: where the steps go back
     pad_id = model.config.pad_id
     with _eval_mode(model):  # held until the generator finishes; gradients are switched off step by step
         with torch.no_grad():
@@ -115,11 +95,17 @@ def _greedy_steps(
             with torch.no_grad(), input_checks(enabled=t == 0):
                 log_probs = _next_log_probs(model, tokens[:, : t + 1], memory, src_mask, cache, bias)  # (B, V)
             next_tokens = log_probs.argmax(dim=-1).masked_fill(finished, pad_id)  # (B,)
-            step = GreedyStep(tokens[:, : t + 1], log_probs, next_tokens, finished | (next_tokens == eos_id))
-            yield step
-            tokens[:, t + 1], finished = next_tokens, step.finished
+            done = finished | (next_tokens == eos_id)  # (B,)
+            yield GreedyStep(*(x.to(home) for x in (tokens[:, : t + 1], log_probs, next_tokens, done)))
+            tokens[:, t + 1], finished = next_tokens, done
             if finished.all():
                 break
+
+
+def _on_model_device(model: Transformer, src: Tensor, src_mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """``src`` and ``src_mask`` moved to where ``model``'s weights are (no copy when they are there already)."""
+    device = next(model.parameters()).device
+    return src.to(device), None if src_mask is None else src_mask.to(device)
 
 
 def greedy_decode(
@@ -133,8 +119,8 @@ def greedy_decode(
     the same tokens; the cache only saves work. The model decodes on its own device; the tokens come back on
     ``src``'s device.
     """
-    chosen = [step.next_tokens for step in _greedy_steps(model, src, max_len, use_cache, src_mask, bos_id, eos_id)]
-    return torch.stack(chosen, dim=1).to(src.device)  # (B, L)
+    chosen = [step.next_tokens for step in greedy_steps(model, src, max_len, use_cache, src_mask, bos_id, eos_id)]
+    return torch.stack(chosen, dim=1)  # (B, L), on src's device
 
 
 @dataclass
