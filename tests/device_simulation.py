@@ -6,7 +6,8 @@ ordinary CPU data but reports ``device == meta``, and inside ``with another_devi
 
 - an operation that mixes it with a (non-scalar) plain CPU tensor raises PyTorch's "Expected all tensors to be on
   the same device", as a CUDA tensor meeting a CPU one does;
-- ``.numpy()`` and ``numpy.asarray`` refuse it, as they refuse a CUDA tensor;
+- ``.numpy()`` and ``numpy.asarray`` refuse it, as they refuse a CUDA tensor, and float64 is refused on it, as
+  Apple's MPS refuses it;
 - ``.to("cpu")`` and ``.cpu()`` bring it back as a plain CPU tensor; ``.to("meta")``, ``.to(elsewhere_tensor)`` and
   factories called with ``device=meta`` (``torch.zeros(..., device=x.device)``) put a tensor there;
 - :func:`put_elsewhere` moves a model's weights there, like ``model.to("cuda")``.
@@ -52,6 +53,8 @@ class another_device(TorchFunctionMode):
         plain = tree_map(lambda x: x.as_subclass(Tensor) if isinstance(x, Elsewhere) else x, (args, kwargs))
         if func in (Tensor.numpy, Tensor.__array__) and away:
             raise TypeError("can't convert a tensor on another device to numpy. Use Tensor.cpu() first")
+        if away and (func is Tensor.double or (func is Tensor.to and torch.float64 in tree_leaves((args, kwargs)))):
+            raise TypeError("Cannot convert a tensor on another device to float64 (as on MPS): copy it to the CPU first")
         if func in (Tensor.to, Tensor.cpu):
             if func is Tensor.cpu:
                 device, dtype = torch.device("cpu"), None

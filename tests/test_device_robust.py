@@ -129,16 +129,21 @@ def test_figures_of_a_model_on_another_device_are_drawn_from_cpu_copies(weights)
 
 def test_figures_of_tensors_on_another_device_are_drawn_from_cpu_copies():
     from transformer.embeddings import sinusoidal_table
-    from transformer_book.viz import masks, model, positional
+    from transformer_book.viz import embeddings, masks, model, positional
 
     x, ids, table = torch.randn(2, 3, 4), [5, 7, 0], sinusoidal_table(12, 8)
+    labels = [str(i) for i in range(12)]
     with another_device():
         normed = model.norm_figure(x.to(ELSEWHERE))
         reasons = masks.mask_reasons(torch.tensor(ids).to(ELSEWHERE))
         similarity = positional.position_similarity_figure({"sinusoidal": table.to(ELSEWHERE)}, n_positions=12)
+        rows = embeddings.similarity_figure({"table": table.to(ELSEWHERE)}, labels)
+        lookup = embeddings.lookup_figure(table.to(ELSEWHERE), [1, 3], labels)
     assert normed.to_json() == model.norm_figure(x).to_json()
     assert all((reasons[k] == v).all() for k, v in masks.mask_reasons(ids).items())
     assert similarity.to_json() == positional.position_similarity_figure({"sinusoidal": table}, n_positions=12).to_json()
+    assert rows.to_json() == embeddings.similarity_figure({"table": table}, labels).to_json()
+    assert lookup.to_json() == embeddings.lookup_figure(table, [1, 3], labels).to_json()
 
 
 def test_every_chapter_that_trains_picks_its_device_once_says_which_and_trains_and_loads_there():

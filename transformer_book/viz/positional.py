@@ -383,7 +383,7 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
     names = list(tables)
     fig = go.Figure()
     for n, name in enumerate(names):
-        table = tables[name][:n_positions].detach().double()  # (n_positions, d_model)
+        table = tables[name][:n_positions].detach().cpu().double()  # (n_positions, d_model), on the CPU
         unit = table / table.norm(dim=-1, keepdim=True)
         fig.add_trace(
             go.Heatmap(
