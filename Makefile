@@ -59,8 +59,8 @@ nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) book/
 
 # The guard against checked outputs and asserts that hold on one machine only (a digit that rounds the other way on
-# an AVX2 laptop, a GPU, another thread count). It runs nbval again with the low-order bits of every computation
-# changed: PyTorch's own kernels (ATEN_CPU_CAPABILITY), MKL's matrix products (MKL_ENABLE_INSTRUCTIONS) and oneDNN's
+# an AVX2 laptop or a GPU). CI has one CPU and no GPU, so it runs nbval again with the low-order bits of every
+# computation changed: PyTorch's own kernels (ATEN_CPU_CAPABILITY), MKL's matrix products (MKL_ENABLE_INSTRUCTIONS) and oneDNN's
 # (ONEDNN_MAX_CPU_ISA) use the vector instructions one level below this CPU's (AVX-512 -> AVX2, AVX2 -> none), so
 # sums are split and rounded differently, as on another machine; every checked output must survive it. (The chapters
 # pin torch.set_num_threads(1), and training pins its own thread count, so a thread-count change would not reach them.)
