@@ -27,7 +27,7 @@ APT_TOOLS := chromium npm
 NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint test nbval browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint test nbval nbval-perturbed browser-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -38,7 +38,8 @@ help:
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
-	@echo "make test          lint + book + pytest tests (browser test included) + nbval"
+	@echo "make nbval-perturbed   nbval again with the CPU's vector instructions one level down (AVX-512 -> AVX2 -> none)"
+	@echo "make test          lint + book + pytest tests (browser test included) + nbval + nbval-perturbed"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -93,12 +94,26 @@ sync-url:
 nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) book/
 
+# The guard against checked outputs and asserts that hold on one machine only (a digit that rounds the other way on
+# an AVX2 laptop or a GPU). CI has one CPU and no GPU, so it runs nbval again with the low-order bits of every
+# computation changed: PyTorch's own kernels (ATEN_CPU_CAPABILITY), MKL's matrix products (MKL_ENABLE_INSTRUCTIONS) and oneDNN's
+# (ONEDNN_MAX_CPU_ISA) use the vector instructions one level below this CPU's (AVX-512 -> AVX2, AVX2 -> none), so
+# sums are split and rounded differently, as on another machine; every checked output must survive it. (The chapters
+# pin torch.set_num_threads(1), and training pins its own thread count, so a thread-count change would not reach them.)
+nbval-perturbed: setup
+	@native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.get_cpu_capability())"); \
+	if [ "$$native" = AVX512 ]; then set -- avx2 AVX2 AVX2; else set -- default SSE4_2 SSE41; fi; \
+	echo "nbval-perturbed: this CPU runs PyTorch with $$native; running the notebooks with $$1 instead"; \
+	env -u TRANSFORMER_BOOK_STATIC ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3 \
+		$(NBVAL) book/
+
 browser-test:
 	$(PYTHON) -m pytest tests/test_book_browser.py
 
 test: lint book
 	$(PYTHON) -m pytest tests -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval
+	$(MAKE) --no-print-directory nbval-perturbed
 
 refresh: setup
 	$(PYTHON) scripts/refresh_notebooks.py $(NB)

@@ -73,8 +73,13 @@ def greedy_steps(
     model: Transformer, src: Tensor, max_len: int, use_cache: bool = True, src_mask: Tensor | None = None,
     bos_id: int = BOS_ID, eos_id: int = EOS_ID,
 ) -> Iterator[GreedyStep]:
-    """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it."""
+    """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it.
+
+    The model runs on its own device (``src`` and ``src_mask`` are moved there); every step comes back on ``src``'s
+    device, so a source made on the CPU is decoded on the model's GPU and inspected on the CPU.
+    """
     _check_arguments(model, max_len, bos_id, eos_id)
+    home, (src, src_mask) = src.device, _on_model_device(model, src, src_mask)  # home: where the steps go back
     pad_id = model.config.pad_id
     with _eval_mode(model):  # held until the generator finishes; gradients are switched off step by step
         with torch.no_grad():
@@ -90,11 +95,17 @@ def greedy_steps(
             with torch.no_grad(), input_checks(enabled=t == 0):
                 log_probs = _next_log_probs(model, tokens[:, : t + 1], memory, src_mask, cache, bias)  # (B, V)
             next_tokens = log_probs.argmax(dim=-1).masked_fill(finished, pad_id)  # (B,)
-            step = GreedyStep(tokens[:, : t + 1], log_probs, next_tokens, finished | (next_tokens == eos_id))
-            yield step
-            tokens[:, t + 1], finished = next_tokens, step.finished
+            done = finished | (next_tokens == eos_id)  # (B,)
+            yield GreedyStep(*(x.to(home) for x in (tokens[:, : t + 1], log_probs, next_tokens, done)))
+            tokens[:, t + 1], finished = next_tokens, done
             if finished.all():
                 break
+
+
+def _on_model_device(model: Transformer, src: Tensor, src_mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """``src`` and ``src_mask`` moved to where ``model``'s weights are (no copy when they are there already)."""
+    device = next(model.parameters()).device
+    return src.to(device), None if src_mask is None else src_mask.to(device)
 
 
 def greedy_decode(
@@ -105,10 +116,11 @@ def greedy_decode(
 
     ``src (B, S)`` -> ``(B, L)`` long, ``L <= max_len``: the generated ids after BOS, each row ending with its EOS
     and padded with PAD after it (a row that never says EOS runs to ``max_len``). Cached and uncached decoding give
-    the same tokens; the cache only saves work.
+    the same tokens; the cache only saves work. The model decodes on its own device; the tokens come back on
+    ``src``'s device.
     """
     chosen = [step.next_tokens for step in greedy_steps(model, src, max_len, use_cache, src_mask, bos_id, eos_id)]
-    return torch.stack(chosen, dim=1)  # (B, L)
+    return torch.stack(chosen, dim=1)  # (B, L), on src's device
 
 
 @dataclass
@@ -142,9 +154,11 @@ def beam_search(
     Returns ``(tokens (B, L), scores (B,))``: the best hypothesis per source in the format of :func:`greedy_decode`,
     and its summed log-probability divided by :func:`length_penalty_factor`. A finished hypothesis stays in the beam,
     extended with PAD at no cost. ``beam_size=1`` is greedy decoding exactly. With ``return_trace``, also returns a
-    :class:`BeamTrace`.
+    :class:`BeamTrace` (on the CPU). The model decodes on its own device; tokens and scores come back on ``src``'s.
     """
     _check_arguments(model, max_len, bos_id, eos_id)
+    src_device = src.device
+    src, src_mask = _on_model_device(model, src, src_mask)
     if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
         raise ValueError(f"beam_size must be a positive int; got {beam_size!r}")
     pad_id, K = model.config.pad_id, beam_size
@@ -187,7 +201,7 @@ def beam_search(
         chosen = tokens.view(B, K, -1)[torch.arange(B, device=src.device), best, 1:]  # (B, t), BOS dropped
         width = int(lengths.view(B, K).gather(1, best[:, None]).max())
         trace.best = best.cpu()
-    result = (chosen[:, :width], best_score)
+    result = (chosen[:, :width].to(src_device), best_score.to(src_device))
     return (*result, trace) if return_trace else result
 
 

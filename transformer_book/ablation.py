@@ -122,6 +122,7 @@ def aligned_weight(weights: Tensor, expected: Tensor, valid: Tensor) -> Tensor:
     a uniform one.
     """
     B, H, T_q, T_k = weights.shape
+    expected, valid = expected.to(weights.device), valid.to(weights.device)  # e.g. made on the CPU, maps on a GPU
     index = expected.clamp(0, T_k - 1)[:, None, :, None].expand(B, H, T_q, 1)  # (B, H, T_q, 1)
     on_expected = weights.gather(3, index).squeeze(-1)  # (B, H, T_q)
     valid = valid[:, None, :].to(weights.dtype)  # (B, 1, T_q)

@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 from transformer.data import BOS_ID, PAD_ID
 from transformer.decoding import BeamTrace, GreedyStep
 
-from .attention import style
+from .attention import style, to_numpy
 from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind, _label
 
 
@@ -42,7 +42,7 @@ def greedy_stepper(
         tokens = step.decoder_input[row].tolist()
         shown = tokens + [PAD_ID] * (width - len(tokens))
         text = [_label(t) if j < len(tokens) else "" for j, t in enumerate(shown)]
-        probs = step.log_probs[row].exp().numpy()
+        probs = to_numpy(step.log_probs[row].exp())  # on the CPU, whatever device the model decoded on
         chosen = int(step.next_tokens[row])
         inputs = go.Heatmap(
             z=[[_kind(t) if j < len(tokens) else 0 for j, t in enumerate(shown)]], x=list(range(width)), y=["input"],

@@ -160,7 +160,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
     ticks = token_labels(labels)
     fig = go.Figure()
     for n, name in enumerate(names):
-        vectors = embeddings[name].detach().double()  # (N, d)
+        vectors = embeddings[name].detach().cpu().double()  # (N, d), on the CPU (MPS has no float64)
         if vectors.size(0) != len(ticks):
             raise ValueError(f"{name!r} has {vectors.size(0)} rows but there are {len(ticks)} labels")
         unit = vectors / vectors.norm(dim=-1, keepdim=True)

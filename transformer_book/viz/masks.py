@@ -36,7 +36,7 @@ def mask_reasons(ids: Sequence[int] | Tensor, pad_id: int = 0) -> dict[str, np.n
     """For one sentence of token ids (padding anywhere, even first), the padding mask (broadcast over the queries), the
     causal mask and the combined ``target_mask``, each ``(T, T)`` with every cell coded by why it is hidden
     (``FUTURE``, ``PADDING``, ``BOTH``) or ``VISIBLE``. Built with the package's masks."""
-    tokens = torch.as_tensor(ids).reshape(1, -1)  # (1, T)
+    tokens = torch.as_tensor(ids).cpu().reshape(1, -1)  # (1, T), on the CPU whatever device ids are on
     T = tokens.size(1)
     if T == 0:
         raise ValueError("ids must hold at least one token; got none")

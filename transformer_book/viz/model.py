@@ -184,6 +184,7 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     Layer norm makes every *row* (one position) mean 0, std 1; batch norm makes every *column* (one feature, over
     all positions of the batch) mean 0, std 1. Both without their learned gain and bias.
     """
+    x = x.detach().cpu()  # drawn from the CPU, whatever device x is on
     B, T, d = x.shape
     flat = x.reshape(B * T, d)  # (B*T, d): one row per position
     states = {

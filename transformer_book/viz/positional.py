@@ -383,7 +383,7 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
     names = list(tables)
     fig = go.Figure()
     for n, name in enumerate(names):
-        table = tables[name][:n_positions].detach().double()  # (n_positions, d_model)
+        table = tables[name][:n_positions].detach().cpu().double()  # (n_positions, d_model), on the CPU
         unit = table / table.norm(dim=-1, keepdim=True)
         fig.add_trace(
             go.Heatmap(
@@ -412,12 +412,17 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
 
 def _packed(values: object) -> np.ndarray:
     """Float32 numpy array: plotly stores it in the page as compact base64 (figure data and frames)."""
-    return np.asarray(values, dtype=np.float32)
+    return np.asarray(_on_cpu(values), dtype=np.float32)
 
 
 def _listed(values: object, decimals: int = 3) -> list:
     """Rounded nested list, for data inside layout (slider and dropdown arguments), which plotly writes as text."""
-    return np.round(np.asarray(values, dtype=np.float64), decimals).tolist()
+    return np.round(np.asarray(_on_cpu(values), dtype=np.float64), decimals).tolist()
+
+
+def _on_cpu(values: object) -> object:
+    """A tensor detached and copied to the CPU (numpy cannot read one on a GPU); anything else as it is."""
+    return values.detach().cpu() if isinstance(values, torch.Tensor) else values
 
 
 def _check_even(d_model: int) -> None:
