@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--device", choices=DEVICES, default="auto",
                        help="where to train; auto picks cuda, then mps, then cpu (default: %(default)s)")
     train.add_argument("--bf16", action="store_true", help="train under bfloat16 autocast")
+    train.add_argument("--compile", action="store_true",
+                       help="torch.compile the training steps (pays off on long runs and GPUs; compiling takes a while)")
     train.add_argument("--threads", type=_positive_int, default=1,
                        help="CPU threads for PyTorch; a model this small is fastest on one (default: %(default)s)")
     train.add_argument("--eval-size", type=_positive_int, default=1000,
@@ -107,10 +109,10 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(f"training the small configuration on {args.task!r} for {args.steps} steps on {device}")
     start = time.perf_counter()
     config = TrainConfig(task=args.task, steps=args.steps, seed=args.seed, device=str(device), bf16=args.bf16,
-                         threads=args.threads)
+                         threads=args.threads, compile=args.compile)
     model, history = train_task(
         args.task, steps=args.steps, seed=args.seed, device=str(device), progress=not args.no_progress, bf16=args.bf16,
-        threads=args.threads,
+        threads=args.threads, compile=args.compile,
     )
     wall = time.perf_counter() - start
     result = evaluate(model, args.task, n=args.eval_size, vocab_size=config.vocab_size,

@@ -9,8 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .config import check_int, check_probability
-from .masks import check_mask, checking_inputs, require_bool_mask
+from .checks import check_int, check_mask, check_probability, checking_inputs, require_bool_mask
 
 
 def scaled_dot_product_attention(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
+
+from .checks import check_int, check_positive, check_probability
 
 ACTIVATIONS = ("relu", "gelu")
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
@@ -65,9 +66,7 @@ class TransformerConfig:
             raise ValueError(
                 f"positional_encoding must be one of {POSITIONAL_ENCODINGS}; got {self.positional_encoding!r}"
             )
-        _check_real("layer_norm_eps", self.layer_norm_eps)
-        if not 0 < self.layer_norm_eps < math.inf:
-            raise ValueError(f"layer_norm_eps must be a positive finite number; got {self.layer_norm_eps!r}")
+        check_positive("layer_norm_eps", self.layer_norm_eps)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
                 "share_embeddings needs one vocabulary for source and target; got "
@@ -86,23 +85,3 @@ class TransformerConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def check_int(name: str, value: object, minimum: int) -> None:
-    """Raise a clear error unless ``value`` is an int (not a bool) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
-
-
-def check_probability(name: str, value: object) -> None:
-    """Raise a clear error unless ``value`` is a number in [0, 1), as a dropout rate must be."""
-    _check_real(name, value)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1); got {value!r}")
-
-
-def _check_real(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number (int or float); got {type(value).__name__} {value!r}")

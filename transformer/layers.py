@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention
+from .checks import check_device, checking_inputs
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -59,6 +60,9 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """``x (B, S, d_model)``, ``mask`` broadcastable to ``(B, H, S, S)`` -> ``(x, weights (B, H, S, S) or None)``."""
+        if checking_inputs():
+            for name, tensor in (("x", x), ("mask", mask)):
+                check_device(tensor, name, self.norm1.weight.device)
         if self.norm_first:
             attended, weights = self._self_attention(self.norm1(x), mask, need_weights)
             x = x + attended
@@ -111,6 +115,9 @@ class DecoderLayer(nn.Module):
         """``y (B, T, d_model)``, ``memory (B, S, d_model)`` -> ``(y, self weights (B, H, T, T), cross weights
         (B, H, T, S))``; weights are ``None`` unless ``need_weights``. ``cache`` holds (self, cross) keys and values
         for incremental decoding, where ``y`` is only the new positions."""
+        if checking_inputs():
+            for name, tensor in (("y", y), ("memory", memory), ("src_mask", src_mask), ("tgt_mask", tgt_mask)):
+                check_device(tensor, name, self.norm1.weight.device)
         self_cache, cross_cache = cache if cache is not None else (None, None)
         if self.norm_first:
             attended, self_weights = self._self_attention(self.norm1(y), tgt_mask, need_weights, self_cache)

@@ -8,10 +8,11 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache
+from .checks import check_device, check_length, check_mask, check_tokens, checking_inputs
 from .config import TransformerConfig
-from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding, check_tokens
+from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding
 from .layers import DecoderLayer, EncoderLayer
-from .masks import check_mask, checking_inputs, padding_mask, target_mask
+from .masks import padding_mask, target_mask
 
 
 class Encoder(nn.Module):
@@ -161,8 +162,9 @@ class Transformer(nn.Module):
         return self.embed_dropout(self.positional(self.tgt_embed(tgt), offset))
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
-        """``src (B, S)`` -> memory ``(B, S, d_model)``."""
-        self._check_source(src)
+        """``src (B, S)`` -> memory ``(B, S, d_model)``. ``src_mask`` defaults to the padding mask of ``src``."""
+        if checking_inputs():
+            self._check_source(src, src_mask)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         return self.encoder(self.embed_source(src), src_mask)
@@ -183,8 +185,7 @@ class Transformer(nn.Module):
         """
         offset = cache.length if cache is not None else 0
         if checking_inputs():
-            check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
-            self._check_length("tgt", offset + tgt.size(1))
+            self._check_target(tgt, memory, offset, src_mask=src_mask, tgt_mask=tgt_mask)
         if tgt_mask is None and cache is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
         return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)
@@ -192,10 +193,15 @@ class Transformer(nn.Module):
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
     ) -> Tensor:
-        """``src (B, S)``, ``tgt (B, T)`` (the decoder input, shifted right) -> logits ``(B, T, tgt_vocab_size)``."""
-        src_mask, tgt_mask = self._default_masks(src, tgt, src_mask, tgt_mask)
-        memory = self.encoder(self.embed_source(src), src_mask)  # (B, S, d_model)
-        return self.generator(self.decoder(self.embed_target(tgt), memory, src_mask, tgt_mask))  # (B, T, V)
+        """``src (B, S)``, ``tgt (B, T)`` (the decoder input, shifted right) -> logits ``(B, T, tgt_vocab_size)``.
+
+        Masks not given are built from ``config.pad_id``: the source's padding mask, for the encoder's
+        self-attention and for the decoder's cross-attention (whose keys are source positions too), and the target's
+        padding + causal mask (in :meth:`decode`)."""
+        memory = self.encode(src, src_mask)  # (B, S, d_model)
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        return self.generator(self.decode(tgt, memory, src_mask, tgt_mask))  # (B, T, V)
 
     def new_cache(self, capacity: int = 0) -> DecoderCache:
         """An empty cache for incremental decoding with :meth:`decode`, with room for ``capacity`` target positions
@@ -209,7 +215,11 @@ class Transformer(nn.Module):
         """Every attention map, taken before dropout: ``{"encoder": [...], "decoder": [...], "cross": [...]}`` with
         one ``(B, H, T_q, T_k)`` tensor per layer. Select one batch item (``[m[i:i+1] for m in maps["encoder"]]``)
         to pass them to bertviz's ``head_view(encoder_attention=, decoder_attention=, cross_attention=)``."""
-        src_mask, tgt_mask = self._default_masks(src, tgt, src_mask, tgt_mask)
+        if checking_inputs():
+            self._check_source(src, src_mask)
+            self._check_target(tgt, src, 0, src_mask=src_mask, tgt_mask=tgt_mask)
+        src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
+        tgt_mask = target_mask(tgt, self.config.pad_id) if tgt_mask is None else tgt_mask  # (B, 1, T, T)
         memory, encoder_maps = self.encoder(self.embed_source(src), src_mask, return_attention=True)
         _, decoder_maps, cross_maps = self.decoder(
             self.embed_target(tgt), memory, src_mask, tgt_mask, return_attention=True
@@ -220,23 +230,18 @@ class Transformer(nn.Module):
         """Trainable parameters, counting shared (tied) tensors once."""
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
-    def _check_source(self, src: Tensor) -> None:
+    def _check_source(self, src: Tensor, src_mask: Tensor | None) -> None:
         check_tokens(src, "src", self.config.src_vocab_size)
-        self._check_length("src", src.size(1))
+        check_length("src", src.size(1), self.config.max_len)
+        check_device(src, "src", self.src_embed.weight.device)
+        check_device(src_mask, "src_mask", self.src_embed.weight.device)
 
-    def _check_length(self, name: str, length: int) -> None:
-        if length > self.config.max_len:
-            raise ValueError(f"{name} has length {length}, longer than max_len={self.config.max_len}")
-
-    def _default_masks(
-        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        """Check a (source, target) pair and fill in the padding and causal masks that were not given."""
-        self._check_source(src)
+    def _check_target(self, tgt: Tensor, source: Tensor, offset: int, **tensors: Tensor | None) -> None:
+        """Check the decoder input ``tgt`` and the tensors that go with it; ``source`` is the memory or the source
+        ids, whose batch size ``tgt`` must share."""
         check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
-        self._check_length("tgt", tgt.size(1))
-        if src.size(0) != tgt.size(0):
-            raise ValueError(f"src and tgt must have the same batch size; got {src.size(0)} and {tgt.size(0)}")
-        src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
-        tgt_mask = target_mask(tgt, self.config.pad_id) if tgt_mask is None else tgt_mask  # (B, 1, T, T)
-        return src_mask, tgt_mask
+        check_length("tgt", offset + tgt.size(1), self.config.max_len)
+        if isinstance(source, Tensor) and source.size(0) != tgt.size(0):
+            raise ValueError(f"src and tgt must have the same batch size; got {source.size(0)} and {tgt.size(0)}")
+        for name, x in (("tgt", tgt), ("memory", source), *tensors.items()):
+            check_device(x, name, self.tgt_embed.weight.device)
