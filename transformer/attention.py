@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -135,18 +136,28 @@ class KVCache:
             self.k[:, :, : self.length], self.v[:, :, : self.length] = old_k[:, :, : self.length], old_v[:, :, : self.length]
 
 
+AttentionFunction = Callable[[Tensor, Tensor, Tensor, Tensor | None, float], tuple[Tensor, Tensor | None]]
+"""One attention step over every head at once: ``(q, k, v (B, H, T, d_k), mask, dropout_p) -> (output (B, H, T_q,
+d_k), weights (B, H, T_q, T_k) or None)``, as :func:`scaled_dot_product_attention` computes it."""
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention: project, split into heads, attend in each head, concatenate, project.
 
     The query, key and value projections are stacked in one ``(3 * d_model, d_model)`` matrix, as in
     ``nn.MultiheadAttention``, so self-attention computes all three with one matrix product.
 
-    With ``need_weights=False`` it calls PyTorch's fused ``F.scaled_dot_product_attention``; with ``need_weights=True``
-    it takes the readable :func:`scaled_dot_product_attention` and also returns the ``(B, H, T_q, T_k)`` weights.
-    Both agree (tested). ``head_mask`` (``(H,)``, 1 keeps a head, 0 silences it) is for ablation studies.
+    The attention step is pluggable. By default, with ``need_weights=False`` it calls PyTorch's fused
+    ``F.scaled_dot_product_attention``; with ``need_weights=True`` it takes the readable
+    :func:`scaled_dot_product_attention` and also returns the ``(B, H, T_q, T_k)`` weights. Both agree (tested).
+    ``attention`` replaces both with another :data:`AttentionFunction` (the book's pitfall variants plug faulty ones
+    in). ``head_mask`` (``(H,)``, 1 keeps a head, 0 silences it) is for ablation studies.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
+        attention: AttentionFunction | None = None,
+    ):
         super().__init__()
         check_int("d_model", d_model, minimum=1)
         check_int("n_heads", n_heads, minimum=1)
@@ -160,6 +171,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model, self.n_heads, self.d_k, self.dropout = d_model, n_heads, d_model // n_heads, dropout
         self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_Q, W_K, W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.attention = attention  # None: the fused kernel, or the readable function when weights are asked for
         self.head_mask: Tensor | None = None
         nn.init.xavier_uniform_(self.in_proj.weight)
         nn.init.xavier_uniform_(self.out_proj.weight)
@@ -185,20 +197,21 @@ class MultiHeadAttention(nn.Module):
         if mask is not None and checking_inputs():
             check_mask(mask, "mask", B, T_q, k.size(2), heads=self.n_heads)
         dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)  # (B, H, T_q, d_k)
+        if self.attention is not None:
+            out, weights = self.attention(q, k, v, mask, dropout_p)  # (B, H, T_q, d_k)
+        elif need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)
         else:
             out, weights = self._fused_attention(q, k, v, mask, dropout_p, cache), None
         if self.head_mask is not None:
             out = out * self.head_mask.to(out.dtype).view(1, -1, 1, 1)
-        out = out.transpose(1, 2).reshape(B, T_q, self.d_model)  # (B, T_q, H * d_k)
-        return self.out_proj(out), weights
+        return self.out_proj(self.merge_heads(out)), weights if need_weights else None  # (B, T_q, d_model)
 
     def _project(
         self, query: Tensor, key: Tensor, value: Tensor, cache: KVCache | None
     ) -> tuple[Tensor, Tensor, Tensor]:
         if cache is not None and cache.static and cache.k is not None:
-            return self._split(self._linear(query, 0, 1)), cache.k, cache.v
+            return self.split_heads(self._linear(query, 0, 1)), cache.k, cache.v
         if query is key and key is value:
             q, k, v = self.in_proj(query).chunk(3, dim=-1)  # (B, T, d_model) each
         elif key is value:
@@ -206,7 +219,7 @@ class MultiHeadAttention(nn.Module):
             k, v = self._linear(key, 1, 3).chunk(2, dim=-1)
         else:
             q, k, v = self._linear(query, 0, 1), self._linear(key, 1, 2), self._linear(value, 2, 3)
-        q, k, v = self._split(q), self._split(k), self._split(v)  # (B, H, T, d_k)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, H, T, d_k)
         if cache is not None and cache.static:
             cache.k, cache.v, cache.length = k, v, k.size(2)  # the memory's keys and values, kept for every step
         elif cache is not None:
@@ -219,10 +232,15 @@ class MultiHeadAttention(nn.Module):
         bias = None if self.in_proj.bias is None else self.in_proj.bias[rows]
         return F.linear(x, self.in_proj.weight[rows], bias)
 
-    def _split(self, x: Tensor) -> Tensor:
+    def split_heads(self, x: Tensor) -> Tensor:
         """``(B, T, d_model)`` -> ``(B, H, T, d_k)``: view the last axis as heads, then bring heads forward."""
         B, T, _ = x.shape
         return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, H, T, d_k)
+
+    def merge_heads(self, x: Tensor) -> Tensor:
+        """``(B, H, T, d_k)`` -> ``(B, T, d_model)``: bring positions forward again, then concatenate the heads."""
+        B, H, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
 
     @staticmethod
     def _fused_attention(

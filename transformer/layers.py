@@ -62,7 +62,7 @@ class EncoderLayer(nn.Module):
         """``x (B, S, d_model)``, ``mask`` broadcastable to ``(B, H, S, S)`` -> ``(x, weights (B, H, S, S) or None)``."""
         if checking_inputs():
             for name, tensor in (("x", x), ("mask", mask)):
-                check_device(tensor, name, self.norm1.weight.device)
+                check_device(tensor, name, next(self.parameters()).device)
         if self.norm_first:
             attended, weights = self._self_attention(self.norm1(x), mask, need_weights)
             x = x + attended
@@ -117,7 +117,7 @@ class DecoderLayer(nn.Module):
         for incremental decoding, where ``y`` is only the new positions."""
         if checking_inputs():
             for name, tensor in (("y", y), ("memory", memory), ("src_mask", src_mask), ("tgt_mask", tgt_mask)):
-                check_device(tensor, name, self.norm1.weight.device)
+                check_device(tensor, name, next(self.parameters()).device)
         self_cache, cross_cache = cache if cache is not None else (None, None)
         if self.norm_first:
             attended, self_weights = self._self_attention(self.norm1(y), tgt_mask, need_weights, self_cache)
