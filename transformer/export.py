@@ -57,7 +57,7 @@ class EncoderGraph(nn.Module):
         model = self.model
         src_mask = padding_mask(src, model.config.pad_id)  # (B, 1, 1, S)
         with masked_heads([layer.self_attn for layer in model.encoder.layers], head_mask):
-            memory, maps = model.encoder(model.embed_source(src), src_mask, return_attention=True)
+            memory, maps = model.encoder(model.embed_source(src), src_mask, need_weights=True)
         return memory, torch.stack(maps)  # (B, S, d_model), (L, B, H, S, S)
 
 
@@ -80,7 +80,7 @@ class DecoderStepGraph(nn.Module):
             masked_heads([layer.cross_attn for layer in layers], cross_head_mask),
         ):
             y, self_maps, cross_maps = model.decoder(
-                model.embed_target(tgt), memory, src_mask[:, None, None, :], tgt_mask, return_attention=True
+                model.embed_target(tgt), memory, src_mask[:, None, None, :], tgt_mask, need_weights=True
             )
         logits = model.generator(y[:, -1])  # (B, V): the next token's scores
         return logits, torch.stack(self_maps), torch.stack(cross_maps)  # (L, B, H, T, T), (L, B, H, T, S)

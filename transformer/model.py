@@ -25,26 +25,23 @@ class Encoder(nn.Module):
         super().__init__()
         c = config
         self.n_heads = c.n_heads
-        self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
-            for _ in range(c.n_encoder_layers)
-        )
+        self.layers = nn.ModuleList(EncoderLayer.from_config(c) for _ in range(c.n_encoder_layers))
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False
+        self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)``. With ``return_attention``, also
+        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)``. With ``need_weights``, also
         returns one ``(B, H, S, S)`` weight tensor per layer."""
         if mask is not None and checking_inputs():
             check_mask(mask, "src_mask", x.size(0), x.size(1), x.size(1), heads=self.n_heads)
         maps = []
         for layer in self.layers:
-            x, weights = layer(x, mask, need_weights=return_attention)
+            x, weights = layer(x, mask, need_weights=need_weights)
             maps.append(weights)
         if self.norm is not None:
             x = self.norm(x)
-        return (x, maps) if return_attention else x  # (B, S, d_model)
+        return (x, maps) if need_weights else x  # (B, S, d_model)
 
 
 @dataclass
@@ -78,10 +75,7 @@ class Decoder(nn.Module):
         super().__init__()
         c = config
         self.n_heads = c.n_heads
-        self.layers = nn.ModuleList(
-            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
-            for _ in range(c.n_decoder_layers)
-        )
+        self.layers = nn.ModuleList(DecoderLayer.from_config(c) for _ in range(c.n_decoder_layers))
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
@@ -91,24 +85,24 @@ class Decoder(nn.Module):
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
         cache: DecoderCache | None = None,
-        return_attention: bool = False,
+        need_weights: bool = False,
     ) -> Tensor | tuple[Tensor, list[Tensor], list[Tensor]]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
         ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. With
-        ``return_attention``, also returns per-layer self ``(B, H, T, T)`` and cross ``(B, H, T, S)`` weights."""
+        ``need_weights``, also returns per-layer self ``(B, H, T, T)`` and cross ``(B, H, T, S)`` weights."""
         if checking_inputs():
             self._check_inputs(y, memory, src_mask, tgt_mask, cache)
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = cache.layers[i] if cache is not None else None
-            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, return_attention, layer_cache)
+            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, need_weights, layer_cache)
             self_maps.append(self_weights)
             cross_maps.append(cross_weights)
         if cache is not None:
             cache.length += y.size(1)
         if self.norm is not None:
             y = self.norm(y)
-        return (y, self_maps, cross_maps) if return_attention else y  # (B, T, d_model)
+        return (y, self_maps, cross_maps) if need_weights else y  # (B, T, d_model)
 
     def _check_inputs(
         self, y: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None, cache: DecoderCache | None
@@ -220,9 +214,9 @@ class Transformer(nn.Module):
             self._check_target(tgt, src, 0, src_mask=src_mask, tgt_mask=tgt_mask)
         src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
         tgt_mask = target_mask(tgt, self.config.pad_id) if tgt_mask is None else tgt_mask  # (B, 1, T, T)
-        memory, encoder_maps = self.encoder(self.embed_source(src), src_mask, return_attention=True)
+        memory, encoder_maps = self.encoder(self.embed_source(src), src_mask, need_weights=True)
         _, decoder_maps, cross_maps = self.decoder(
-            self.embed_target(tgt), memory, src_mask, tgt_mask, return_attention=True
+            self.embed_target(tgt), memory, src_mask, tgt_mask, need_weights=True
         )
         return {"encoder": encoder_maps, "decoder": decoder_maps, "cross": cross_maps}
 
