@@ -24,21 +24,21 @@ class TransformerConfig:
 
     src_vocab_size: int
     tgt_vocab_size: int
-    d_model: int = 512
-    n_heads: int = 8
-    d_ff: int = 2048
-    n_encoder_layers: int = 6
-    n_decoder_layers: int = 6
-    dropout: float = 0.1
-    max_len: int = 5000
-    norm_first: bool = False
-    pad_id: int = 0
-    final_norm: bool | None = None
-    activation: str = "relu"
-    layer_norm_eps: float = 1e-5
-    positional_encoding: str = "sinusoidal"
-    share_embeddings: bool = False
-    tie_output_embedding: bool = False
+    d_model: int = 512  # the paper's base model: width of every token vector
+    n_heads: int = 8  # the paper's: 8 heads of d_model // n_heads = 64 dimensions
+    d_ff: int = 2048  # the paper's: 4 x d_model inside the feed-forward network
+    n_encoder_layers: int = 6  # the paper's
+    n_decoder_layers: int = 6  # the paper's
+    dropout: float = 0.1  # the paper's rate, on embeddings and sub-layer outputs (and attention weights, as PyTorch)
+    max_len: int = 5000  # rows of the positional table: the longest source or target the model accepts
+    norm_first: bool = False  # post-norm, as in the paper; True: pre-norm, which trains without long warm-up
+    pad_id: int = 0  # the id whose positions every mask hides (transformer.data.PAD_ID)
+    final_norm: bool | None = None  # None: a final norm for pre-norm only; True: torch.nn.Transformer's layout
+    activation: str = "relu"  # the paper's; "gelu" as in BERT and GPT
+    layer_norm_eps: float = 1e-5  # nn.LayerNorm's and nn.Transformer's default
+    positional_encoding: str = "sinusoidal"  # the paper's fixed table; "learned": a trained vector per position
+    share_embeddings: bool = False  # True: one table for source and target (one shared vocabulary, as the paper's)
+    tie_output_embedding: bool = False  # True: the generator reuses the target embedding, as the paper does
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
