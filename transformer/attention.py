@@ -10,7 +10,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .checks import check_int, check_mask, check_probability, checking_inputs, require_bool_mask
+from .checks import (
+    check_attention_inputs,
+    check_attention_module_inputs,
+    check_int,
+    check_mask,
+    check_probability,
+    checking_inputs,
+)
 
 
 def scaled_dot_product_attention(
@@ -26,7 +33,7 @@ def scaled_dot_product_attention(
     float16), and a query row with no visible key gets zero weights instead of NaN or a uniform average.
     """
     if checking_inputs():
-        _check_attention_inputs(q, k, v, mask)
+        check_attention_inputs(q, k, v, mask)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
@@ -35,46 +42,6 @@ def scaled_dot_product_attention(
         weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     attended = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
     return attended @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
-
-
-def _check_attention_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
-    """Shapes and mask type of :func:`scaled_dot_product_attention`, checked on shapes alone (no data is read)."""
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(x, Tensor) or x.dim() < 2:
-            got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be a tensor of shape (..., seq_len, d_k) with at least 2 dimensions; got {got}")
-    if q.size(-1) != k.size(-1):
-        raise ValueError(
-            f"q and k must have the same last dimension d_k; got q {tuple(q.shape)} and k {tuple(k.shape)}"
-        )
-    if k.size(-2) != v.size(-2):
-        raise ValueError(f"k and v must have the same number of keys T_k; got k {tuple(k.shape)} and v {tuple(v.shape)}")
-    batch = _broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    if batch is None:
-        raise ValueError(
-            "the leading (batch, heads, ...) dimensions of q, k and v must broadcast; "
-            f"got q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
-    if mask is not None:
-        require_bool_mask(mask, "mask")
-        scores = (*batch, q.size(-2), k.size(-2))
-        if _broadcast_shapes(mask.shape, scores) != scores:
-            raise ValueError(
-                f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores (..., T_q, T_k) = {scores}"
-            )
-
-
-def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The shape that ``shapes`` broadcast to (NumPy rules), or ``None`` if they do not (``torch.broadcast_shapes``
-    does the same, but is slower than the attention it would guard)."""
-    ndim = max(len(shape) for shape in shapes)
-    result = []
-    for sizes in zip(*((1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes), strict=True):
-        different = set(sizes) - {1}
-        if len(different) > 1:
-            return None
-        result.append(different.pop() if different else 1)
-    return tuple(result)
 
 
 def _fused_mask(mask: Tensor) -> tuple[Tensor, Tensor | None]:
@@ -191,7 +158,7 @@ class MultiHeadAttention(nn.Module):
         """``query (B, T_q, d_model)``, ``key``/``value (B, T_k, d_model)``, ``mask`` bool broadcastable to
         ``(B, H, T_q, T_k)`` -> ``(output (B, T_q, d_model), weights (B, H, T_q, T_k) or None)``."""
         if checking_inputs():
-            self._check_inputs(query, key, value)
+            check_attention_module_inputs(query, key, value, self.d_model)
         B, T_q, _ = query.shape
         q, k, v = self._project(query, key, value, cache)  # (B, H, T, d_k) each
         if mask is not None and checking_inputs():
@@ -253,13 +220,3 @@ class MultiHeadAttention(nn.Module):
         attn_mask, no_key = cache.fused_mask(mask) if cache is not None and cache.static else _fused_mask(mask)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
         return out if no_key is None else out.masked_fill(no_key, 0.0)  # (B, H, T_q, d_k)
-
-    def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(x, Tensor) or x.dim() != 3 or x.size(-1) != self.d_model:
-                got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
-                raise ValueError(f"{name} must have shape (batch, seq_len, d_model={self.d_model}); got {got}")
-        if key.shape[:2] != value.shape[:2]:
-            raise ValueError(f"key and value must share (batch, seq_len); got {tuple(key.shape)} and {tuple(value.shape)}")
-        if query.size(0) != key.size(0):
-            raise ValueError(f"query and key must have the same batch size; got {query.size(0)} and {key.size(0)}")

@@ -150,3 +150,56 @@ def check_positions(length: int, max_len: int) -> None:
             f"sequence length {length} exceeds the positional table's max_len={max_len}; "
             "build the model with a larger max_len"
         )
+
+
+def check_attention_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
+    """Shapes and mask type of :func:`scaled_dot_product_attention`, checked on shapes alone (no data is read)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, Tensor) or x.dim() < 2:
+            got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"{name} must be a tensor of shape (..., seq_len, d_k) with at least 2 dimensions; got {got}")
+    if q.size(-1) != k.size(-1):
+        raise ValueError(
+            f"q and k must have the same last dimension d_k; got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
+    if k.size(-2) != v.size(-2):
+        raise ValueError(f"k and v must have the same number of keys T_k; got k {tuple(k.shape)} and v {tuple(v.shape)}")
+    batch = _broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if batch is None:
+        raise ValueError(
+            "the leading (batch, heads, ...) dimensions of q, k and v must broadcast; "
+            f"got q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    if mask is not None:
+        require_bool_mask(mask, "mask")
+        scores = (*batch, q.size(-2), k.size(-2))
+        if _broadcast_shapes(mask.shape, scores) != scores:
+            raise ValueError(
+                f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores (..., T_q, T_k) = {scores}"
+            )
+
+
+def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape that ``shapes`` broadcast to (NumPy rules), or ``None`` if they do not (``torch.broadcast_shapes``
+    does the same, but is slower than the attention it would guard)."""
+    ndim = max(len(shape) for shape in shapes)
+    result = []
+    for sizes in zip(*((1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes), strict=True):
+        different = set(sizes) - {1}
+        if len(different) > 1:
+            return None
+        result.append(different.pop() if different else 1)
+    return tuple(result)
+
+
+def check_attention_module_inputs(query: Tensor, key: Tensor, value: Tensor, d_model: int) -> None:
+    """Raise a clear error unless ``query``, ``key`` and ``value`` are ``(batch, seq_len, d_model)`` sequences whose
+    batch sizes agree, as :class:`~transformer.MultiHeadAttention` takes them."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(x, Tensor) or x.dim() != 3 or x.size(-1) != d_model:
+            got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"{name} must have shape (batch, seq_len, d_model={d_model}); got {got}")
+    if key.shape[:2] != value.shape[:2]:
+        raise ValueError(f"key and value must share (batch, seq_len); got {tuple(key.shape)} and {tuple(value.shape)}")
+    if query.size(0) != key.size(0):
+        raise ValueError(f"query and key must have the same batch size; got {query.size(0)} and {key.size(0)}")
