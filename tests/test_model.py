@@ -79,12 +79,12 @@ def test_stacks_match_torch_nn_transformer_with_copied_weights(overrides):
     x, y = torch.randn(3, 7, config.d_model), torch.randn(3, 6, config.d_model)
     src_mask, tgt_mask = padding_mask(src), target_mask(tgt)
     with torch.no_grad():
-        ours = model.encoder(x, src_mask)
+        ours, _ = model.encoder(x, src_mask)
         theirs = reference.encoder(x, src_key_padding_mask=key_padding_mask(src_mask))
         real_src = src != 0
         assert (ours - theirs)[real_src].abs().max() < 1e-5
         causal = torch.ones(6, 6, dtype=torch.bool).triu(1)
-        ours = model.decoder(y, theirs, src_mask, tgt_mask)
+        ours, _, _ = model.decoder(y, theirs, src_mask, tgt_mask)
         theirs = reference.decoder(y, theirs, tgt_mask=causal, tgt_key_padding_mask=tgt == 0,
                                    memory_key_padding_mask=src == 0)
         assert (ours - theirs)[tgt != 0].abs().max() < 1e-5

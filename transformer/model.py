@@ -18,7 +18,8 @@ from .masks import padding_mask, target_mask
 class Encoder(nn.Module):
     """A stack of encoder layers on already embedded inputs, with an optional final layer norm.
 
-    Like ``torch.nn.Transformer.encoder``: ``encoder(x (B, S, d_model), mask) -> (B, S, d_model)``.
+    Computes what ``torch.nn.Transformer.encoder`` computes: ``encoder(x (B, S, d_model), mask)[0] -> (B, S,
+    d_model)``. Like its layers, it returns the attention weights beside the output (a list of ``None`` unless asked).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -30,9 +31,9 @@ class Encoder(nn.Module):
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False
-    ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)``. With ``need_weights``, also
-        returns one ``(B, H, S, S)`` weight tensor per layer."""
+    ) -> tuple[Tensor, list[Tensor | None]]:
+        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)`` -> ``(x, weights)``: one
+        ``(B, H, S, S)`` weight tensor per layer with ``need_weights``, else ``None`` per layer."""
         if mask is not None and checking_inputs():
             check_mask(mask, "src_mask", x.size(0), x.size(1), x.size(1), heads=self.n_heads)
         maps = []
@@ -41,7 +42,7 @@ class Encoder(nn.Module):
             maps.append(weights)
         if self.norm is not None:
             x = self.norm(x)
-        return (x, maps) if need_weights else x  # (B, S, d_model)
+        return x, maps  # (B, S, d_model), [(B, H, S, S) or None] * n_layers
 
 
 @dataclass
@@ -67,8 +68,8 @@ class DecoderCache:
 class Decoder(nn.Module):
     """A stack of decoder layers on already embedded targets, with an optional final layer norm.
 
-    Like ``torch.nn.Transformer.decoder``: ``decoder(y (B, T, d_model), memory (B, S, d_model), src_mask, tgt_mask)
-    -> (B, T, d_model)``.
+    Computes what ``torch.nn.Transformer.decoder`` computes: ``decoder(y (B, T, d_model), memory (B, S, d_model),
+    src_mask, tgt_mask)[0] -> (B, T, d_model)``, and returns the self- and cross-attention weights beside it.
     """
 
     def __init__(self, config: TransformerConfig):
@@ -86,10 +87,11 @@ class Decoder(nn.Module):
         tgt_mask: Tensor | None = None,
         cache: DecoderCache | None = None,
         need_weights: bool = False,
-    ) -> Tensor | tuple[Tensor, list[Tensor], list[Tensor]]:
+    ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
-        ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. With
-        ``need_weights``, also returns per-layer self ``(B, H, T, T)`` and cross ``(B, H, T, S)`` weights."""
+        ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. Returns ``(y,
+        self weights, cross weights)``: per layer ``(B, H, T, T)`` and ``(B, H, T, S)`` with ``need_weights``, else
+        ``None``."""
         if checking_inputs():
             self._check_inputs(y, memory, src_mask, tgt_mask, cache)
         self_maps, cross_maps = [], []
@@ -102,7 +104,7 @@ class Decoder(nn.Module):
             cache.length += y.size(1)
         if self.norm is not None:
             y = self.norm(y)
-        return (y, self_maps, cross_maps) if need_weights else y  # (B, T, d_model)
+        return y, self_maps, cross_maps  # (B, T, d_model), [(B, H, T, T)], [(B, H, T, S)]
 
     def _check_inputs(
         self, y: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None, cache: DecoderCache | None
@@ -161,7 +163,7 @@ class Transformer(nn.Module):
             self._check_source(src, src_mask)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        return self.encoder(self.embed_source(src), src_mask)
+        return self.encoder(self.embed_source(src), src_mask)[0]  # (B, S, d_model)
 
     def decode(
         self,
@@ -182,7 +184,7 @@ class Transformer(nn.Module):
             self._check_target(tgt, memory, offset, src_mask=src_mask, tgt_mask=tgt_mask)
         if tgt_mask is None and cache is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)
+        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)[0]  # (B, T, d_model)
 
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
