@@ -21,8 +21,9 @@ _CHECK_INPUTS: ContextVar[bool] = ContextVar("transformer_check_inputs", default
 
 
 def tracing() -> bool:
-    """Whether the code runs under a graph capture (compile, export, TorchScript tracing, ONNX export)."""
-    return torch.compiler.is_compiling() or torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
+    """Whether the code runs under a graph capture: ``torch.compile`` and ``torch.export`` (and the ONNX exporter
+    built on it) set ``is_compiling``, TorchScript tracing (and the legacy ONNX exporter built on it) ``is_tracing``."""
+    return torch.compiler.is_compiling() or torch.jit.is_tracing()
 
 
 @contextmanager
