@@ -204,3 +204,22 @@ def check_attention_module_inputs(query: Tensor, key: Tensor, value: Tensor, d_m
         raise ValueError(f"key and value must share (batch, seq_len); got {tuple(key.shape)} and {tuple(value.shape)}")
     if query.size(0) != key.size(0):
         raise ValueError(f"query and key must have the same batch size; got {query.size(0)} and {key.size(0)}")
+
+
+def check_decoder_inputs(
+    y: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None, past: int, *, heads: int
+) -> None:
+    """Raise a clear error unless the decoder stack's inputs fit together: ``y (B, T, d_model)`` after ``past``
+    cached positions, ``memory (B, S, d_model)``, and masks broadcastable to ``(B, H, T, S)`` and ``(B, H, T,
+    past + T)``."""
+    if not isinstance(y, Tensor) or y.dim() != 3:
+        got = tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__
+        raise ValueError(f"y must be the embedded target, of shape (batch, tgt_len, d_model); got {got}")
+    B, T, d_model = y.shape
+    if not isinstance(memory, Tensor) or memory.dim() != 3 or memory.size(0) != B or memory.size(2) != d_model:
+        got = tuple(memory.shape) if isinstance(memory, Tensor) else type(memory).__name__
+        raise ValueError(f"memory must have shape (batch={B}, src_len, d_model={d_model}); got {got}")
+    if src_mask is not None:
+        check_mask(src_mask, "src_mask", B, T, memory.size(1), heads=heads)
+    if tgt_mask is not None:
+        check_mask(tgt_mask, "tgt_mask", B, T, past + T, heads=heads)

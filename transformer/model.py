@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache
-from .checks import check_device, check_length, check_mask, check_tokens, checking_inputs
+from .checks import check_decoder_inputs, check_device, check_length, check_mask, check_tokens, checking_inputs
 from .config import TransformerConfig
 from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding
 from .layers import DecoderLayer, EncoderLayer
@@ -93,7 +93,8 @@ class Decoder(nn.Module):
         self weights, cross weights)``: per layer ``(B, H, T, T)`` and ``(B, H, T, S)`` with ``need_weights``, else
         ``None``."""
         if checking_inputs():
-            self._check_inputs(y, memory, src_mask, tgt_mask, cache)
+            past = cache.length if cache is not None else 0
+            check_decoder_inputs(y, memory, src_mask, tgt_mask, past, heads=self.n_heads)
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = cache.layers[i] if cache is not None else None
@@ -105,22 +106,6 @@ class Decoder(nn.Module):
         if self.norm is not None:
             y = self.norm(y)
         return y, self_maps, cross_maps  # (B, T, d_model), [(B, H, T, T)], [(B, H, T, S)]
-
-    def _check_inputs(
-        self, y: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None, cache: DecoderCache | None
-    ) -> None:
-        if not isinstance(y, Tensor) or y.dim() != 3:
-            got = tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__
-            raise ValueError(f"y must be the embedded target, of shape (batch, tgt_len, d_model); got {got}")
-        B, T, d_model = y.shape
-        if not isinstance(memory, Tensor) or memory.dim() != 3 or memory.size(0) != B or memory.size(2) != d_model:
-            got = tuple(memory.shape) if isinstance(memory, Tensor) else type(memory).__name__
-            raise ValueError(f"memory must have shape (batch={B}, src_len, d_model={d_model}); got {got}")
-        past = cache.length if cache is not None else 0
-        if src_mask is not None:
-            check_mask(src_mask, "src_mask", B, T, memory.size(1), heads=self.n_heads)
-        if tgt_mask is not None:
-            check_mask(tgt_mask, "tgt_mask", B, T, past + T, heads=self.n_heads)
 
 
 class Transformer(nn.Module):
