@@ -209,3 +209,23 @@ def test_the_cross_attention_cache_prepares_its_mask_once_and_keeps_empty_rows_a
     assert bool(torch.all(outs[1][1] == 0)) is empty_source  # an empty source gives exactly zeros
     other = torch.ones(2, 1, 1, 5, dtype=torch.bool)
     torch.testing.assert_close(mha(y, memory, memory, other, cache=cache)[0], mha(y, memory, memory, other)[0])
+
+
+def test_a_plugged_in_attention_function_replaces_both_paths_and_weights_come_only_when_asked():
+    calls = []
+
+    def recording(q, k, v, mask, dropout_p):
+        calls.append((tuple(q.shape), dropout_p))
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p)
+
+    torch.manual_seed(0)
+    default = MultiHeadAttention(32, 4).eval()
+    plugged = MultiHeadAttention(32, 4, attention=recording).eval()
+    plugged.load_state_dict(default.state_dict())
+    x = torch.randn(2, 5, 32)
+    out, weights = plugged(x, x, x, causal_mask(5))
+    assert weights is None and calls == [((2, 4, 5, 8), 0.0)]  # the fused path was not taken
+    torch.testing.assert_close(out, default(x, x, x, causal_mask(5))[0])
+    out, weights = plugged(x, x, x, causal_mask(5), need_weights=True)
+    torch.testing.assert_close(weights, default(x, x, x, causal_mask(5), need_weights=True)[1])
+    assert len(calls) == 2

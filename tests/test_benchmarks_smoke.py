@@ -78,6 +78,16 @@ def test_run_all_passes_quick_and_out_through_to_the_attention_benchmark(tmp_pat
         assert row["max_abs_diff"] < 1e-4  # all three paths attend alike
 
 
+def test_compile_benchmark_writes_compiled_over_eager_ratios_of_steps_that_agree(tmp_path):
+    run_script("bench_compile.py", "--out", str(tmp_path))  # --quick: the aot_eager backend, no kernels built
+    payload = load_results(tmp_path / "compile.json")
+    assert payload["backend"] == "aot_eager" and payload["results"]
+    for row in payload["results"]:
+        assert row["compile_s"] > 0 and row["eager_ms"] > 0 and row["compiled_ms"] > 0
+        assert row["ratio_low"] <= row["ratio"] <= row["ratio_high"]
+        assert row["max_abs_loss_diff"] < 1e-4  # same weights, same batch: the same losses
+
+
 def test_decoding_benchmark_says_per_model_whether_the_goal_at_64_tokens_is_met(tmp_path):
     run_script("bench_decoding.py", "--out", str(tmp_path))
     payload = load_results(tmp_path / "decoding.json")

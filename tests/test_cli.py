@@ -18,7 +18,7 @@ def test_help_lists_every_command_and_option(capsys):
     assert code == 0 and "train" in text and "evaluate" in text and "examples:" in text
     code, text = _run(capsys, "train", "--help")
     assert code == 0
-    for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--threads", "--eval-size", "--no-progress",
+    for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--compile", "--threads", "--eval-size", "--no-progress",
                    "--out", "copy", "reverse", "sort", "auto", "cuda"):
         assert option in text
     code, text = _run(capsys, "evaluate", "--help")

@@ -12,7 +12,7 @@ from transformer import (
     to_additive_mask,
     to_torch_mask,
 )
-from transformer.masks import check_mask
+from transformer.checks import check_mask
 
 
 def test_padding_mask_hides_pad_keys_and_broadcasts_over_heads_and_queries():
@@ -94,7 +94,7 @@ def test_padding_mask_rejects_what_is_not_a_batch_of_token_ids(tokens, error, wo
 
 
 def test_input_checks_can_be_switched_off_inside_a_block_only():
-    from transformer.masks import checking_inputs, input_checks
+    from transformer.checks import checking_inputs, input_checks
 
     assert checking_inputs()
     with input_checks(enabled=False):

@@ -79,12 +79,12 @@ def test_stacks_match_torch_nn_transformer_with_copied_weights(overrides):
     x, y = torch.randn(3, 7, config.d_model), torch.randn(3, 6, config.d_model)
     src_mask, tgt_mask = padding_mask(src), target_mask(tgt)
     with torch.no_grad():
-        ours = model.encoder(x, src_mask)
+        ours, _ = model.encoder(x, src_mask)
         theirs = reference.encoder(x, src_key_padding_mask=key_padding_mask(src_mask))
         real_src = src != 0
         assert (ours - theirs)[real_src].abs().max() < 1e-5
         causal = torch.ones(6, 6, dtype=torch.bool).triu(1)
-        ours = model.decoder(y, theirs, src_mask, tgt_mask)
+        ours, _, _ = model.decoder(y, theirs, src_mask, tgt_mask)
         theirs = reference.decoder(y, theirs, tgt_mask=causal, tgt_key_padding_mask=tgt == 0,
                                    memory_key_padding_mask=src == 0)
         assert (ours - theirs)[tgt != 0].abs().max() < 1e-5
@@ -302,3 +302,30 @@ def test_model_moves_between_devices_without_hard_coded_cuda():
     if torch.cuda.is_available():
         model = model.to("cuda")
         assert model(random_tokens(1, 3, 17).cuda(), random_tokens(1, 3, 19).cuda()).device.type == "cuda"
+
+
+DEVICE_MISMATCHES = [  # (call on a CPU model, argument that is on the meta device)
+    (lambda m, src, tgt, meta: m(meta(src), tgt), "src"),
+    (lambda m, src, tgt, meta: m(src, meta(tgt)), "tgt"),
+    (lambda m, src, tgt, meta: m(src, tgt, src_mask=meta(padding_mask(src))), "src_mask"),
+    (lambda m, src, tgt, meta: m(src, tgt, tgt_mask=meta(target_mask(tgt))), "tgt_mask"),
+    (lambda m, src, tgt, meta: m.encode(meta(src)), "src"),
+    (lambda m, src, tgt, meta: m.decode(tgt, meta(m.encode(src))), "memory"),
+    (lambda m, src, tgt, meta: m.attention_maps(src, meta(tgt)), "tgt"),
+    (lambda m, src, tgt, meta: m.encoder.layers[0](meta(torch.zeros(2, 5, 32))), "x"),
+    (lambda m, src, tgt, meta: m.decoder.layers[0](torch.zeros(2, 4, 32), meta(torch.zeros(2, 5, 32))), "memory"),
+]
+
+
+@pytest.mark.parametrize(("call", "name"), DEVICE_MISMATCHES)
+def test_inputs_on_another_device_than_the_weights_get_an_error_naming_the_argument_and_both_devices(call, name):
+    model = small_model()
+    src, tgt = random_tokens(2, 5, 17), random_tokens(2, 4, 19)
+    with pytest.raises(RuntimeError, match=rf"^{name} is on meta but the model's weights are on cpu; move the input"):
+        call(model, src, tgt, lambda x: x.to("meta"))
+
+
+def test_a_model_on_another_device_than_its_inputs_names_both():
+    model = small_model().to("meta")
+    with pytest.raises(RuntimeError, match=r"^src is on cpu but the model's weights are on meta"):
+        model(random_tokens(2, 5, 17), random_tokens(2, 4, 19))

@@ -92,7 +92,8 @@ def test_parity_with_torch_nn_transformer_is_exact_up_to_rounding_in_float64():
     causal = torch.ones(5, 5, dtype=torch.bool).triu(1)  # PyTorch's convention: True = hidden
     with torch.no_grad():
         expected = reference(x, y, tgt_mask=causal)
-        got = ours.decoder(y, ours.encoder(x, None), None, torch.ones(5, 5, dtype=torch.bool).tril()[None, None])
+        memory, _ = ours.encoder(x, None)
+        got, _, _ = ours.decoder(y, memory, None, torch.ones(5, 5, dtype=torch.bool).tril()[None, None])
     assert (got - expected).abs().max() < 1e-12
 
 

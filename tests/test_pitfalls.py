@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from conftest import small_config, small_model
 
-from transformer import EncoderLayer, TransformerConfig, causal_mask, scaled_dot_product_attention
+from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, causal_mask, scaled_dot_product_attention
 from transformer.training import sequence_loss
 from transformer_book import pitfalls as P
 
@@ -43,9 +43,10 @@ def test_run_check_reports_the_first_line_of_the_error():
 # ---- 1 (and 14): heads ------------------------------------------------------------------------------------------
 
 
-def test_attention_with_step_computes_what_the_package_computes():
-    P.check_matches_per_head_attention(P.AttentionWithStep(64, 8))
-    P.check_decoder_is_causal(P.replace_attention(small_model(), P.AttentionWithStep))
+def test_the_readable_function_plugged_in_with_attention_step_computes_what_the_package_computes():
+    readable = P.attention_step(scaled_dot_product_attention)
+    P.check_matches_per_head_attention(MultiHeadAttention(64, 8, attention=readable))
+    P.check_decoder_is_causal(P.replace_attention(small_model(), MultiHeadAttention, attention=readable))
 
 
 def test_head_split_without_transpose_fails_silently():

@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--batch-size", type=_positive_int, default=defaults.batch_size,
                        help="sequences per step, over all processes together (default: %(default)s)")
     train.add_argument("--bf16", action="store_true", help="train under bfloat16 autocast")
+    train.add_argument("--compile", action="store_true",
+                       help="torch.compile the training steps (pays off on long runs and GPUs; compiling takes a while)")
     train.add_argument("--threads", type=_positive_int, default=1,
                        help="CPU threads for PyTorch; a model this small is fastest on one (default: %(default)s)")
     train.add_argument("--eval-size", type=_positive_int, default=1000,
@@ -121,10 +123,11 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     say(f"training the small configuration on {args.task!r} for {args.steps} steps on {device}{processes}")
     start = time.perf_counter()
     config = TrainConfig(task=args.task, steps=args.steps, batch_size=args.batch_size, seed=args.seed,
-                         device=str(device), bf16=args.bf16, threads=args.threads, distributed=args.distributed)
+                         device=str(device), bf16=args.bf16, threads=args.threads, compile=args.compile,
+                         distributed=args.distributed)
     model, history = train_task(
         args.task, steps=args.steps, seed=args.seed, device=str(device), progress=not args.no_progress, bf16=args.bf16,
-        threads=args.threads, batch_size=args.batch_size, distributed=args.distributed,
+        threads=args.threads, batch_size=args.batch_size, compile=args.compile, distributed=args.distributed,
     )
     wall = time.perf_counter() - start
     if rank0:

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .config import check_int, check_probability
-from .masks import check_mask, checking_inputs, require_bool_mask
+from .checks import (
+    check_attention_inputs,
+    check_attention_module_inputs,
+    check_int,
+    check_mask,
+    check_probability,
+    checking_inputs,
+)
 
 
 def scaled_dot_product_attention(
@@ -26,7 +33,7 @@ def scaled_dot_product_attention(
     float16), and a query row with no visible key gets zero weights instead of NaN or a uniform average.
     """
     if checking_inputs():
-        _check_attention_inputs(q, k, v, mask)
+        check_attention_inputs(q, k, v, mask)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
@@ -35,46 +42,6 @@ def scaled_dot_product_attention(
         weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     attended = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
     return attended @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
-
-
-def _check_attention_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> None:
-    """Shapes and mask type of :func:`scaled_dot_product_attention`, checked on shapes alone (no data is read)."""
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(x, Tensor) or x.dim() < 2:
-            got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be a tensor of shape (..., seq_len, d_k) with at least 2 dimensions; got {got}")
-    if q.size(-1) != k.size(-1):
-        raise ValueError(
-            f"q and k must have the same last dimension d_k; got q {tuple(q.shape)} and k {tuple(k.shape)}"
-        )
-    if k.size(-2) != v.size(-2):
-        raise ValueError(f"k and v must have the same number of keys T_k; got k {tuple(k.shape)} and v {tuple(v.shape)}")
-    batch = _broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    if batch is None:
-        raise ValueError(
-            "the leading (batch, heads, ...) dimensions of q, k and v must broadcast; "
-            f"got q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
-    if mask is not None:
-        require_bool_mask(mask, "mask")
-        scores = (*batch, q.size(-2), k.size(-2))
-        if _broadcast_shapes(mask.shape, scores) != scores:
-            raise ValueError(
-                f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores (..., T_q, T_k) = {scores}"
-            )
-
-
-def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The shape that ``shapes`` broadcast to (NumPy rules), or ``None`` if they do not (``torch.broadcast_shapes``
-    does the same, but is slower than the attention it would guard)."""
-    ndim = max(len(shape) for shape in shapes)
-    result = []
-    for sizes in zip(*((1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes), strict=True):
-        different = set(sizes) - {1}
-        if len(different) > 1:
-            return None
-        result.append(different.pop() if different else 1)
-    return tuple(result)
 
 
 def _fused_mask(mask: Tensor) -> tuple[Tensor, Tensor | None]:
@@ -136,18 +103,28 @@ class KVCache:
             self.k[:, :, : self.length], self.v[:, :, : self.length] = old_k[:, :, : self.length], old_v[:, :, : self.length]
 
 
+AttentionFunction = Callable[[Tensor, Tensor, Tensor, Tensor | None, float], tuple[Tensor, Tensor | None]]
+"""One attention step over every head at once: ``(q, k, v (B, H, T, d_k), mask, dropout_p) -> (output (B, H, T_q,
+d_k), weights (B, H, T_q, T_k) or None)``, as :func:`scaled_dot_product_attention` computes it."""
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention: project, split into heads, attend in each head, concatenate, project.
 
     The query, key and value projections are stacked in one ``(3 * d_model, d_model)`` matrix, as in
     ``nn.MultiheadAttention``, so self-attention computes all three with one matrix product.
 
-    With ``need_weights=False`` it calls PyTorch's fused ``F.scaled_dot_product_attention``; with ``need_weights=True``
-    it takes the readable :func:`scaled_dot_product_attention` and also returns the ``(B, H, T_q, T_k)`` weights.
-    Both agree (tested). ``head_mask`` (``(H,)``, 1 keeps a head, 0 silences it) is for ablation studies.
+    The attention step is pluggable. By default, with ``need_weights=False`` it calls PyTorch's fused
+    ``F.scaled_dot_product_attention``; with ``need_weights=True`` it takes the readable
+    :func:`scaled_dot_product_attention` and also returns the ``(B, H, T_q, T_k)`` weights. Both agree (tested).
+    ``attention`` replaces both with another :data:`AttentionFunction` (the book's pitfall variants plug faulty ones
+    in). ``head_mask`` (``(H,)``, 1 keeps a head, 0 silences it) is for ablation studies.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
+        attention: AttentionFunction | None = None,
+    ):
         super().__init__()
         check_int("d_model", d_model, minimum=1)
         check_int("n_heads", n_heads, minimum=1)
@@ -161,6 +138,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model, self.n_heads, self.d_k, self.dropout = d_model, n_heads, d_model // n_heads, dropout
         self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_Q, W_K, W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.attention = attention  # None: the fused kernel, or the readable function when weights are asked for
         self.head_mask: Tensor | None = None
         nn.init.xavier_uniform_(self.in_proj.weight)
         nn.init.xavier_uniform_(self.out_proj.weight)
@@ -180,26 +158,27 @@ class MultiHeadAttention(nn.Module):
         """``query (B, T_q, d_model)``, ``key``/``value (B, T_k, d_model)``, ``mask`` bool broadcastable to
         ``(B, H, T_q, T_k)`` -> ``(output (B, T_q, d_model), weights (B, H, T_q, T_k) or None)``."""
         if checking_inputs():
-            self._check_inputs(query, key, value)
+            check_attention_module_inputs(query, key, value, self.d_model)
         B, T_q, _ = query.shape
         q, k, v = self._project(query, key, value, cache)  # (B, H, T, d_k) each
         if mask is not None and checking_inputs():
             check_mask(mask, "mask", B, T_q, k.size(2), heads=self.n_heads)
         dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)  # (B, H, T_q, d_k)
+        if self.attention is not None:
+            out, weights = self.attention(q, k, v, mask, dropout_p)  # (B, H, T_q, d_k)
+        elif need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)
         else:
             out, weights = self._fused_attention(q, k, v, mask, dropout_p, cache), None
         if self.head_mask is not None:
             out = out * self.head_mask.to(out.dtype).view(1, -1, 1, 1)
-        out = out.transpose(1, 2).reshape(B, T_q, self.d_model)  # (B, T_q, H * d_k)
-        return self.out_proj(out), weights
+        return self.out_proj(self.merge_heads(out)), weights if need_weights else None  # (B, T_q, d_model)
 
     def _project(
         self, query: Tensor, key: Tensor, value: Tensor, cache: KVCache | None
     ) -> tuple[Tensor, Tensor, Tensor]:
         if cache is not None and cache.static and cache.k is not None:
-            return self._split(self._linear(query, 0, 1)), cache.k, cache.v
+            return self.split_heads(self._linear(query, 0, 1)), cache.k, cache.v
         if query is key and key is value:
             q, k, v = self.in_proj(query).chunk(3, dim=-1)  # (B, T, d_model) each
         elif key is value:
@@ -207,7 +186,7 @@ class MultiHeadAttention(nn.Module):
             k, v = self._linear(key, 1, 3).chunk(2, dim=-1)
         else:
             q, k, v = self._linear(query, 0, 1), self._linear(key, 1, 2), self._linear(value, 2, 3)
-        q, k, v = self._split(q), self._split(k), self._split(v)  # (B, H, T, d_k)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, H, T, d_k)
         if cache is not None and cache.static:
             cache.k, cache.v, cache.length = k, v, k.size(2)  # the memory's keys and values, kept for every step
         elif cache is not None:
@@ -220,10 +199,15 @@ class MultiHeadAttention(nn.Module):
         bias = None if self.in_proj.bias is None else self.in_proj.bias[rows]
         return F.linear(x, self.in_proj.weight[rows], bias)
 
-    def _split(self, x: Tensor) -> Tensor:
+    def split_heads(self, x: Tensor) -> Tensor:
         """``(B, T, d_model)`` -> ``(B, H, T, d_k)``: view the last axis as heads, then bring heads forward."""
         B, T, _ = x.shape
         return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, H, T, d_k)
+
+    def merge_heads(self, x: Tensor) -> Tensor:
+        """``(B, H, T, d_k)`` -> ``(B, T, d_model)``: bring positions forward again, then concatenate the heads."""
+        B, H, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
 
     @staticmethod
     def _fused_attention(
@@ -236,13 +220,3 @@ class MultiHeadAttention(nn.Module):
         attn_mask, no_key = cache.fused_mask(mask) if cache is not None and cache.static else _fused_mask(mask)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
         return out if no_key is None else out.masked_fill(no_key, 0.0)  # (B, H, T_q, d_k)
-
-    def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(x, Tensor) or x.dim() != 3 or x.size(-1) != self.d_model:
-                got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
-                raise ValueError(f"{name} must have shape (batch, seq_len, d_model={self.d_model}); got {got}")
-        if key.shape[:2] != value.shape[:2]:
-            raise ValueError(f"key and value must share (batch, seq_len); got {tuple(key.shape)} and {tuple(value.shape)}")
-        if query.size(0) != key.size(0):
-            raise ValueError(f"query and key must have the same batch size; got {query.size(0)} and {key.size(0)}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
+
+from .checks import check_int, check_positive, check_probability
 
 ACTIVATIONS = ("relu", "gelu")
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
@@ -23,21 +24,21 @@ class TransformerConfig:
 
     src_vocab_size: int
     tgt_vocab_size: int
-    d_model: int = 512
-    n_heads: int = 8
-    d_ff: int = 2048
-    n_encoder_layers: int = 6
-    n_decoder_layers: int = 6
-    dropout: float = 0.1
-    max_len: int = 5000
-    norm_first: bool = False
-    pad_id: int = 0
-    final_norm: bool | None = None
-    activation: str = "relu"
-    layer_norm_eps: float = 1e-5
-    positional_encoding: str = "sinusoidal"
-    share_embeddings: bool = False
-    tie_output_embedding: bool = False
+    d_model: int = 512  # the paper's base model: width of every token vector
+    n_heads: int = 8  # the paper's: 8 heads of d_model // n_heads = 64 dimensions
+    d_ff: int = 2048  # the paper's: 4 x d_model inside the feed-forward network
+    n_encoder_layers: int = 6  # the paper's
+    n_decoder_layers: int = 6  # the paper's
+    dropout: float = 0.1  # the paper's rate, on embeddings and sub-layer outputs (and attention weights, as PyTorch)
+    max_len: int = 5000  # rows of the positional table: the longest source or target the model accepts
+    norm_first: bool = False  # post-norm, as in the paper; True: pre-norm, which trains without long warm-up
+    pad_id: int = 0  # the id whose positions every mask hides (transformer.data.PAD_ID)
+    final_norm: bool | None = None  # None: a final norm for pre-norm only; True: torch.nn.Transformer's layout
+    activation: str = "relu"  # the paper's; "gelu" as in BERT and GPT
+    layer_norm_eps: float = 1e-5  # nn.LayerNorm's and nn.Transformer's default
+    positional_encoding: str = "sinusoidal"  # the paper's fixed table; "learned": a trained vector per position
+    share_embeddings: bool = False  # True: one table for source and target (one shared vocabulary, as the paper's)
+    tie_output_embedding: bool = False  # True: the generator reuses the target embedding, as the paper does
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
@@ -65,9 +66,7 @@ class TransformerConfig:
             raise ValueError(
                 f"positional_encoding must be one of {POSITIONAL_ENCODINGS}; got {self.positional_encoding!r}"
             )
-        _check_real("layer_norm_eps", self.layer_norm_eps)
-        if not 0 < self.layer_norm_eps < math.inf:
-            raise ValueError(f"layer_norm_eps must be a positive finite number; got {self.layer_norm_eps!r}")
+        check_positive("layer_norm_eps", self.layer_norm_eps)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
                 "share_embeddings needs one vocabulary for source and target; got "
@@ -86,23 +85,3 @@ class TransformerConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def check_int(name: str, value: object, minimum: int) -> None:
-    """Raise a clear error unless ``value`` is an int (not a bool) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
-
-
-def check_probability(name: str, value: object) -> None:
-    """Raise a clear error unless ``value`` is a number in [0, 1), as a dropout rate must be."""
-    _check_real(name, value)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1); got {value!r}")
-
-
-def _check_real(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number (int or float); got {type(value).__name__} {value!r}")

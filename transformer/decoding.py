@@ -18,8 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .checks import input_checks
 from .data import BOS_ID, EOS_ID
-from .masks import causal_mask, input_checks, padding_mask
+from .masks import causal_mask, padding_mask
 from .model import DecoderCache, Transformer
 
 

@@ -7,25 +7,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-
-def check_tokens(tokens: object, name: str, vocab_size: int) -> None:
-    """Raise a clear error unless ``tokens`` is a non-empty ``(B, S)`` integer tensor of ids in ``[0, vocab_size)``."""
-    if not isinstance(tokens, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of token ids; got {type(tokens).__name__}")
-    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
-        raise TypeError(f"{name} must hold integer token ids (e.g. torch.long); got dtype {tokens.dtype}")
-    if tokens.dim() != 2:
-        raise ValueError(
-            f"{name} must be 2-D (batch, seq_len); got shape {tuple(tokens.shape)}"
-            + (" (add a batch dimension with .unsqueeze(0))" if tokens.dim() == 1 else "")
-        )
-    if tokens.size(0) == 0 or tokens.size(1) == 0:
-        raise ValueError(f"{name} must have at least one sequence of at least one token; got shape {tuple(tokens.shape)}")
-    low, high = torch.stack(torch.aminmax(tokens)).tolist()  # one pass over the ids, one device -> host copy
-    if low < 0 or high >= vocab_size:
-        raise ValueError(
-            f"{name} holds ids outside the vocabulary [0, {vocab_size}): min {low}, max {high}"
-        )
+from .checks import check_positions
 
 
 class TokenEmbedding(nn.Module):
@@ -67,7 +49,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)  # (L, d_model)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        _check_length(x.size(1) + offset, self.max_len)
+        check_positions(x.size(1) + offset, self.max_len)
         return x + self.pe[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)
 
 
@@ -81,13 +63,5 @@ class LearnedPositionalEncoding(nn.Module):
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        _check_length(x.size(1) + offset, self.max_len)
+        check_positions(x.size(1) + offset, self.max_len)
         return x + self.weight[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)
-
-
-def _check_length(length: int, max_len: int) -> None:
-    if length > max_len:
-        raise ValueError(
-            f"sequence length {length} exceeds the positional table's max_len={max_len}; "
-            "build the model with a larger max_len"
-        )

@@ -7,10 +7,14 @@ Pre-norm (``norm_first=True``, as in The Annotated Transformer, OpenNMT and most
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention
+from .checks import check_device, checking_inputs
+from .config import TransformerConfig
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -35,7 +39,33 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(self.activation(self.linear1(x))))  # (B, T, d_ff) -> (B, T, d_model)
 
 
-class EncoderLayer(nn.Module):
+class ResidualLayer(nn.Module):
+    """What the encoder and decoder layers share: every sub-layer sits in the same residual block, wired here once."""
+
+    def __init__(self, norm_first: bool):
+        super().__init__()
+        self.norm_first = norm_first
+
+    def residual(
+        self, x: Tensor, norm: nn.Module, dropout: nn.Module, sublayer: Callable[[Tensor], tuple[Tensor, Tensor | None]]
+    ) -> tuple[Tensor, Tensor | None]:
+        """``sublayer`` (returning ``(output, attention weights or None)``) in a residual block: post-norm
+        ``norm(x + dropout(sublayer(x)))`` (the paper), or pre-norm ``x + dropout(sublayer(norm(x)))``."""
+        if self.norm_first:
+            out, weights = sublayer(norm(x))
+            return x + dropout(out), weights
+        out, weights = sublayer(x)
+        return norm(x + dropout(out)), weights  # (B, T, d_model)
+
+    def check_devices(self, **tensors: Tensor | None) -> None:
+        """Reject inputs on another device than this layer's weights, naming the argument (input checks on)."""
+        if checking_inputs():
+            device = next(self.parameters()).device
+            for name, tensor in tensors.items():
+                check_device(tensor, name, device)
+
+
+class EncoderLayer(ResidualLayer):
     """Self-attention over the source, then the feed-forward network, each in a residual block."""
 
     def __init__(
@@ -48,8 +78,7 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
     ):
-        super().__init__()
-        self.norm_first = norm_first
+        super().__init__(norm_first)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -57,24 +86,20 @@ class EncoderLayer(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
+    @classmethod
+    def from_config(cls, config: TransformerConfig) -> EncoderLayer:
+        c = config
+        return cls(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
+
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """``x (B, S, d_model)``, ``mask`` broadcastable to ``(B, H, S, S)`` -> ``(x, weights (B, H, S, S) or None)``."""
-        if self.norm_first:
-            attended, weights = self._self_attention(self.norm1(x), mask, need_weights)
-            x = x + attended
-            x = x + self.dropout2(self.feed_forward(self.norm2(x)))
-        else:
-            attended, weights = self._self_attention(x, mask, need_weights)
-            x = self.norm1(x + attended)
-            x = self.norm2(x + self.dropout2(self.feed_forward(x)))
+        self.check_devices(x=x, mask=mask)
+        x, weights = self.residual(x, self.norm1, self.dropout1, lambda h: self.self_attn(h, h, h, mask, need_weights))
+        x, _ = self.residual(x, self.norm2, self.dropout2, lambda h: (self.feed_forward(h), None))
         return x, weights  # (B, S, d_model)
 
-    def _self_attention(self, x: Tensor, mask: Tensor | None, need_weights: bool) -> tuple[Tensor, Tensor | None]:
-        attended, weights = self.self_attn(x, x, x, mask, need_weights)
-        return self.dropout1(attended), weights
 
-
-class DecoderLayer(nn.Module):
+class DecoderLayer(ResidualLayer):
     """Masked self-attention over the target, cross-attention to the encoder memory, then the feed-forward network."""
 
     def __init__(
@@ -87,8 +112,7 @@ class DecoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
     ):
-        super().__init__()
-        self.norm_first = norm_first
+        super().__init__(norm_first)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout, activation)
@@ -98,6 +122,11 @@ class DecoderLayer(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
+
+    @classmethod
+    def from_config(cls, config: TransformerConfig) -> DecoderLayer:
+        c = config
+        return cls(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
 
     def forward(
         self,
@@ -111,29 +140,13 @@ class DecoderLayer(nn.Module):
         """``y (B, T, d_model)``, ``memory (B, S, d_model)`` -> ``(y, self weights (B, H, T, T), cross weights
         (B, H, T, S))``; weights are ``None`` unless ``need_weights``. ``cache`` holds (self, cross) keys and values
         for incremental decoding, where ``y`` is only the new positions."""
+        self.check_devices(y=y, memory=memory, src_mask=src_mask, tgt_mask=tgt_mask)
         self_cache, cross_cache = cache if cache is not None else (None, None)
-        if self.norm_first:
-            attended, self_weights = self._self_attention(self.norm1(y), tgt_mask, need_weights, self_cache)
-            y = y + attended
-            attended, cross_weights = self._cross_attention(self.norm2(y), memory, src_mask, need_weights, cross_cache)
-            y = y + attended
-            y = y + self.dropout3(self.feed_forward(self.norm3(y)))
-        else:
-            attended, self_weights = self._self_attention(y, tgt_mask, need_weights, self_cache)
-            y = self.norm1(y + attended)
-            attended, cross_weights = self._cross_attention(y, memory, src_mask, need_weights, cross_cache)
-            y = self.norm2(y + attended)
-            y = self.norm3(y + self.dropout3(self.feed_forward(y)))
+        y, self_weights = self.residual(
+            y, self.norm1, self.dropout1, lambda h: self.self_attn(h, h, h, tgt_mask, need_weights, self_cache)
+        )
+        y, cross_weights = self.residual(
+            y, self.norm2, self.dropout2, lambda h: self.cross_attn(h, memory, memory, src_mask, need_weights, cross_cache)
+        )
+        y, _ = self.residual(y, self.norm3, self.dropout3, lambda h: (self.feed_forward(h), None))
         return y, self_weights, cross_weights  # (B, T, d_model)
-
-    def _self_attention(
-        self, y: Tensor, mask: Tensor | None, need_weights: bool, cache: KVCache | None
-    ) -> tuple[Tensor, Tensor | None]:
-        attended, weights = self.self_attn(y, y, y, mask, need_weights, cache)
-        return self.dropout1(attended), weights
-
-    def _cross_attention(
-        self, y: Tensor, memory: Tensor, mask: Tensor | None, need_weights: bool, cache: KVCache | None
-    ) -> tuple[Tensor, Tensor | None]:
-        attended, weights = self.cross_attn(y, memory, memory, mask, need_weights, cache)
-        return self.dropout2(attended), weights

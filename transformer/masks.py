@@ -10,42 +10,14 @@ Masks are 4-D and broadcast against the attention scores ``(B, H, T_q, T_k)``:
 PyTorch's ``nn.MultiheadAttention``/``nn.Transformer`` use the opposite polarity (``True`` = ignore) or additive float
 masks (``0`` / ``-inf``); Hugging Face uses ``(B, S)`` integer masks with ``1`` = keep. The converters at the bottom of
 this module translate at those edges only.
-
-``check_mask`` gives a mask of the wrong type or shape a clear error instead of an opaque one from deep inside torch.
-Decoding loops call the model many times on inputs checked once; ``input_checks(enabled=False)`` lets them skip the
-repeated checks (:func:`checking_inputs` says whether checks are on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-
 import torch
 from torch import Tensor
 
-_CHECK_INPUTS: ContextVar[bool] = ContextVar("transformer_check_inputs", default=True)
-
-
-@contextmanager
-def input_checks(enabled: bool) -> Iterator[None]:
-    """Turn the package's input checks (token ids, shapes, masks) on or off inside a block.
-
-    For loops that checked their inputs once and then feed the model only values that stay valid by construction,
-    such as the argmax ids of a decoding loop: there every repeated check is pure overhead (and checking token ids
-    forces a GPU -> CPU sync). Outside such a block every public entry point checks its inputs.
-    """
-    token = _CHECK_INPUTS.set(enabled)
-    try:
-        yield
-    finally:
-        _CHECK_INPUTS.reset(token)
-
-
-def checking_inputs() -> bool:
-    """Whether input checks are on (they are, unless inside ``input_checks(enabled=False)``)."""
-    return _CHECK_INPUTS.get()
+from .checks import require_bool_mask, tracing
 
 
 def padding_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
@@ -75,7 +47,7 @@ def padding_mask_from_lengths(lengths: Tensor, max_len: int | None = None) -> Te
 
 def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
     """``(1, 1, T, T)`` bool, ``True`` on and below the diagonal: position i sees positions 0..i."""
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    if not tracing() and (isinstance(size, bool) or not isinstance(size, int) or size < 1):  # traced: a symbolic size
         raise ValueError(f"size must be a positive int; got {size!r}")
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()[None, None]  # (1, 1, T, T)
 
@@ -83,35 +55,6 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
 def target_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
     """Decoder self-attention mask: padding keys hidden and no peeking ahead, ``(B, 1, T, T)`` bool."""
     return padding_mask(tokens, pad_id) & causal_mask(tokens.size(1), device=tokens.device)  # (B, 1, T, T)
-
-
-def check_mask(mask: Tensor, name: str, batch: int, q_len: int, k_len: int, *, heads: int) -> None:
-    """Raise a clear error unless ``mask`` is a bool tensor broadcastable to ``(batch, heads, q_len, k_len)``:
-    4-D, with each of its first three sizes either 1 or the full size, and exactly ``k_len`` keys."""
-    require_bool_mask(mask, name)
-    if mask.dim() != 4:
-        raise ValueError(
-            f"{name} must be 4-D, broadcastable to (batch, heads, q_len, k_len) = ({batch}, H, {q_len}, {k_len}); "
-            f"got shape {tuple(mask.shape)}"
-        )
-    b, h, q, k = mask.shape
-    if b not in (1, batch) or h not in (1, heads) or q not in (1, q_len) or k != k_len:
-        heads_note = f"; its size {h} at dimension 1 must be 1 or n_heads={heads}" if h not in (1, heads) else ""
-        raise ValueError(
-            f"{name} has shape {tuple(mask.shape)}, which does not broadcast to "
-            f"(batch, heads, q_len, k_len) = ({batch}, H, {q_len}, {k_len}){heads_note}"
-        )
-
-
-def require_bool_mask(mask: object, name: str) -> None:
-    """Raise a ``TypeError`` unless ``mask`` is a bool tensor, this package's one mask type (``True`` = may attend)."""
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor; got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"{name} must be a bool tensor (True = may attend); got dtype {mask.dtype}. "
-            "Convert PyTorch-style masks with from_torch_mask and 0/1 masks with .bool()"
-        )
 
 
 def to_torch_mask(mask: Tensor) -> Tensor:

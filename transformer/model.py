@@ -8,42 +8,41 @@ import torch
 from torch import Tensor, nn
 
 from .attention import KVCache
+from .checks import check_decoder_inputs, check_device, check_length, check_mask, check_tokens, checking_inputs
 from .config import TransformerConfig
-from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding, check_tokens
+from .embeddings import LearnedPositionalEncoding, SinusoidalPositionalEncoding, TokenEmbedding
 from .layers import DecoderLayer, EncoderLayer
-from .masks import check_mask, checking_inputs, padding_mask, target_mask
+from .masks import padding_mask, target_mask
 
 
 class Encoder(nn.Module):
     """A stack of encoder layers on already embedded inputs, with an optional final layer norm.
 
-    Like ``torch.nn.Transformer.encoder``: ``encoder(x (B, S, d_model), mask) -> (B, S, d_model)``.
+    Computes what ``torch.nn.Transformer.encoder`` computes: ``encoder(x (B, S, d_model), mask)[0] -> (B, S,
+    d_model)``. Like its layers, it returns the attention weights beside the output (a list of ``None`` unless asked).
     """
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
         self.n_heads = c.n_heads
-        self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
-            for _ in range(c.n_encoder_layers)
-        )
+        self.layers = nn.ModuleList(EncoderLayer.from_config(c) for _ in range(c.n_encoder_layers))
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, return_attention: bool = False
-    ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)``. With ``return_attention``, also
-        returns one ``(B, H, S, S)`` weight tensor per layer."""
+        self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False
+    ) -> tuple[Tensor, list[Tensor | None]]:
+        """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)`` -> ``(x, weights)``: one
+        ``(B, H, S, S)`` weight tensor per layer with ``need_weights``, else ``None`` per layer."""
         if mask is not None and checking_inputs():
             check_mask(mask, "src_mask", x.size(0), x.size(1), x.size(1), heads=self.n_heads)
         maps = []
         for layer in self.layers:
-            x, weights = layer(x, mask, need_weights=return_attention)
+            x, weights = layer(x, mask, need_weights=need_weights)
             maps.append(weights)
         if self.norm is not None:
             x = self.norm(x)
-        return (x, maps) if return_attention else x  # (B, S, d_model)
+        return x, maps  # (B, S, d_model), [(B, H, S, S) or None] * n_layers
 
 
 @dataclass
@@ -69,18 +68,15 @@ class DecoderCache:
 class Decoder(nn.Module):
     """A stack of decoder layers on already embedded targets, with an optional final layer norm.
 
-    Like ``torch.nn.Transformer.decoder``: ``decoder(y (B, T, d_model), memory (B, S, d_model), src_mask, tgt_mask)
-    -> (B, T, d_model)``.
+    Computes what ``torch.nn.Transformer.decoder`` computes: ``decoder(y (B, T, d_model), memory (B, S, d_model),
+    src_mask, tgt_mask)[0] -> (B, T, d_model)``, and returns the self- and cross-attention weights beside it.
     """
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
         self.n_heads = c.n_heads
-        self.layers = nn.ModuleList(
-            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
-            for _ in range(c.n_decoder_layers)
-        )
+        self.layers = nn.ModuleList(DecoderLayer.from_config(c) for _ in range(c.n_decoder_layers))
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
@@ -90,40 +86,26 @@ class Decoder(nn.Module):
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
         cache: DecoderCache | None = None,
-        return_attention: bool = False,
-    ) -> Tensor | tuple[Tensor, list[Tensor], list[Tensor]]:
+        need_weights: bool = False,
+    ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
-        ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. With
-        ``return_attention``, also returns per-layer self ``(B, H, T, T)`` and cross ``(B, H, T, S)`` weights."""
+        ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. Returns ``(y,
+        self weights, cross weights)``: per layer ``(B, H, T, T)`` and ``(B, H, T, S)`` with ``need_weights``, else
+        ``None``."""
         if checking_inputs():
-            self._check_inputs(y, memory, src_mask, tgt_mask, cache)
+            past = cache.length if cache is not None else 0
+            check_decoder_inputs(y, memory, src_mask, tgt_mask, past, heads=self.n_heads)
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = cache.layers[i] if cache is not None else None
-            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, return_attention, layer_cache)
+            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, need_weights, layer_cache)
             self_maps.append(self_weights)
             cross_maps.append(cross_weights)
         if cache is not None:
             cache.length += y.size(1)
         if self.norm is not None:
             y = self.norm(y)
-        return (y, self_maps, cross_maps) if return_attention else y  # (B, T, d_model)
-
-    def _check_inputs(
-        self, y: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None, cache: DecoderCache | None
-    ) -> None:
-        if not isinstance(y, Tensor) or y.dim() != 3:
-            got = tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__
-            raise ValueError(f"y must be the embedded target, of shape (batch, tgt_len, d_model); got {got}")
-        B, T, d_model = y.shape
-        if not isinstance(memory, Tensor) or memory.dim() != 3 or memory.size(0) != B or memory.size(2) != d_model:
-            got = tuple(memory.shape) if isinstance(memory, Tensor) else type(memory).__name__
-            raise ValueError(f"memory must have shape (batch={B}, src_len, d_model={d_model}); got {got}")
-        past = cache.length if cache is not None else 0
-        if src_mask is not None:
-            check_mask(src_mask, "src_mask", B, T, memory.size(1), heads=self.n_heads)
-        if tgt_mask is not None:
-            check_mask(tgt_mask, "tgt_mask", B, T, past + T, heads=self.n_heads)
+        return y, self_maps, cross_maps  # (B, T, d_model), [(B, H, T, T)], [(B, H, T, S)]
 
 
 class Transformer(nn.Module):
@@ -161,11 +143,12 @@ class Transformer(nn.Module):
         return self.embed_dropout(self.positional(self.tgt_embed(tgt), offset))
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
-        """``src (B, S)`` -> memory ``(B, S, d_model)``."""
-        self._check_source(src)
+        """``src (B, S)`` -> memory ``(B, S, d_model)``. ``src_mask`` defaults to the padding mask of ``src``."""
+        if checking_inputs():
+            self._check_source(src, src_mask)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        return self.encoder(self.embed_source(src), src_mask)
+        return self.encoder(self.embed_source(src), src_mask)[0]  # (B, S, d_model)
 
     def decode(
         self,
@@ -183,19 +166,23 @@ class Transformer(nn.Module):
         """
         offset = cache.length if cache is not None else 0
         if checking_inputs():
-            check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
-            self._check_length("tgt", offset + tgt.size(1))
+            self._check_target(tgt, memory, offset, src_mask=src_mask, tgt_mask=tgt_mask)
         if tgt_mask is None and cache is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)
+        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)[0]  # (B, T, d_model)
 
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
     ) -> Tensor:
-        """``src (B, S)``, ``tgt (B, T)`` (the decoder input, shifted right) -> logits ``(B, T, tgt_vocab_size)``."""
-        src_mask, tgt_mask = self._default_masks(src, tgt, src_mask, tgt_mask)
-        memory = self.encoder(self.embed_source(src), src_mask)  # (B, S, d_model)
-        return self.generator(self.decoder(self.embed_target(tgt), memory, src_mask, tgt_mask))  # (B, T, V)
+        """``src (B, S)``, ``tgt (B, T)`` (the decoder input, shifted right) -> logits ``(B, T, tgt_vocab_size)``.
+
+        Masks not given are built from ``config.pad_id``: the source's padding mask, for the encoder's
+        self-attention and for the decoder's cross-attention (whose keys are source positions too), and the target's
+        padding + causal mask (in :meth:`decode`)."""
+        memory = self.encode(src, src_mask)  # (B, S, d_model)
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        return self.generator(self.decode(tgt, memory, src_mask, tgt_mask))  # (B, T, V)
 
     def new_cache(self, capacity: int = 0) -> DecoderCache:
         """An empty cache for incremental decoding with :meth:`decode`, with room for ``capacity`` target positions
@@ -209,10 +196,14 @@ class Transformer(nn.Module):
         """Every attention map, taken before dropout: ``{"encoder": [...], "decoder": [...], "cross": [...]}`` with
         one ``(B, H, T_q, T_k)`` tensor per layer. Select one batch item (``[m[i:i+1] for m in maps["encoder"]]``)
         to pass them to bertviz's ``head_view(encoder_attention=, decoder_attention=, cross_attention=)``."""
-        src_mask, tgt_mask = self._default_masks(src, tgt, src_mask, tgt_mask)
-        memory, encoder_maps = self.encoder(self.embed_source(src), src_mask, return_attention=True)
+        if checking_inputs():
+            self._check_source(src, src_mask)
+            self._check_target(tgt, src, 0, src_mask=src_mask, tgt_mask=tgt_mask)
+        src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
+        tgt_mask = target_mask(tgt, self.config.pad_id) if tgt_mask is None else tgt_mask  # (B, 1, T, T)
+        memory, encoder_maps = self.encoder(self.embed_source(src), src_mask, need_weights=True)
         _, decoder_maps, cross_maps = self.decoder(
-            self.embed_target(tgt), memory, src_mask, tgt_mask, return_attention=True
+            self.embed_target(tgt), memory, src_mask, tgt_mask, need_weights=True
         )
         return {"encoder": encoder_maps, "decoder": decoder_maps, "cross": cross_maps}
 
@@ -220,23 +211,18 @@ class Transformer(nn.Module):
         """Trainable parameters, counting shared (tied) tensors once."""
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
-    def _check_source(self, src: Tensor) -> None:
+    def _check_source(self, src: Tensor, src_mask: Tensor | None) -> None:
         check_tokens(src, "src", self.config.src_vocab_size)
-        self._check_length("src", src.size(1))
+        check_length("src", src.size(1), self.config.max_len)
+        check_device(src, "src", self.src_embed.weight.device)
+        check_device(src_mask, "src_mask", self.src_embed.weight.device)
 
-    def _check_length(self, name: str, length: int) -> None:
-        if length > self.config.max_len:
-            raise ValueError(f"{name} has length {length}, longer than max_len={self.config.max_len}")
-
-    def _default_masks(
-        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        """Check a (source, target) pair and fill in the padding and causal masks that were not given."""
-        self._check_source(src)
+    def _check_target(self, tgt: Tensor, source: Tensor, offset: int, **tensors: Tensor | None) -> None:
+        """Check the decoder input ``tgt`` and the tensors that go with it; ``source`` is the memory or the source
+        ids, whose batch size ``tgt`` must share."""
         check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
-        self._check_length("tgt", tgt.size(1))
-        if src.size(0) != tgt.size(0):
-            raise ValueError(f"src and tgt must have the same batch size; got {src.size(0)} and {tgt.size(0)}")
-        src_mask = padding_mask(src, self.config.pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
-        tgt_mask = target_mask(tgt, self.config.pad_id) if tgt_mask is None else tgt_mask  # (B, 1, T, T)
-        return src_mask, tgt_mask
+        check_length("tgt", offset + tgt.size(1), self.config.max_len)
+        if isinstance(source, Tensor) and source.size(0) != tgt.size(0):
+            raise ValueError(f"src and tgt must have the same batch size; got {source.size(0)} and {tgt.size(0)}")
+        for name, x in (("tgt", tgt), ("memory", source), *tensors.items()):
+            check_device(x, name, self.tgt_embed.weight.device)

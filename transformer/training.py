@@ -149,51 +149,31 @@ def small_model_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> Tra
 
 @dataclass
 class TrainConfig:
-    """How to train on a synthetic task. The defaults are the documented small configuration.
+    """How to train on a synthetic task. The defaults are the documented small configuration: 400 steps bring copy
+    and reverse to 100 % exact match on 1,000 fresh sequences for every seed tried, in about 9 s on two idle CPU
+    cores (how they were tuned, and what else was tried: ``benchmarks/README.md``)."""
 
-    ``lr`` is the peak learning rate, reached after ``warmup`` steps; ``schedule`` is ``"linear"`` (then linear
-    decay to 0 at ``steps``, :func:`linear_scheduler`) or ``"noam"`` (the paper's ``1 / sqrt(step)`` decay,
-    :func:`noam_scheduler`). ``threads`` sets PyTorch's CPU threads while training (restored afterwards). One is the
-    safe choice for a model this small: on an idle two-core machine two threads are about a quarter faster, but when
-    other work keeps the cores busy, threads that wait for each other can make every step several times slower.
-
-    Why these defaults (measured with ``benchmarks/bench_copy_task.py``): 400 steps of 64 sequences (about 9 s on two
-    idle CPU cores with one thread, up to 15 s when other work shares them) bring copy and reverse to 100 % exact
-    match on 1,000 fresh sequences for every seed tried, and a step costs about half as much as with 128 sequences; a
-    peak rate of 5e-3 after 30 warm-up steps learns fast, and annealing it to 0 by the last step removes the last rare
-    mistakes (exact match must be right on every token of every sequence). Shorter runs were tried, scoring seeds 0-4
-    (0-9 for the closest) of both tasks on two sets of 1,000 fresh sequences, and none was both faster and as
-    reliable: 300 steps (peak 5e-3, 7e-3 or 1e-2) left one or two sequences in a thousand wrong in 3-5 of 20 scores;
-    350 steps at 7e-3 missed 2 of 40 (400 steps at 5e-3: 1 of 40) and saves only an eighth; 32 sequences a step take
-    about 60 % of the time of 64, but 400-600 such steps missed 1 to 11 of 20. Label smoothing 0.1 (the paper's) keeps
-    the model from growing over-confident while it is still wrong; gradients are clipped at norm 1 so that one bad
-    batch cannot throw the model off.
-
-    ``distributed=True`` trains data-parallel in a process group that is already set up (``torchrun`` and the
-    command line's ``--distributed`` do that): ``batch_size`` stays the global batch, and each of the group's ranks
-    trains on ``batch_size / world_size`` of its rows, so the run computes what one process would on the whole batch.
-    """
-
-    task: str = "copy"
-    vocab_size: int = DEFAULT_VOCAB_SIZE
-    min_len: int = 1
-    max_len: int = 10
-    steps: int = 400
-    batch_size: int = 64
-    lr: float = 5e-3
-    warmup: int = 30
-    schedule: str = "linear"
-    betas: tuple[float, float] = (0.9, 0.98)
-    eps: float = 1e-9
-    label_smoothing: float = 0.1
-    clip_norm: float | None = 1.0
-    eval_every: int = 100
-    eval_size: int = 200
-    seed: int = 0
-    device: str = "auto"
-    bf16: bool = False
-    threads: int | None = 1
-    distributed: bool = False
+    task: str = "copy"  # copy, reverse or sort random symbol sequences (transformer.data.TASKS)
+    vocab_size: int = DEFAULT_VOCAB_SIZE  # 10 symbols after the special ids: enough to make copying non-trivial
+    min_len: int = 1  # sequence lengths drawn uniformly from [min_len, max_len] ...
+    max_len: int = 10  # ... 10 positions, short enough for a CPU, long enough to need attention
+    steps: int = 400  # shorter runs (300, 350 steps) left more sequences in a thousand wrong
+    batch_size: int = 64  # half the cost of 128 per step; 32 made too many seeds miss a sequence or two
+    lr: float = 5e-3  # the peak rate, reached after the warm-up: high, which pre-norm tolerates
+    warmup: int = 30  # a short warm-up is enough for a pre-norm model
+    schedule: str = "linear"  # decay to 0 by the last step removes the last rare mistakes; "noam": the paper's
+    betas: tuple[float, float] = (0.9, 0.98)  # the paper's Adam
+    eps: float = 1e-9  # the paper's Adam
+    label_smoothing: float = 0.1  # the paper's: keeps the model from growing over-confident while still wrong
+    clip_norm: float | None = 1.0  # one bad batch cannot throw the model off; None: no clipping
+    eval_every: int = 100  # exact match on fresh sequences every so many steps (and at the end)
+    eval_size: int = 200  # sequences per periodic evaluation: cheap, and enough to see progress
+    seed: int = 0  # the initial weights and the training data
+    device: str = "auto"  # CUDA, then MPS, then the CPU (transformer.utils.select_device)
+    bf16: bool = False  # bfloat16 autocast: faster on GPUs that have it; fp32 is exact enough and fast on a CPU
+    threads: int | None = 1  # PyTorch's CPU threads while training: one is the safe choice on a shared machine
+    compile: bool = False  # torch.compile the training steps: faster steps after a compilation of tens of seconds
+    distributed: bool = False  # data-parallel over an initialised process group (torchrun); batch_size stays global
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -215,6 +195,8 @@ class TrainConfig:
             raise ValueError(f"schedule must be one of {SCHEDULES}; got {self.schedule!r}")
         if not _is_positive_number(self.lr):
             raise ValueError(f"lr must be a positive number; got {self.lr!r}")
+        if not isinstance(self.compile, bool):
+            raise TypeError(f"compile must be a bool; got {self.compile!r}")
         self.betas = tuple(self.betas)
 
     def to_dict(self) -> dict:
@@ -377,11 +359,13 @@ def _run(
     model: Transformer, c: TrainConfig, device: torch.device, optimizer: torch.optim.Optimizer, scheduler: LambdaLR,
     generator: torch.Generator, history: History, progress: bool | str, stop_at_exact_match: float | None,
 ) -> None:
-    """The loop itself: draw a batch, take a step, log it, evaluate now and then."""
+    """The loop itself: draw a batch, take a step, log it, evaluate now and then. The steps run through ``net``:
+    the model, wrapped in DistributedDataParallel when distributed, then compiled when ``c.compile``."""
     rank, world_size = (dist.get_rank(), dist.get_world_size()) if c.distributed else (0, 1)
     if c.batch_size % world_size:
         raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
     net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
+    net = torch.compile(net) if c.compile else net
     bar = _progress_bar(range(1, c.steps + 1), f"training {c.task}", progress if rank == 0 else False)
     for step in bar:
         start = time.perf_counter()

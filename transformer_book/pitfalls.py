@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from transformer.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer.attention import AttentionFunction, MultiHeadAttention, scaled_dot_product_attention
 from transformer.config import TransformerConfig
 from transformer.embeddings import sinusoidal_table
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
@@ -39,46 +39,18 @@ from transformer.model import Transformer
 # ======================================================================================
 
 
-class AttentionWithStep(MultiHeadAttention):
-    """The package's :class:`~transformer.MultiHeadAttention` with its attention step
-    taken out as :meth:`attend` and the head merge as :meth:`_merge`, so that a faulty
-    variant overrides one step and keeps the rest.
-
-    Not itself faulty: with the default ``attend`` it computes exactly what
-    ``MultiHeadAttention`` computes (tested), always on the readable path, without
-    attention dropout or mask validation (faulty masks must get through)."""
-
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        """``q (B, H, T_q, d_k)``, ``k``/``v (B, H, T_k, d_k)`` ->
-        ``(out (B, H, T_q, d_k), weights (B, H, T_q, T_k))``."""
-        return scaled_dot_product_attention(q, k, v, mask)
-
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        need_weights: bool = False,
-        cache=None,
-    ) -> tuple[Tensor, Tensor | None]:
-        q, k, v = self._project(query, key, value, cache)  # (B, H, T, d_k) each
-        out, weights = self.attend(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
-        return self.out_proj(self._merge(out)), (weights if need_weights else None)
-
-    def _merge(self, out: Tensor) -> Tensor:
-        """``(B, H, T, d_k)`` -> ``(B, T, H * d_k)``: bring positions forward again,
-        then concatenate the heads."""
-        B, H, T, d_k = out.shape
-        return out.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, d_model)
+def attention_step(attend: Callable[..., tuple[Tensor, Tensor]], **kwargs) -> AttentionFunction:
+    """``attend(q, k, v, mask, **kwargs) -> (out, weights)``, written without dropout as
+    the notes write it, in the form :class:`~transformer.MultiHeadAttention` plugs in
+    (``attention=``): a faulty variant is the package's module with a faulty attention
+    function, nothing else changed. Not itself faulty."""
+    return lambda q, k, v, mask, dropout_p: attend(q, k, v, mask, **kwargs)
 
 
 # ---- 1. Splitting heads without a transpose (004) ------------------------------------
 
 
-class SplitHeadsWithoutTranspose(AttentionWithStep):
+class SplitHeadsWithoutTranspose(MultiHeadAttention):
     """DELIBERATELY WRONG: splits heads with ``x.view(batch * heads, -1, d_head)``
     straight from ``(B, T, H * d_k)``, as in the long PyTorch summary (004), and merges
     them back the same way.
@@ -90,15 +62,15 @@ class SplitHeadsWithoutTranspose(AttentionWithStep):
     is the same.) Recognise it: a ``view`` or ``reshape`` to ``(B * H, T, d_k)`` or
     ``(B, H, T, d_k)`` with no ``transpose(1, 2)``/``permute`` next to it."""
 
-    def _split(self, x: Tensor) -> Tensor:
+    def split_heads(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
         # WRONG: needs x.view(B, T, H, d_k).transpose(1, 2)
         return x.reshape(B, self.n_heads, T, self.d_k)
 
-    def _merge(self, out: Tensor) -> Tensor:
-        B, H, T, d_k = out.shape
-        # WRONG: needs out.transpose(1, 2) first
-        return out.reshape(B, T, H * d_k)
+    def merge_heads(self, x: Tensor) -> Tensor:
+        B, H, T, d_k = x.shape
+        # WRONG: needs x.transpose(1, 2) first
+        return x.reshape(B, T, H * d_k)
 
 
 # ---- 2. `if mask:` and `if scale:` on a tensor (004) ----------------------------------
@@ -129,14 +101,13 @@ def attention_if_mask(
     return weights @ v, weights
 
 
-class IfMaskAttention(AttentionWithStep):
-    """Multi-head attention whose attention step is :func:`attention_if_mask`, called
-    with a float scale as 004 calls it (DELIBERATELY WRONG)."""
+class IfMaskAttention(MultiHeadAttention):
+    """Multi-head attention whose attention function is :func:`attention_if_mask`,
+    called with a float scale as 004 calls it (DELIBERATELY WRONG)."""
 
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        return attention_if_mask(q, k, v, mask, scale=q.size(-1) ** -0.5)
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+        attend = attention_step(attention_if_mask, scale=(d_model // n_heads) ** -0.5)
+        super().__init__(d_model, n_heads, dropout, bias, attention=attend)
 
 
 # ---- 3. The wrong scale (004, 001) ---------------------------------------------------
@@ -147,7 +118,20 @@ WRONG_SCALES = {
 }
 
 
-class WrongScaleAttention(AttentionWithStep):
+def attention_with_scale_dim(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale_dim: int
+) -> tuple[Tensor, Tensor]:
+    """DELIBERATELY WRONG (unless ``scale_dim == q.size(-1)``): divides the scores by
+    ``sqrt(scale_dim)``."""
+    # WRONG: divide by math.sqrt(q.size(-1))
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(scale_dim)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)  # (B, H, T_q, T_k)
+    return weights @ v, weights
+
+
+class WrongScaleAttention(MultiHeadAttention):
     """DELIBERATELY WRONG: divides the scores by ``sqrt(score_dim)`` instead of
     ``sqrt(d_k)``.
 
@@ -167,23 +151,14 @@ class WrongScaleAttention(AttentionWithStep):
         bias: bool = True,
         score_dim: str = "d_model",
     ):
-        super().__init__(d_model, n_heads, dropout, bias)
         if score_dim not in WRONG_SCALES:
             raise ValueError(
                 f"score_dim must be one of {list(WRONG_SCALES)}; got {score_dim!r}"
             )
-        self.score_dim = score_dim
-        self.scale_dim = d_model if score_dim == "d_model" else self.d_k // n_heads
-
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        # WRONG: divide by math.sqrt(q.size(-1))
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.scale_dim)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-        weights = torch.softmax(scores, dim=-1)  # (B, H, T_q, T_k)
-        return weights @ v, weights
+        scale_dim = d_model if score_dim == "d_model" else (d_model // n_heads) // n_heads
+        attend = attention_step(attention_with_scale_dim, scale_dim=scale_dim)
+        super().__init__(d_model, n_heads, dropout, bias, attention=attend)
+        self.score_dim, self.scale_dim = score_dim, scale_dim
 
 
 # ---- 4. One attention module for two jobs (004) --------------------------------------
@@ -335,18 +310,32 @@ def cross_mask_from_target(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:
     return padding_mask(tgt, pad_id)  # WRONG: padding_mask(src, pad_id), (B, 1, 1, S)
 
 
-class EncoderLayerPassesFunction(EncoderLayer):
+class AttentionGivenTheFunction(nn.Module):
     """DELIBERATELY WRONG: 004's ``EncoderLayer.forward(self, inputs, attn_mask=None)``
     calls ``self.attention(inputs, inputs, inputs, padding_mask)``: the module-level
-    *function* ``padding_mask``, not its argument. Recognise it: an argument that the
-    body never uses (here ``attn_mask``) is a bug's fingerprint."""
+    *function* ``padding_mask``, not its argument. This wraps an attention module and
+    makes that call. Recognise it: an argument that the body never uses (here
+    ``attn_mask``) is a bug's fingerprint."""
 
-    def _self_attention(
-        self, x: Tensor, mask: Tensor | None, need_weights: bool
+    def __init__(self, attention: MultiHeadAttention):
+        super().__init__()
+        self.attention = attention
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+        need_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
-        # WRONG: the argument `mask`, not the function `padding_mask`
-        attended, weights = self.self_attn(x, x, x, padding_mask, need_weights)
-        return self.dropout1(attended), weights
+        # WRONG: the argument `attn_mask`, not the function `padding_mask`
+        return self.attention(query, key, value, padding_mask, need_weights)
+
+
+class EncoderLayerPassesFunction(EncoderLayer):
+    """The package's encoder layer whose self-attention is called as 004 calls it
+    (:class:`AttentionGivenTheFunction`, DELIBERATELY WRONG)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.self_attn = AttentionGivenTheFunction(self.self_attn)
 
 
 # ---- 9. Multiplying the scores by the mask (003) -------------------------------------
@@ -368,14 +357,13 @@ def multiply_mask_attention(
     return weights @ v, weights
 
 
-class MultiplyMaskAttention(AttentionWithStep):
-    """Multi-head attention whose attention step is :func:`multiply_mask_attention`
+class MultiplyMaskAttention(MultiHeadAttention):
+    """Multi-head attention whose attention function is :func:`multiply_mask_attention`
     (DELIBERATELY WRONG)."""
 
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        return multiply_mask_attention(q, k, v, mask)
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+        attend = attention_step(multiply_mask_attention)
+        super().__init__(d_model, n_heads, dropout, bias, attention=attend)
 
 
 # ---- 10. Mask polarity and uint8 masks (000, 002, 004) -------------------------------
@@ -525,7 +513,7 @@ SNIPPETS = {
 n_heads, d_k = 8, 64
 
 
-class GlobalSizesAttention(AttentionWithStep):
+class GlobalSizesAttention(MultiHeadAttention):
     """DELIBERATELY WRONG: splits heads with the module-level globals ``n_heads`` and
     ``d_k`` (002 reads ``d_k``, ``n_heads`` and ``d_model`` from the notebook's globals
     inside its modules) instead of its own sizes. Build a second model with other sizes
@@ -533,7 +521,7 @@ class GlobalSizesAttention(AttentionWithStep):
     a name inside a method that is neither an argument, an attribute of ``self`` nor an
     import."""
 
-    def _split(self, x: Tensor) -> Tensor:
+    def split_heads(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
         # WRONG: self.n_heads and self.d_k
         return x.view(B, T, n_heads, d_k).transpose(1, 2)

@@ -280,7 +280,7 @@ def depth_statistics(
 
     hooks = [layer.register_forward_hook(keep) for layer in encoder.layers]
     try:
-        logits = readout(encoder(x))  # (B, T, V)
+        logits = readout(encoder(x)[0])  # (B, T, V)
         F.cross_entropy(logits.flatten(0, 1), labels.flatten()).backward()
     finally:
         for hook in hooks:

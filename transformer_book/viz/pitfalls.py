@@ -121,7 +121,7 @@ def training_picker(
 
 
 def head_split_figure(n_heads: int = 4, length: int = 6) -> go.Figure:
-    """Which token each head's row holds after the split, for the package's ``_split`` and for the ``view`` without a
+    """Which token each head's row holds after the split, for the package's ``split_heads`` and for the ``view`` without a
     transpose (:class:`~transformer_book.pitfalls.SplitHeadsWithoutTranspose`).
 
     The input holds, at position ``t`` and feature block ``c``, the number ``t * H + c``; the figure colours every
@@ -131,8 +131,8 @@ def head_split_figure(n_heads: int = 4, length: int = 6) -> go.Figure:
     H, T = n_heads, length
     x = torch.arange(T * H, dtype=torch.float32).view(1, T, H)  # (1, T, H): d_model = H, so d_k = 1
     splits = {
-        "package: view(B, T, H, d_k).transpose(1, 2)": MultiHeadAttention(H, H)._split(x)[0, :, :, 0],  # (H, T)
-        "004: view(B * H, T, d_k), no transpose": SplitHeadsWithoutTranspose(H, H)._split(x)[0, :, :, 0],  # (H, T)
+        "package: view(B, T, H, d_k).transpose(1, 2)": MultiHeadAttention(H, H).split_heads(x)[0, :, :, 0],  # (H, T)
+        "004: view(B * H, T, d_k), no transpose": SplitHeadsWithoutTranspose(H, H).split_heads(x)[0, :, :, 0],  # (H, T)
     }
     fig = make_subplots(rows=2, cols=1, subplot_titles=list(splits), vertical_spacing=0.25)
     for row, values in enumerate(splits.values(), start=1):
