@@ -53,8 +53,8 @@ def test_the_simulated_device_refuses_what_a_gpu_refuses(weights):
     model, data = elsewhere_model(weights), batch()
     assert next(model.parameters()).device == ELSEWHERE
     with another_device():
-        with pytest.raises(RuntimeError, match="same device"):
-            model(data.src, data.tgt_in)  # CPU inputs, weights elsewhere
+        with pytest.raises(RuntimeError, match="src is on cpu but the model's weights are on"):
+            model(data.src, data.tgt_in)  # CPU inputs, weights elsewhere: the core's own error names both devices
         with pytest.raises(RuntimeError, match="same device"):
             data.src.to(ELSEWHERE) + data.src
         with pytest.raises(TypeError, match="numpy"):

@@ -170,3 +170,24 @@ def test_history_figure_draws_the_loss_floor_across_the_run():
     floor = [t for t in history_figure({"run": history}, floor=0.537).data if t.name.startswith("lowest")]
     assert len(floor) == 1 and list(floor[0].y) == [0.537, 0.537] and list(floor[0].x) == [1, 3]
     assert not [t for t in history_figure({"run": history}).data if t.name.startswith("lowest")]
+
+
+@pytest.mark.parametrize("progress, lines", [("text", 1), (False, 0)])
+def test_text_progress_prints_one_final_line_and_none_prints_nothing(capsys, progress, lines):
+    model = Transformer(small_model_config(d_model=32, d_ff=64))
+    config = TrainConfig(steps=6, batch_size=8, eval_every=3, eval_size=8, device="cpu")
+    train(model, config, progress=progress)
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == lines and "\r" not in out
+    if lines:
+        assert out.startswith("training copy: 6 steps in ") and "exact_match" in out
+
+
+def test_the_book_asks_for_a_final_line_in_the_static_build_and_a_live_bar_otherwise(monkeypatch):
+    import transformer_book
+    from transformer_book.viz import BOOK_ENV
+
+    monkeypatch.setenv(BOOK_ENV, "1")
+    assert transformer_book.progress() == "text"
+    monkeypatch.delenv(BOOK_ENV)
+    assert transformer_book.progress() is True

@@ -14,7 +14,6 @@ and rank 0 evaluates, shows progress and (in the command line) saves the checkpo
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -326,8 +325,9 @@ def train(
     Batches come from a generator seeded with ``config.seed`` and the global generator (dropout) is seeded too, so
     a run repeats bit for bit on the same machine. Every ``config.eval_every`` steps (and at the end) the model is
     scored on ``config.eval_size`` fresh sequences; with ``stop_at_exact_match`` training stops as soon as that
-    score is reached. ``progress=True`` shows a tqdm bar (a widget in notebooks, text in terminals); ``"text"``
-    forces the plain-text bar (which a static page can show), ``False`` shows none.
+    score is reached. ``progress=True`` shows a live tqdm bar (a widget in notebooks, text in terminals); ``"text"``
+    prints one line when training ends (for pages that cannot redraw a line, such as the static book), ``False``
+    shows nothing.
     """
     if progress not in (True, False, "text"):
         raise ValueError(f"progress must be True, False or 'text'; got {progress!r}")
@@ -419,7 +419,7 @@ def _evaluate_on_rank0(model: Transformer, c: TrainConfig, rank: int) -> EvalRes
 
 
 class _NoBar:
-    """What :func:`_progress_bar` returns without tqdm: the steps, and nothing shown."""
+    """What :func:`_progress_bar` returns when nothing is to be shown while training: the steps, and no output."""
 
     def __init__(self, steps: range):
         self.steps = steps
@@ -434,17 +434,37 @@ class _NoBar:
         pass
 
 
+class _FinalLine(_NoBar):
+    """A progress report for pages that cannot redraw a line (the static book): one line when training ends."""
+
+    def __init__(self, steps: range, description: str):
+        super().__init__(steps)
+        self.description, self.postfix, self.done = description, {}, 0
+        self.start = time.perf_counter()
+
+    def __iter__(self) -> Iterator[int]:
+        for step in self.steps:
+            self.done = step
+            yield step
+
+    def set_postfix(self, **values: object) -> None:
+        self.postfix = values
+
+    def close(self) -> None:
+        values = "".join(f", {name} {value}" for name, value in self.postfix.items())
+        print(f"{self.description}: {self.done} steps in {time.perf_counter() - self.start:.1f} s{values}", flush=True)
+
+
 def _progress_bar(steps: range, description: str, progress: bool | str) -> Iterable[int]:
-    """A tqdm bar over ``steps`` (tqdm is optional: without it, or with ``progress=False``, nothing is shown)."""
+    """What training shows while it runs: ``True``, a live tqdm bar (a widget in notebooks, text in terminals);
+    ``"text"``, one plain line when it ends; ``False``, nothing. tqdm is optional: without it, ``True`` shows nothing."""
+    if progress == "text":
+        return _FinalLine(steps, description)
     try:
         from tqdm.auto import tqdm
-        from tqdm.std import tqdm as std_tqdm
     except ImportError:
         return _NoBar(steps)
-    if not progress:
-        return _NoBar(steps)
-    text = {"file": sys.stdout, "mininterval": 0.5} if progress == "text" else {}
-    return (std_tqdm if progress == "text" else tqdm)(steps, desc=description, leave=True, **text)
+    return tqdm(steps, desc=description, leave=True) if progress else _NoBar(steps)
 
 
 def train_task(

@@ -15,7 +15,7 @@ Importing this package loads no plotly: a chapter calls :func:`setup_notebook` i
 
 from __future__ import annotations
 
-__all__ = ["setup_notebook"]
+__all__ = ["progress", "setup_notebook"]
 
 
 def setup_notebook() -> None:
@@ -24,3 +24,11 @@ def setup_notebook() -> None:
     from .viz import use_book_renderer
 
     use_book_renderer()
+
+
+def progress() -> bool | str:
+    """What a chapter passes as ``progress=`` when it trains: a live bar in Jupyter and Colab, and in the static
+    book (which cannot redraw a line) one line when training ends."""
+    from .viz import in_static_build
+
+    return "text" if in_static_build() else True

@@ -10,6 +10,9 @@
   MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
   ``crossorigin`` attributes that pinned the CDN files.
 
+- Makes every sidebar toggle work (:data:`NAV_JS`, on every page) and adds the book's stylesheet (``book.css``
+  beside this module: outputs and inline code wrap instead of widening the page).
+
 ``_config.yml`` points ``mathjax_path`` and ``nb_ipywidgets_js`` at ``_static/vendor/`` too; the rewriting is the
 safety net for URLs that notebook outputs carry (bertviz writes its CDN URLs into its HTML and JavaScript).
 """
@@ -31,6 +34,7 @@ logger = logging.getLogger(__name__)
 BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer_book.viz.BOOK_ENV
 VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source folder)
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
+STYLESHEET = "book.css"  # beside this module, copied to _static/
 REQUIRED = ("mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js")
 
 # (CDN URL pattern, local file without extension); the URL's own ".js" (if any) is kept, because RequireJS paths
@@ -97,6 +101,7 @@ def _copy_assets(app: Sphinx) -> None:
     import plotly
 
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
+    shutil.copy2(Path(__file__).with_name(STYLESHEET), Path(app.outdir, "_static", STYLESHEET))
 
 
 # Plotly's responsive figures follow window resizes only; also follow their column (sidebars shown or hidden).
@@ -112,6 +117,29 @@ RESIZE_JS = """window.addEventListener("load", function () {
     }).observe(gd.parentElement);
   });
 });"""
+
+
+# pydata-sphinx-theme 0.17 and sphinx-book-theme 1.3 bind their sidebar toggles with document.querySelector, i.e. to
+# the first ".primary-toggle" (".secondary-toggle") of the page: the header's, which the book theme hides. The ☰ a
+# reader sees, in the article's header, got no handler, so the chapter list could not be opened, on a phone not at
+# all (pydata/pydata-sphinx-theme#2451). Forward its clicks to the bound button: at >= 992 px the book theme's handler
+# shows or hides the sidebar, below it the pydata theme's opens the sidebar as a dialog.
+NAV_JS = """document.addEventListener("DOMContentLoaded", function () {
+  ["primary", "secondary"].forEach(function (side) {
+    var buttons = Array.prototype.slice.call(document.querySelectorAll("." + side + "-toggle"));
+    buttons.slice(1).forEach(function (button) {
+      button.addEventListener("click", function (event) {
+        event.preventDefault();
+        event.stopPropagation();
+        buttons[0].click();
+      });
+    });
+  });
+});"""
+
+
+def _add_nav_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    app.add_js_file(None, body=NAV_JS, priority=900)
 
 
 def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
@@ -157,7 +185,9 @@ def setup(app: Sphinx) -> dict:
     # The build's kernels are started after this (while reading), so they inherit the marker.
     os.environ[BOOK_ENV] = "1"
     app.connect("builder-inited", _copy_assets)
+    app.add_css_file(STYLESHEET)
     app.connect("html-page-context", _add_plotly_js)
+    app.connect("html-page-context", _add_nav_js)
     app.connect("html-page-context", _dedupe_scripts, priority=900)  # after every other extension added its scripts
     app.connect("build-finished", _rewrite_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
