@@ -2,7 +2,7 @@
 # Sized for 2 cores: JOBS pytest workers (notebooks are kept whole per worker with --dist loadfile).
 
 # Everything runs in a virtual environment: the active one (VIRTUAL_ENV set), else the repository's own .venv, which
-# `make setup` creates with BOOTSTRAP_PYTHON (any Python >= 3.10; on Debian/Ubuntu it needs apt's python3-venv).
+# `make setup` creates with BOOTSTRAP_PYTHON (Python >= 3.11, which the theme needs; on Debian/Ubuntu it needs apt's python3-venv).
 # So the system Python is never installed into (PEP 668). Its bin/ goes first on the PATH for every recipe, so
 # jupyter-book, pytest's subprocesses and the notebooks' python3 kernel are that environment's.
 BOOTSTRAP_PYTHON ?= python3

@@ -6,6 +6,11 @@ and recorded, and the test fails if there was one. Per page it checks: no JavaSc
 drawn, as many as the build's executed notebook made (and at least ``MIN_FIGURES``); operating each control of each
 figure (a slider step, a menu entry) changes what the figure draws; every bertviz view drawn; MathJax typeset the
 math. With ``BOOK_SCREENSHOTS=dir`` each page is saved as a full-page PNG there.
+
+The site is served under a sub-path, ``/<repository>/``, as GitHub Pages serves it, so a link that assumes the site
+sits at the server's root fails here too. The phone pass opens every page at 390 x 844 and at 1280 x 900: no page
+scrolls sideways, no figure is wider than the screen, and every figure is saved as a PNG at both sizes in
+``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ MIN_FIGURES = {"book/01_introduction": 2}
 # Console errors that are not failures (matched against "message url"): the browser asks every site for a favicon.
 IGNORED_CONSOLE = (re.compile(r"favicon\.ico"),)
 BERTVIZ_PAGE = "book/__bertviz_offline_check.html"  # served from memory by the test, next to the chapters
+# GitHub Pages serves a project's site under /<repository>/: so does this test (the name from _config.yml).
+PREFIX = "/" + re.search(r"^\s*url:\s*\S+/([^/\s]+?)/?\s*$", (ROOT / "_config.yml").read_text(), re.MULTILINE).group(1)
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "height": 900}}
+FIGURE_SHOTS = Path(os.environ.get("BOOK_FIGURE_SHOTS", ROOT / "_build" / "screenshots"))
 
 pytestmark = pytest.mark.skipif(
     not (SITE / "index.html").is_file(), reason=f"the book is not built ({SITE} missing): run `make book` first"
@@ -58,8 +67,14 @@ def toc_pages() -> list[str]:
 class _Handler(http.server.SimpleHTTPRequestHandler):
     extra_pages: dict[str, bytes] = {}
 
+    def translate_path(self, path: str) -> str:
+        """Files under ``PREFIX`` only: a path outside it is not found, as on GitHub Pages."""
+        if not path.startswith(PREFIX + "/"):
+            return str(SITE / "__outside_the_site__")
+        return super().translate_path(path[len(PREFIX):])
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = self.extra_pages.get(urlparse(self.path).path.lstrip("/"))
+        body = self.extra_pages.get(urlparse(self.path).path.removeprefix(PREFIX).lstrip("/"))
         if body is None:
             return super().do_GET()
         self.send_response(200)
@@ -78,7 +93,7 @@ def server() -> Iterator[tuple[str, type[_Handler]]]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(SITE)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    yield f"http://127.0.0.1:{httpd.server_address[1]}{PREFIX}", handler
     httpd.shutdown()
     httpd.server_close()
 
@@ -97,14 +112,16 @@ def browser() -> Iterator[object]:
 class PageRun:
     """One page opened in a fresh context that records errors and blocks (and records) off-machine requests."""
 
-    def __init__(self, browser: object, url: str):
+    def __init__(self, browser: object, url: str, viewport: dict | None = None):
         self.errors: list[str] = []
         self.external: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.failed: list[str] = []
+        self.context = browser.new_context(viewport=viewport or VIEWPORTS["laptop"])
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.page.on("console", self._console)
+        self.page.on("response", self._response)
         self.page.goto(url, wait_until="load")
 
     def _route(self, route: object) -> None:
@@ -114,6 +131,10 @@ class PageRun:
         else:
             self.external.append(url)
             route.abort()
+
+    def _response(self, response: object) -> None:
+        if response.status >= 400 and not any(p.search(response.url) for p in IGNORED_CONSOLE):
+            self.failed.append(f"{response.status} {response.url}")
 
     def _console(self, message: object) -> None:
         where = (message.location or {}).get("url", "")
@@ -248,6 +269,37 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
         page.screenshot(path=str(Path(shots) / f"{name.replace('/', '__')}.png"))
     assert not run.errors, f"{name}: errors in the page:\n" + "\n".join(run.errors)
     assert not run.external, f"{name}: requests left the machine:\n" + "\n".join(run.external)
+    assert not run.failed, f"{name}: requests that found nothing (a path outside {PREFIX}/?):\n" + "\n".join(run.failed)
+
+
+SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
+FIGURES_OFF_SCREEN = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) => {
+  const box = gd.getBoundingClientRect();
+  return {figure: i, left: Math.round(box.left), right: Math.round(box.right)};
+}).filter(f => f.left < -1 || f.right > window.innerWidth + 1)"""
+
+
+@pytest.mark.parametrize("name", toc_pages())
+def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: object, name: str) -> None:
+    """At 390 and 1280 px: nothing scrolls sideways, every figure fits the screen; each figure saved as a PNG."""
+    base, _ = server
+    for size, viewport in VIEWPORTS.items():
+        run = PageRun(browser, f"{base}/{name}.html", viewport)
+        try:
+            page = run.page
+            figures = page.locator(".plotly-graph-div")
+            if figures.count():
+                page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+            overflow = page.evaluate(SIDEWAYS)
+            assert overflow <= 1, f"{name} at {size} width: the page scrolls sideways by {overflow} px"
+            off_screen = page.evaluate(FIGURES_OFF_SCREEN)
+            assert not off_screen, f"{name} at {size} width: figures wider than the screen: {off_screen}"
+            FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
+            for i in range(figures.count()):
+                figures.nth(i).screenshot(path=str(FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"))
+            assert not run.errors, f"{name} at {size} width: errors in the page:\n" + "\n".join(run.errors)
+        finally:
+            run.close()
 
 
 @pytest.mark.parametrize("name", toc_pages())

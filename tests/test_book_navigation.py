@@ -52,8 +52,9 @@ def test_the_chapter_menu_hides_and_shows_on_a_laptop(browser: object, server: t
         assert sidebar.is_visible(), "the chapter list starts open on a laptop"
         toggle = _visible_toggle(page)
         toggle.click()
-        page.wait_for_function("!document.querySelector('#pst-primary-sidebar').checkVisibility()")
+        # Hidden on wide screens means visibility: hidden after a transition, which Playwright's visibility counts.
+        sidebar.wait_for(state="hidden")
         toggle.click()
-        page.wait_for_function("document.querySelector('#pst-primary-sidebar').checkVisibility()")
+        sidebar.wait_for(state="visible")
     finally:
         context.close()
