@@ -158,21 +158,44 @@ TOO_WIDE = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd,
 }).filter(f => f.width > f.column + 1)"""
 CONTROLS = """(i) => {
   const gd = document.querySelectorAll('.plotly-graph-div')[i];
-  // plotly.js draws one group per visible menu or slider, in layout order: keep that order's index (drawn).
-  const menus = (gd.layout.updatemenus || []).filter(m => m.visible !== false)
-    .map((m, drawn) => ({type: m.type || 'dropdown', active: m.active ?? 0, n: (m.buttons || []).length, drawn,
-                         animate: (m.buttons || []).every(b => b.method === 'animate')}))
-    .filter(m => m.n > 1);
+  // The page's figures.js shows plotly's menus as HTML controls in a bar just before the figure's wrapper.
+  const bar = gd.parentElement.previousElementSibling;
+  const menus = bar && bar.classList.contains('book-figure-controls')
+    ? [...bar.querySelectorAll('select')].map((s, k) => ({type: 'select', k, n: s.options.length}))
+        .concat(bar.querySelectorAll('button').length ? [{type: 'buttons', n: bar.querySelectorAll('button').length}] : [])
+    : [];
   const sliders = (gd.layout.sliders || []).filter(s => s.visible !== false)
     .map((s, drawn) => ({active: s.active ?? 0, n: (s.steps || []).length, drawn})).filter(s => s.n > 1);
   return {menus, sliders};
 }"""
+READY = "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.dataset.bookFigure === 'ready')"
+PLOTLY_MENUS_SHOWN = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
+  ({figure: i, menus: gd.querySelectorAll('g.updatemenu-header-group').length})).filter(f => f.menus)"""
+# Text in a figure that a reader cannot read: drawn smaller than 8 px (heatmap numbers in cells too small for them
+# are hidden by figures.js; the hover label still gives the value).
+TINY_TEXT = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) =>
+  [...gd.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0
+    && parseFloat(getComputedStyle(t).fontSize) < 7.5)
+  .map(t => ({figure: i, text: t.textContent.slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))).slice(0, 5)"""
+# A figure's title must not be drawn over any other text of the figure (legend, annotations, axis titles, ticks).
+TITLE_COLLISIONS = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) => {
+  const title = gd.querySelector('.g-gtitle text');
+  if (!title || !title.textContent.trim()) return [];
+  const a = title.getBoundingClientRect();
+  return [...gd.querySelectorAll('.infolayer text, .xtick text, .ytick text, .g-xtitle text, .g-ytitle text')]
+    .filter(t => t !== title && t.textContent.trim() && !title.contains(t)).filter(t => {
+      const b = t.getBoundingClientRect();
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      return b.width > 0 && w > 2 && h > 2;
+    }).map(t => ({figure: i, title: title.textContent.slice(0, 30), hits: t.textContent.slice(0, 30)}));
+}).slice(0, 5)"""
 
 
 def _control_actions(page: object, index: int, controls: dict) -> Iterator[tuple[str, Iterator[str]]]:
     """For each control of figure ``index`` (sliders, then menus): its name and the ways to operate it (a slider's
     neighbouring step, then every other entry of a menu), each yielding a description once done."""
     figure = page.locator(".plotly-graph-div").nth(index)
+    bar = figure.locator("xpath=../preceding-sibling::div[contains(@class, 'book-figure-controls')][1]")
 
     # plotly.js draws every slider of a figure into one g.slider-container, a g.slider-group per slider.
     def slider_steps(slider: dict) -> Iterator[str]:
@@ -184,22 +207,15 @@ def _control_actions(page: object, index: int, controls: dict) -> Iterator[tuple
             page.mouse.click(tick["x"] + tick["width"] / 2, rail["y"] + rail["height"] / 2)
             yield f"step {target}"
 
-    # plotly.js draws every menu of a figure into one g.updatemenu-container: a header group per menu (holding the
-    # buttons of a "buttons" menu) and one shared group for the open dropdown's entries.
-    container = figure.locator("g.updatemenu-container")
-
     def menu_entries(menu: dict) -> Iterator[str]:
-        header = container.locator("g.updatemenu-header-group").nth(menu["drawn"])
-        # A play/pause menu changes the figure by playing (its first entry, usually the active one); any other menu
-        # by choosing an entry that is not the current one.
-        targets = range(menu["n"]) if menu["animate"] else [t for t in range(menu["n"]) if t != menu["active"]]
-        for target in targets:
-            header.scroll_into_view_if_needed()
-            if menu["type"] == "dropdown":
-                header.locator("g.updatemenu-header").click()
-                container.locator("g.updatemenu-dropdown-button-group g.updatemenu-dropdown-button").nth(target).click()
-            else:
-                header.locator("g.updatemenu-button").nth(target).click()
+        if menu["type"] == "buttons":  # Play / Pause: playing (the first button) changes the figure
+            bar.locator("button").first.click()
+            yield "button 0"
+            return
+        select = bar.locator("select").nth(menu["k"])
+        current = int(select.input_value())
+        for target in [t for t in range(menu["n"]) if t != current]:
+            select.select_option(str(target))
             yield f"entry {target}"
 
     for k, slider in enumerate(controls["sliders"]):
@@ -231,6 +247,8 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
     assert n_figures == expected, f"{name}: the page shows {n_figures} plotly figures, its notebook made {expected}"
     if n_figures:
         page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+        page.wait_for_function(READY, timeout=30_000)
+        assert not page.evaluate(PLOTLY_MENUS_SHOWN), f"{name}: plotly menus drawn on a figure, not above it"
         too_wide = page.evaluate(TOO_WIDE)
         assert not too_wide, f"{name}: figures wider than the page's column (clipped; leave layout.width unset): {too_wide}"
     for i in range(n_figures):
@@ -281,7 +299,8 @@ FIGURES_OFF_SCREEN = """() => [...document.querySelectorAll('.plotly-graph-div')
 
 @pytest.mark.parametrize("name", toc_pages())
 def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: object, name: str) -> None:
-    """At 390 and 1280 px: nothing scrolls sideways, every figure fits the screen; each figure saved as a PNG."""
+    """At 390 and 1280 px: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 8 px
+    or drawn under its title; each figure saved as a PNG."""
     base, _ = server
     for size, viewport in VIEWPORTS.items():
         run = PageRun(browser, f"{base}/{name}.html", viewport)
@@ -290,13 +309,18 @@ def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: objec
             figures = page.locator(".plotly-graph-div")
             if figures.count():
                 page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+                page.wait_for_function(READY, timeout=30_000)
+                tiny = page.evaluate(TINY_TEXT)
+                assert not tiny, f"{name} at {size} width: figure text too small to read: {tiny}"
+                collisions = page.evaluate(TITLE_COLLISIONS)
+                assert not collisions, f"{name} at {size} width: a figure's title overlaps its other text: {collisions}"
             overflow = page.evaluate(SIDEWAYS)
             assert overflow <= 1, f"{name} at {size} width: the page scrolls sideways by {overflow} px"
             off_screen = page.evaluate(FIGURES_OFF_SCREEN)
             assert not off_screen, f"{name} at {size} width: figures wider than the screen: {off_screen}"
             FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
             for i in range(figures.count()):
-                figures.nth(i).screenshot(path=str(FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"))
+                figures.nth(i).locator("xpath=../..").screenshot(path=str(FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"))
             assert not run.errors, f"{name} at {size} width: errors in the page:\n" + "\n".join(run.errors)
         finally:
             run.close()

@@ -5,7 +5,9 @@
 - Copies the assets fetched by ``scripts/vendor_assets.sh`` (``book/_vendor/``) and the plotly.js shipped with the
   installed plotly package to ``_static/vendor/`` of the output (not via ``html_static_path``: Jupyter Book injects
   every .js/.css found there into every page).
-- Adds ``_static/vendor/plotly.min.js`` to each page that holds a plotly figure, ahead of any RequireJS.
+- Adds ``_static/vendor/plotly.min.js`` to each page that holds a plotly figure, ahead of any RequireJS, and after it
+  ``figures.js`` (beside this module): the figures' menus as HTML controls above each figure, panels stacked and
+  titles wrapped in a narrow column, figures that follow their column's width.
 - After the build, rewrites every CDN URL it knows in the HTML pages (bertviz's require.js/d3/jQuery, plotly.js,
   MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
   ``crossorigin`` attributes that pinned the CDN files.
@@ -35,6 +37,7 @@ BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer_book.viz.BO
 VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source folder)
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
 STYLESHEET = "book.css"  # beside this module, copied to _static/
+FIGURE_SCRIPT = "figures.js"  # beside this module, copied to _static/: controls above figures, narrow layouts
 REQUIRED = ("mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js")
 
 # (CDN URL pattern, local file without extension); the URL's own ".js" (if any) is kept, because RequireJS paths
@@ -101,22 +104,8 @@ def _copy_assets(app: Sphinx) -> None:
     import plotly
 
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
-    shutil.copy2(Path(__file__).with_name(STYLESHEET), Path(app.outdir, "_static", STYLESHEET))
-
-
-# Plotly's responsive figures follow window resizes only; also follow their column (sidebars shown or hidden).
-RESIZE_JS = """window.addEventListener("load", function () {
-  if (!window.Plotly || !window.ResizeObserver) return;
-  document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
-    var width = gd.parentElement.clientWidth;
-    new ResizeObserver(function () {
-      if (gd.parentElement.clientWidth !== width && gd.offsetParent !== null) {
-        width = gd.parentElement.clientWidth;
-        window.Plotly.Plots.resize(gd);
-      }
-    }).observe(gd.parentElement);
-  });
-});"""
+    for name in (STYLESHEET, FIGURE_SCRIPT):
+        shutil.copy2(Path(__file__).with_name(name), Path(app.outdir, "_static", name))
 
 
 # pydata-sphinx-theme 0.17 and sphinx-book-theme 1.3 bind their sidebar toggles with document.querySelector, i.e. to
@@ -146,7 +135,7 @@ def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict,
     if "plotly-graph-div" in context.get("body", ""):
         # Before RequireJS (priority 500 by default): plotly.js would otherwise register as an anonymous AMD module.
         app.add_js_file("vendor/plotly.min.js", priority=200)
-        app.add_js_file(None, body=RESIZE_JS, priority=201)
+        app.add_js_file(FIGURE_SCRIPT, priority=201)
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:

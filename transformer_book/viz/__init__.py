@@ -46,6 +46,8 @@ __all__ = ["BOOK_ENV", "BookRenderer", "figure_html", "in_static_build", "live_o
 BOOK_ENV = "TRANSFORMER_BOOK_STATIC"
 RENDERER = "transformer_book"
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+# The static book shows no mode bar: on a phone it sits on titles and menus; dragging zooms, a double click resets.
+STATIC_CONFIG = {**PLOTLY_CONFIG, "displayModeBar": False}
 LIVE_NOTE = "This explorer needs a live kernel: open the chapter in Colab or Jupyter with the rocket button at the top."
 
 # Draw at once when the page has plotly.js; otherwise load it once (AMD-aware for classic Notebook) and then draw.
@@ -97,7 +99,8 @@ def figure_html(fig: Any, load_plotlyjs: bool = False) -> str:
         del layout["autosize"]
     fig_dict = {**fig_dict, "layout": layout}
     page = pio.to_html(
-        fig_dict, config=PLOTLY_CONFIG, auto_play=False, include_plotlyjs=False, include_mathjax=False,
+        fig_dict, config=PLOTLY_CONFIG if load_plotlyjs else STATIC_CONFIG, auto_play=False,
+        include_plotlyjs=False, include_mathjax=False,
         full_html=False, default_width="100%", default_height=525, validate=False,
     )
     if isinstance(max_width, (int, float)) and max_width > 0:

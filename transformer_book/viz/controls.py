@@ -1,12 +1,16 @@
 """Kernel-free controls shared by the book's figures.
 
 A plotly ``updatemenus`` entry runs in the browser, so a figure keeps its menus in the static book with no kernel.
+In the static book, ``book/_ext/figures.js`` shows each menu as an HTML control above the figure (labelled with the
+menu's ``name``) and hides annotations named :data:`MENU_LABEL`, the labels drawn beside plotly's own menus for
+live notebooks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+MENU_LABEL = "menu-label"  # the same name as MENU_LABEL in book/_ext/figures.js
 _ANCHORS = {"xanchor": ("auto", "left", "center", "right"), "yanchor": ("auto", "top", "middle", "bottom")}
 
 
@@ -44,4 +48,4 @@ def dropdown(
     return menu
 
 
-__all__ = ["dropdown"]
+__all__ = ["MENU_LABEL", "dropdown"]

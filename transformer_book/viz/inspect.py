@@ -24,7 +24,7 @@ from transformer.model import Transformer
 
 from ..ablation import KINDS, AblationResult
 from .attention import WEIGHTS_SCALE, style, token_labels
-from .controls import dropdown
+from .controls import MENU_LABEL, dropdown
 
 KIND_TITLES = {
     "encoder": "encoder self-attention",
@@ -275,9 +275,10 @@ def attention_grid(
     for example in examples:
         x, y, z = zip(*(_cell_data(example, kind, layer, head) for kind, layer, head in cells), strict=True)
         example_buttons.append(dict(label=example.name, method="restyle", args=[{"x": list(x), "y": list(y), "z": list(z)}]))
-    menus, labels = [dropdown(type_buttons, x=0.12, pad=dict(b=30))], [_menu_label("attention", x=0.12)]
+    menus = [dropdown(type_buttons, x=0.12, pad=dict(b=30), name="attention")]
+    labels = [_menu_label("attention", x=0.12)]
     if len(examples) > 1:
-        menus.append(dropdown(example_buttons, x=0.8, pad=dict(b=30)))
+        menus.append(dropdown(example_buttons, x=0.8, pad=dict(b=30), name="example"))
         labels.append(_menu_label("example", x=0.8))
     _finish_grid(fig, n_layers, n_heads, title)
     fig.update_layout(updatemenus=menus, margin=dict(t=130))
@@ -440,6 +441,8 @@ def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> Non
 
 
 def _menu_label(text: str, x: float) -> dict:
-    """A label to the left of a dropdown placed at ``x`` on the top edge (as :func:`attention_grid` places its menus)."""
-    return dict(text=text, x=x, xref="paper", xanchor="right", xshift=-8, y=1.0, yref="paper", yanchor="bottom",
+    """A label to the left of a dropdown placed at ``x`` on the top edge (as :func:`attention_grid` places its menus);
+    named :data:`~transformer_book.viz.controls.MENU_LABEL`, so the static book, which shows the menu as an HTML control
+    with its own label, hides it."""
+    return dict(name=MENU_LABEL, text=text, x=x, xref="paper", xanchor="right", xshift=-8, y=1.0, yref="paper", yanchor="bottom",
                 yshift=38, showarrow=False, font=dict(size=13))

@@ -78,7 +78,7 @@ def parameter_figure(configs: dict[str, TransformerConfig]) -> go.Figure:
     x, text, layout = trace_args(first)
     fig = go.Figure(
         go.Bar(
-            x=x, y=list(rows[first]), orientation="h", text=text, textposition="outside", cliponaxis=False,
+            x=x, y=list(rows[first]), orientation="h", text=text, textposition="auto", cliponaxis=False,
             marker_color="#4c78a8", hovertemplate="%{y}: %{x:,} parameters<extra></extra>",
         )
     )
@@ -91,7 +91,7 @@ def parameter_figure(configs: dict[str, TransformerConfig]) -> go.Figure:
         height=420, margin=dict(l=10, r=20, t=90, b=40), template="plotly_white",
         xaxis=dict(title="parameters", range=layout["xaxis.range"], fixedrange=True),
         yaxis=dict(autorange="reversed", fixedrange=True, automargin=True),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.2, xanchor="right", yanchor="top")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.2, xanchor="right", yanchor="top", name="model")],
     )
     return fig
 
