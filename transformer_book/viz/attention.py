@@ -23,12 +23,7 @@ from torch import Tensor
 from transformer.attention import scaled_dot_product_attention
 
 from .controls import dropdown
-
-MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped
-FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
-WEIGHTS_SCALE = "Blues"  # weights live in [0, 1]: sequential, zmin=0, zmax=1
-SIGNED_SCALE = "RdBu_r"  # scores and activations are signed: diverging, centred at 0
-MASK_SCALE = [[0.0, "#e5e7eb"], [0.5, "#e5e7eb"], [0.5, "#2563eb"], [1.0, "#2563eb"]]  # hidden grey, visible blue
+from .style import MASK_SCALE, SIGNED_SCALE, WEIGHTS_SCALE, style
 
 
 def token_labels(tokens: Sequence[object]) -> list[str]:
@@ -48,18 +43,6 @@ def to_numpy(x: Tensor | np.ndarray) -> np.ndarray:
     if isinstance(x, Tensor):
         return x.detach().to("cpu", torch.float32).numpy()
     return np.asarray(x, dtype=np.float32)
-
-
-def style(fig: go.Figure, title: str | None = None, height: int = 420, width: int | None = None) -> go.Figure:
-    """The book's look: white template, readable font, and either a fixed ``width`` (small figures) or, by default,
-    the width of the text column it is drawn in (``autosize``), so that nothing is clipped."""
-    fig.update_layout(
-        template="plotly_white", font=FONT, height=height, margin=dict(l=70, r=30, t=80, b=60),
-        width=None if width is None else min(width, MAX_WIDTH), autosize=width is None,
-    )
-    if title is not None:
-        fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"))
-    return fig
 
 
 def attention_heatmap(

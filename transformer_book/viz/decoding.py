@@ -14,7 +14,8 @@ from plotly.subplots import make_subplots
 from transformer.data import BOS_ID, PAD_ID
 from transformer.decoding import BeamTrace, GreedyStep
 
-from .attention import style, to_numpy
+from .attention import to_numpy
+from .style import style
 from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind, _label
 
 

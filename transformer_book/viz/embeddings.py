@@ -18,8 +18,9 @@ from torch import Tensor, nn
 
 from transformer.embeddings import TokenEmbedding, sinusoidal_table
 
-from .attention import FONT, SIGNED_SCALE, to_numpy, token_labels
+from .attention import to_numpy, token_labels
 from .controls import dropdown
+from .style import FONT, SIGNED_SCALE, TEMPLATE
 
 HIGHLIGHT = "#ff7f0e"
 SQUARE = 600  # the largest width of a square figure; the others fill the page's column (plotly autosize)
@@ -78,7 +79,7 @@ def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> g
     fig.update_layout(
         shapes=frames_for(0),
         title=dict(text=_lookup_title(0, vocab[ids[0]], ids[0]), x=0.0),
-        template="plotly_white",
+        template=TEMPLATE,
         height=max(420, 170 + 16 * len(table)),
         font=FONT,
         margin=dict(l=90, r=20, t=90, b=100),
@@ -136,7 +137,7 @@ def embedding_scale_figure(
         for n, d_model in enumerate(d_models)
     ]
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         height=440,
         font=FONT,
         title=dict(text="Scaled embeddings and positions live on the same scale", x=0.0),
@@ -177,7 +178,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
     ]
     size = min(SQUARE, 260 + 22 * len(ticks))
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         width=size,
         height=size,
         font=FONT,
@@ -223,7 +224,7 @@ def parameter_count_figure(models: Mapping[str, nn.Module]) -> go.Figure:
         fig.add_annotation(x=total, y=label, text=f"{total:.1f}M", showarrow=False, xanchor="left", xshift=6)
     fig.update_layout(
         barmode="stack",
-        template="plotly_white",
+        template=TEMPLATE,
         height=150 + 55 * len(names),
         font=FONT,
         title=dict(text="Parameters, in millions", x=0.0),

@@ -23,8 +23,9 @@ from transformer.decoding import greedy_decode
 from transformer.model import Transformer
 
 from ..ablation import KINDS, AblationResult
-from .attention import WEIGHTS_SCALE, style, token_labels
+from .attention import token_labels
 from .controls import MENU_LABEL, dropdown
+from .style import WEIGHTS_SCALE, style
 
 KIND_TITLES = {
     "encoder": "encoder self-attention",

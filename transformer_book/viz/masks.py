@@ -21,8 +21,9 @@ from torch import Tensor
 from transformer.attention import scaled_dot_product_attention
 from transformer.masks import causal_mask, padding_mask, target_mask
 
-from .attention import style, to_numpy, token_labels
+from .attention import to_numpy, token_labels
 from .controls import dropdown
+from .style import style
 
 # Why a cell is hidden, as a number for one discrete colour scale.
 FUTURE, PADDING, BOTH, VISIBLE = 0, 1, 2, 3

@@ -22,9 +22,9 @@ from torch import Tensor, nn
 from transformer.config import TransformerConfig
 from transformer.model import Encoder
 
-from .attention import SIGNED_SCALE, style
 from .controls import dropdown
 from .overview import COLOURS, arrow, meta_model
+from .style import SIGNED_SCALE, style
 
 VARIANT_COLOURS = {False: "#d62728", True: "#1f77b4"}  # post-norm red, pre-norm blue
 VARIANT_NAMES = {False: "post-norm (paper)", True: "pre-norm"}

@@ -11,6 +11,7 @@ from transformer.config import TransformerConfig
 from transformer.model import Transformer
 
 from .controls import dropdown
+from .style import TEMPLATE
 
 # Block colours, close to the paper's figure 1.
 COLOURS = {
@@ -88,7 +89,7 @@ def parameter_figure(configs: dict[str, TransformerConfig]) -> go.Figure:
         buttons.append(dict(label=label, method="update", args=[{"x": [x], "text": [text]}, args]))
     fig.update_layout(
         title=dict(text=layout["title.text"], x=0.0, xanchor="left"),
-        height=420, margin=dict(l=10, r=20, t=90, b=40), template="plotly_white",
+        height=420, margin=dict(l=10, r=20, t=90, b=40), template=TEMPLATE,
         xaxis=dict(title="parameters", range=layout["xaxis.range"], fixedrange=True),
         yaxis=dict(autorange="reversed", fixedrange=True, automargin=True),
         updatemenus=[dropdown(buttons, x=1.0, y=1.2, xanchor="right", yanchor="top", name="model")],

@@ -20,8 +20,8 @@ from torch import Tensor
 
 from transformer.embeddings import sinusoidal_table
 
-from .attention import FONT, SIGNED_SCALE
 from .controls import dropdown
+from .style import FONT, SIGNED_SCALE, TEMPLATE
 
 SQUARE = 600  # width of square figures; the others fill the page's column (plotly autosize)
 
@@ -85,7 +85,7 @@ def sinusoid_table_figure(d_models: Sequence[int] = (16, 64, 128), n_positions: 
         for n, d_model in enumerate(d_models)
     ]
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         height=520,
         font=FONT,
         title=dict(text=_table_title(d_models[0]), x=0.0, xanchor="left"),
@@ -154,7 +154,7 @@ def wavelength_figure(d_model: int = 32, n_positions: int = 64, pairs: Sequence[
         for i in pairs
     ]
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         height=620,
         font=FONT,
         title=dict(text=_wavelength_title(pairs[0], d_model, float(omegas[pairs[0]]), float(lambdas[pairs[0]])), x=0.0),
@@ -235,7 +235,7 @@ def offset_rotation_figure(
     ]
     fig.frames = frames
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         height=470,
         font=FONT,
         title=dict(text=f"Shifting by k positions rotates every (sin, cos) pair (d_model = {d_model}, pos = {pos})", x=0.0),
@@ -290,7 +290,7 @@ def offset_matrix_figure(d_model: int = 16, offsets: Sequence[int] = tuple(range
         for k in offsets
     ]
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         width=SQUARE - 40,
         height=600,
         font=FONT,
@@ -362,7 +362,7 @@ def offset_dot_product_figure(
         for n, d_model in enumerate(d_models)
     ]
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         height=460,
         font=FONT,
         title=dict(text="The dot product of two encodings depends only on their offset", x=0.0),
@@ -397,7 +397,7 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
         for n, name in enumerate(names)
     ]
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         width=SQUARE,
         height=600,
         font=FONT,

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from transformer.data import BOS_ID, EOS_ID, PAD_ID, Batch, token_label
 from transformer.training import History, smoothed_targets
 
-from .attention import style
+from .style import style
 
 # Token kinds, coloured alike in every figure of the chapter.
 KIND_COLOURS = {"pad": "#e5e7eb", "bos": "#16a34a", "eos": "#dc2626", "symbol": "#2563eb"}
