@@ -320,7 +320,8 @@ def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: objec
             assert not off_screen, f"{name} at {size} width: figures wider than the screen: {off_screen}"
             FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
             for i in range(figures.count()):
-                figures.nth(i).locator("xpath=../..").screenshot(path=str(FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"))
+                shot = FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"
+                figures.nth(i).locator("xpath=../..").screenshot(path=str(shot))
             assert not run.errors, f"{name} at {size} width: errors in the page:\n" + "\n".join(run.errors)
         finally:
             run.close()
