@@ -12,6 +12,7 @@
   "use strict";
   var NARROW = 560; // px of column below which panels stack
   var PANEL_GAP = 95; // px between stacked panels: room for the x-axis title and the next panel's title
+  var BERTVIZ_MIN_ZOOM = 0.7; // bertviz's 13 px token labels stay at least 9 px
   var MENU_LABEL = "menu-label"; // annotation name of a label the Python side drew beside a plotly menu
 
   function plainText(label) {
@@ -268,7 +269,7 @@
     var update = {};
     var above = roomAbove(gd);
     var cells = stackPanels(gd, update);
-    scaleDiagram(gd, update);
+    if (!cells) scaleDiagram(gd, update);  // stacked panels are the column's full width: their text fits
     fitTitle(gd, update);
     placeTitle(gd, update, above);
     state.restore = {};
@@ -329,7 +330,18 @@
     else if (tries > 0) setTimeout(function () { whenDrawn(gd, tries - 1); }, 100);
   }
 
+  /* bertviz's views draw fixed-width pictures (data-width pixels): zoomed to the column, but never so far that their
+     text becomes unreadable; below that (a phone), their frame scrolls sideways inside itself, never the page. */
+  function fitBertviz() {
+    document.querySelectorAll(".bertviz-fit[data-width]").forEach(function (view) {
+      var fit = view.parentElement.clientWidth / parseFloat(view.getAttribute("data-width"));
+      view.style.zoom = String(Math.max(BERTVIZ_MIN_ZOOM, Math.min(1, fit)));
+    });
+  }
+
+  window.addEventListener("resize", fitBertviz);
   window.addEventListener("load", function () {
+    fitBertviz();
     if (!window.Plotly) return;
     document.querySelectorAll(".plotly-graph-div").forEach(function (gd) { whenDrawn(gd, 100); });
   });
