@@ -190,6 +190,42 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
     return fig
 
 
+def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None) -> go.Figure:
+    """Several configurations, each trained on several seeds: the training loss of every run (one colour per
+    configuration, one line per seed) and, beside it, the exact match on fresh sequences at the end of each run (one
+    dot per seed, a bar at the mean), so the spread between seeds is seen next to the gap between configurations."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.14,
+                        subplot_titles=("training loss", "exact match at the end"))
+    names = list(runs)
+    categories = [html.escape(name).replace(", ", "<br>") for name in names]
+    for i, (name, histories) in enumerate(runs.items()):
+        colour, label = LINE_COLOURS[i % len(LINE_COLOURS)], html.escape(name)
+        for seed, h in enumerate(histories):
+            fig.add_trace(go.Scatter(
+                x=h.step, y=np.round(h.loss, 5), mode="lines", line=dict(color=colour, width=1.2), opacity=0.8,
+                name=label, legendgroup=label, showlegend=seed == 0,
+                hovertemplate=f"run {seed}<br>" + "step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
+            ), row=1, col=1)
+        finals = [h.eval_exact_match[-1] for h in histories]
+        fig.add_trace(go.Bar(
+            x=[categories[i]], y=[float(np.mean(finals))], marker=dict(color=colour, opacity=0.25), width=0.6,
+            name=f"{label}: mean", legendgroup=label, showlegend=False,
+            hovertemplate="mean %{y:.1%}<extra>" + label + "</extra>",
+        ), row=1, col=2)
+        fig.add_trace(go.Scatter(
+            x=[categories[i]] * len(finals), y=finals, mode="markers", marker=dict(color=colour, size=9),
+            name=f"{label}: runs", legendgroup=label, showlegend=False,
+            hovertemplate="%{y:.1%}<extra>" + label + "</extra>",
+        ), row=1, col=2)
+    fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
+    fig.update_xaxes(tickfont=dict(size=11), row=1, col=2)
+    fig = style(fig, title, height=460)
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3), margin=dict(l=60, r=20, t=80, b=130))
+    return fig
+
+
 def length_figure(results: Mapping[str, Mapping[str, Sequence[float]]], trained_max: int = 10,
                   title: str | None = None) -> go.Figure:
     """Exact match (and token accuracy, in the menu) against sequence length for each model; the lengths seen in
