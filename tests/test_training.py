@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from transformer import Transformer, TransformerConfig
-from transformer.data import PAD_ID
+from transformer.data import PAD_ID, task_batch
 from transformer.training import (
     History,
     TrainConfig,
@@ -23,7 +23,7 @@ from transformer.training import (
     train_task,
 )
 from transformer.utils import select_device
-from transformer_book.viz.training import history_figure, seeds_figure
+from transformer_book.viz.training import history_figure, seeds_figure, shift_figure
 
 
 def _logits_and_target():
@@ -170,6 +170,20 @@ def test_history_figure_draws_the_loss_floor_across_the_run():
     floor = [t for t in history_figure({"run": history}, floor=0.537).data if t.name.startswith("lowest")]
     assert len(floor) == 1 and list(floor[0].y) == [0.537, 0.537] and list(floor[0].x) == [1, 3]
     assert not [t for t in history_figure({"run": history}).data if t.name.startswith("lowest")]
+
+
+def test_shift_figure_labels_real_tokens_leaves_padding_to_its_colour_and_arrows_each_output_to_the_next_input():
+    batch = task_batch("copy", 2, generator=torch.Generator().manual_seed(0))
+    fig = shift_figure(batch, examples=1)
+    heatmap = fig.data[0]
+    rows = [batch.src[0].tolist(), batch.tgt_in[0].tolist(), batch.tgt_out[0].tolist()]
+    for row, shown, hover in zip(rows, heatmap.text, heatmap.customdata, strict=True):
+        for token, label, name in zip(row, shown, hover, strict=False):
+            assert name  # the hover names every cell, padding included
+            assert (label == "") == (token == PAD_ID)
+    length = int((batch.tgt_out[0] != PAD_ID).sum())
+    arrows = [(a.ax, a.x) for a in fig.layout.annotations if a.showarrow]
+    assert arrows == [(t, t + 1) for t in range(length - 1)]
 
 
 def test_seeds_figure_draws_one_legend_entry_per_configuration_and_every_seeds_final_score():

@@ -42,7 +42,7 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
     examples = min(examples, len(batch))
     T = batch.tgt_in.size(1)
     width = max(batch.src.size(1), T)
-    rows = ["source", "decoder input", "decoder output"]
+    rows = ["source", "decoder<br>input", "decoder<br>output"]
     fig = go.Figure()
     buttons = []
     for i in range(examples):
@@ -50,13 +50,14 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
         grid = [r + [PAD_ID] * (width - len(r)) for r in grid]
         fig.add_trace(go.Heatmap(
             z=[[_kind(t) for t in r] for r in grid], x=list(range(width)), y=rows,
-            text=[[_label(t) for t in r] for r in grid], texttemplate="%{text}", textfont=dict(size=13, color="white"),
+            text=[["" if t == PAD_ID else _label(t) for t in r] for r in grid],  # grey says PAD
+            customdata=[[_label(t) for t in r] for r in grid], texttemplate="%{text}", textfont=dict(size=13, color="white"),
             colorscale=KIND_SCALE, zmin=0, zmax=3, showscale=False, xgap=3, ygap=3, visible=i == 0,
-            hovertemplate="%{y}, position %{x}: %{text}<extra></extra>",
+            hovertemplate="%{y}, position %{x}: %{customdata}<extra></extra>",
         ))
         length = int((batch.tgt_out[i] != PAD_ID).sum())  # real output tokens, EOS included
         arrows = [
-            dict(x=t + 1, y="decoder input", ax=t, ay="decoder output", xref="x", yref="y", axref="x", ayref="y",
+            dict(x=t + 1, y=rows[1], ax=t, ay=rows[2], xref="x", yref="y", axref="x", ayref="y",
                  showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor="#6b7280", standoff=12,
                  startstandoff=12)
             for t in range(length - 1)
@@ -72,7 +73,7 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
     title = ("Teacher forcing: the output is the input shifted by one<br><span style='font-size:12px;color:#4b5563'>"
              "grey: PAD · green: BOS · red: EOS · blue: symbols · arrow: output t is input t + 1</span>")
     fig = style(fig, title, height=340)
-    fig.update_layout(margin=dict(l=120, r=20, t=100, b=50))
+    fig.update_layout(margin=dict(l=80, r=20, t=100, b=50))
     return fig
 
 
