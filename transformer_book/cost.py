@@ -27,6 +27,7 @@ from transformer.embeddings import TokenEmbedding
 from transformer.layers import FeedForward
 from transformer.training import sequence_loss
 from transformer_book.foundations import attention_flops, score_cost
+from transformer_book.results import _quiet_stderr
 
 __all__ = [
     "COMPONENTS",
@@ -142,71 +143,84 @@ def forward_flops_by_component(model: Transformer, src: Tensor, tgt: Tensor) -> 
     return flops
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+RANGE = "component: "  # the profiler ranges that step_times opens around each component's forward pass
 
 
-def step_times(model: Transformer, src: Tensor, tgt: Tensor, steps: int = 5) -> dict[str, float]:
-    """Seconds of one training step's forward pass, loss and backward pass (no optimizer update) spent in each
-    component, measured inside the real step: hooks before and after every component module's forward and backward
-    pass read the clock (synchronising a GPU), and the loss is timed from its call to the output projection's
-    backward. ``"step"`` is the whole step, ``"rest"`` what the components leave of it (residual additions, dropout
-    between sub-layers, masks, Python, and the token embeddings' backward pass, which has no input gradient to hook
-    on). The step of median length among ``steps``, after one warm-up step."""
+def _component_of(event: object) -> str | None:
+    """The component whose profiler range encloses ``event`` (a ``torch.profiler`` event), if any."""
+    while event is not None:
+        if event.name.startswith(RANGE):
+            return event.name.removeprefix(RANGE)
+        event = event.cpu_parent
+    return None
+
+
+def step_times(model: Transformer, src: Tensor, tgt: Tensor, steps: int = 3) -> dict[str, float]:
+    """Seconds of ``steps`` training steps (forward pass, loss, backward pass; no optimizer update) spent in each
+    component, profiled with ``torch.profiler`` after one warm-up step.
+
+    Hooks open a profiler range around every component module's forward pass (and the loss); an operation of the
+    forward pass belongs to the range it runs in, and an operation of the backward pass to the component whose
+    forward operation created it (the autograd engine records that operation's sequence number with it). Times are
+    the operations' CPU time on a CPU and their kernels' time on a GPU. ``"step"`` is the wall-clock time of the
+    steps; ``"rest"`` what the components leave of it (residual additions, dropout between the sub-layers, masks,
+    the optimizer-free bookkeeping of autograd, Python and the profiler itself)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a positive int; got {steps!r}")
-    device, clock = src.device, time.perf_counter
-    started: dict[nn.Module, float] = {}
-    spent = dict.fromkeys(("embeddings", "attention", "feed-forward", "layer norms", "output projection", "loss"), 0.0)
-    handles = []
+    cuda = src.device.type == "cuda"
+    open_ranges: dict[nn.Module, list[record_function]] = {}
 
-    def start(module: nn.Module, *_) -> None:
-        _sync(device)
-        started[module] = clock()
-
-    def stop(component: str) -> Callable[..., None]:
+    def enter(component: str) -> Callable[..., None]:
         def hook(module: nn.Module, *_) -> None:
-            _sync(device)
-            spent[component] += clock() - started.pop(module)
+            open_ranges.setdefault(module, []).append(record_function(RANGE + component).__enter__())
         return hook
 
+    def leave(module: nn.Module, *_) -> None:
+        open_ranges[module].pop().__exit__(None, None, None)
+
+    handles = []
     for name, module in model.named_modules():
         if (component := _component(name, module)) is not None:
-            handles += [module.register_forward_pre_hook(start), module.register_forward_hook(stop(component))]
-            if not isinstance(module, TokenEmbedding):  # its input, token ids, has no gradient to hook
-                handles += [module.register_full_backward_pre_hook(start),
-                            module.register_full_backward_hook(stop(component))]
-    loss_started = [0.0]
+            handles += [module.register_forward_pre_hook(enter(component)), module.register_forward_hook(leave)]
 
-    def loss_backward_done(module: nn.Module, *_) -> None:  # the output projection's backward starts
-        spent["loss"] += clock() - loss_started[0]
-        started[module] = clock()
-
-    def step() -> dict[str, float]:
-        for key in spent:
-            spent[key] = 0.0
-        _sync(device)
-        begin = clock()
+    def step() -> None:
         logits = model(src, tgt[:, :-1])  # (B, T, V)
-        _sync(device)
-        loss_begin = clock()
-        loss = sequence_loss(logits, tgt[:, 1:])
-        _sync(device)
-        spent["loss"] += clock() - loss_begin
-        loss_started[0] = clock()
+        with record_function(RANGE + "loss"):
+            loss = sequence_loss(logits, tgt[:, 1:])
         loss.backward()
-        _sync(device)
-        total = clock() - begin
         model.zero_grad(set_to_none=True)
-        return {**spent, "rest": total - sum(spent.values()), "step": total}
 
     model.train()
-    handles.append(model.generator.register_full_backward_pre_hook(loss_backward_done, prepend=True))
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     try:
         step()
-        runs = [step() for _ in range(steps)]
+        with _quiet_stderr(), profile(activities=activities) as prof:
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            if cuda:
+                torch.cuda.synchronize(src.device)
+            total = time.perf_counter() - start
     finally:
         for handle in handles:
             handle.remove()
-    return sorted(runs, key=lambda run: run["step"])[steps // 2]
+    events = prof.events()
+    created_in = {}  # sequence number of a forward operation -> its component
+    for event in events:
+        if event.sequence_nr >= 0 and not event.name.startswith("autograd::engine"):
+            created_in.setdefault(event.sequence_nr, _component_of(event))
+    micros: dict[str, float] = {}
+    for event in events:
+        if event.name.startswith(RANGE):
+            component = event.name.removeprefix(RANGE)
+        elif event.name.startswith("autograd::engine::evaluate_function"):
+            component = created_in.get(event.sequence_nr)
+        else:
+            continue
+        if component is not None:
+            micros[component] = micros.get(component, 0.0) + (event.device_time_total if cuda else event.cpu_time_total)
+    times = {component: us / 1e6 / steps for component, us in micros.items()}
+    step_seconds = total / steps
+    return {**times, "rest": max(0.0, step_seconds - sum(times.values())), "step": step_seconds}
