@@ -123,7 +123,8 @@ def _component(name: str, module: nn.Module) -> str | None:
 
 def forward_flops_by_component(model: Transformer, src: Tensor, tgt: Tensor) -> dict[str, int]:
     """Matrix-product FLOPs of ``model(src, tgt[:, :-1])`` and its loss, by component (:data:`COMPONENTS`), counted
-    by ``FlopCounterMode`` with the readable attention plugged in. Components without matrix products count 0."""
+    by ``FlopCounterMode`` with the readable attention plugged in (into ``model`` itself, which keeps it:
+    :func:`readable_attention`). Components without matrix products count 0."""
     readable_attention(model)
     with FlopCounterMode(display=False) as counter:
         sequence_loss(model(src, tgt[:, :-1]), tgt[:, 1:])
