@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # The order results are produced in: the model benchmarks, shortest first, then the book, which executes every
-# chapter (the "How fast is it?" chapter included, reading the results just written).
+# chapter.
 BENCHMARKS = ("train_step", "attention", "compile", "decoding", "copy_task", "book")
 NO_THREADS = ("book",)  # scripts without --threads
 

@@ -1,5 +1,5 @@
-"""The benchmark scripts run end to end in ``--quick`` mode and write valid JSON, and the chapter's helpers tell a
-current result from a stale one. No timing is asserted: the machines that run the tests are shared and noisy, and
+"""The benchmark scripts run end to end in ``--quick`` mode and write valid JSON, and ``transformer_book.results``
+tells a current result from a stale one. No timing is asserted: the machines that run the tests are shared and noisy, and
 speed is the scripts' business, not the tests'."""
 
 import importlib.util
@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 import torch
 
-from transformer_book.viz.benchmarks import book_figure, file_digest, ratio_figure, result_status, source_digests
+from transformer_book.results import file_digest, result_status, source_digests
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -209,26 +208,6 @@ def test_a_notebooks_digest_changes_with_its_code_but_not_with_its_outputs(tmp_p
     notebook.cells[0].source = "print(2)"
     nbformat.write(notebook, path)
     assert file_digest(path) != before
-
-
-def test_ratio_figure_breaks_its_bar_labels_over_two_lines_and_draws_the_quartiles():
-    rows = [dict(device="cpu", dtype="float32", d_model=64, seq_len=32, ratio=0.9, ratio_low=0.85, ratio_high=0.97,
-                 ours_ms=1.0)]
-    fig = ratio_figure(rows, ["device", "dtype"], {"ratio": "ours"}, "ratio")
-    bar = next(trace for trace in fig.data if trace.type == "bar")
-    assert list(bar.x) == ["d<sub>model</sub> 64<br>T 32"]
-    assert bar.error_y.array == pytest.approx((0.07,)) and bar.error_y.arrayminus == pytest.approx((0.05,))
-    with pytest.raises(ValueError, match="rows"):
-        ratio_figure([], ["device"], {"ratio": "ours"}, "ratio")
-
-
-def test_book_figure_marks_failed_chapters_red_and_changed_ones_hatched():
-    payload = {"summary": {"execute_total_s": 3.0, "execute_goal_s": 180.0, "page_goal_bytes": 1_500_000},
-               "results": [{"kind": "execute", "notebook": name, "seconds": 1.0, "ok": ok, "error": None if ok else "E"}
-                           for name, ok in (("01_a.ipynb", True), ("02_b.ipynb", False), ("03_c.ipynb", True))]}
-    bars = book_figure(payload, changed=["book/03_c.ipynb"]).data[0]
-    assert [colour == "#d62728" for colour in bars.marker.color] == [False, True, False]
-    assert list(bars.marker.pattern.shape) == ["", "", "/"]
 
 
 def test_book_benchmark_reads_the_chapters_from_the_table_of_contents():

@@ -38,7 +38,7 @@ def test_a_new_address_in_config_is_reported_then_copied_everywhere(tmp_path: Pa
 
     changed = sync(tmp_path)
     assert stale_copies(tmp_path) == []
-    assert {p.name for p in changed} >= {"README.md", "01_introduction.ipynb", "11_benchmarks.ipynb"}
+    assert {p.name for p in changed} >= {"README.md", "01_introduction.ipynb", "11_cost.ipynb"}
     chapter = (tmp_path / "book" / "01_introduction.ipynb").read_text(encoding="utf-8")
     assert f"git+{new}" in chapter and old not in chapter
     readme = (tmp_path / "README.md").read_text(encoding="utf-8")

@@ -2,7 +2,7 @@
 files that ``benchmarks/`` writes, and a profile of the PyTorch operations a call runs.
 
 Plotly-free on purpose: the benchmark scripts import this module to record what their numbers depend on, and
-a timing script should load nothing it does not measure. The chapter's figures are in :mod:`transformer_book.viz.benchmarks`.
+a timing script should load nothing it does not measure. ``benchmarks/README.md`` summarises the results.
 """
 
 from __future__ import annotations
