@@ -254,21 +254,38 @@ def test_parameter_count_check_catches_classic_mistakes(wrong, message):
         ex.check_parameter_count(wrong)
 
 
-def layer_norm(x, weight, bias, eps, unbiased=False, eps_outside=False, dim=-1):
-    mean = x.mean(dim, keepdim=True)
-    var = x.var(dim, keepdim=True, unbiased=unbiased)
-    std = var.sqrt() + eps if eps_outside else (var + eps).sqrt()
-    return (x - mean) / std * weight + bias
+def encoder_layer(layer, x, mask, layout=None, residual=True, mask_on=True):
+    norm_first = layer.norm_first if layout is None else layout == "pre"
+    keep = 1.0 if residual else 0.0
+
+    def attend(h):
+        return layer.self_attn(h, h, h, mask if mask_on else None)[0]
+
+    if norm_first:
+        x = keep * x + attend(layer.norm1(x))
+        return keep * x + layer.feed_forward(layer.norm2(x))
+    x = layer.norm1(keep * x + attend(x))
+    return layer.norm2(keep * x + layer.feed_forward(x))
 
 
-def test_layer_norm_check():
-    ex.check_layer_norm(layer_norm)
-    with pytest.raises(AssertionError, match="d - 1"):
-        ex.check_layer_norm(lambda *a: layer_norm(*a, unbiased=True))
-    with pytest.raises(AssertionError, match=r"scale 0.01"):
-        ex.check_layer_norm(lambda *a: layer_norm(*a, eps_outside=True))
-    with pytest.raises(AssertionError, match="differs from F.layer_norm"):
-        ex.check_layer_norm(lambda *a: layer_norm(*a, dim=0))
+def test_encoder_layer_check():
+    ex.check_encoder_layer(encoder_layer)
+    ex.check_encoder_layer(lambda layer, x, mask: layer(x, mask)[0])
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: encoder_layer(*a, layout="pre"), r"norm_first=False.*is the pre-norm"),
+        (lambda *a: encoder_layer(*a, layout="post"), r"norm_first=True.*is the post-norm"),
+        (lambda *a: encoder_layer(*a, residual=False), "two residual blocks"),
+        (lambda *a: encoder_layer(*a, mask_on=False), "with the mask"),
+        (lambda layer, x, mask: layer(x, mask), "returned tuple"),
+    ],
+)
+def test_encoder_layer_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.check_encoder_layer(wrong)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -319,10 +336,9 @@ def tiny_model():
     return Transformer(config).eval(), sources
 
 
-def next_token(model, src, decoder_input, last=True, exclude=True, causal=True):
+def next_token(model, src, decoder_input, last=True, exclude=True):
     memory = model.encode(src)
-    mask = causal_mask(decoder_input.size(1)) if causal else None
-    hidden = model.decode(decoder_input, memory, padding_mask(src), mask)  # (B, t, d_model)
+    hidden = model.decode(decoder_input, memory, padding_mask(src), causal_mask(decoder_input.size(1)))  # (B, t, d_model)
     logits = model.generator(hidden[:, -1] if last else hidden[:, 0])  # (B, V)
     if exclude:
         logits[:, [PAD_ID, BOS_ID]] = -math.inf

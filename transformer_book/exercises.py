@@ -9,7 +9,7 @@ the reader first sees it.
 - masks (chapter 4): :func:`check_causal_mask`, :func:`check_padding_mask`, :func:`check_target_mask`;
 - positional encoding (chapter 3): :func:`check_sinusoid_table`, :func:`check_offset_matrix`;
 - embeddings (chapter 2): :func:`check_vocabulary_parameters`, :func:`check_cosine_similarity`;
-- the model (chapter 6): :func:`check_parameter_count`, :func:`check_layer_norm`;
+- the model (chapter 6): :func:`check_parameter_count`, :func:`check_encoder_layer`;
 - training (chapter 7): :func:`check_smoothed_targets`, :func:`check_noam_lr`;
 - decoding (chapter 8): :func:`check_next_token`;
 - inside the model (chapter 9): :func:`check_previous_token_weight`.
@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from transformer import TransformerConfig, causal_mask, padding_mask, sinusoidal_table
+from transformer import EncoderLayer, TransformerConfig, causal_mask, padding_mask, sinusoidal_table
 from transformer.decoding import greedy_steps
 from transformer.training import noam_lr, smoothed_targets
 from transformer_book.ablation import aligned_weight
@@ -34,7 +34,7 @@ from transformer_book.viz.overview import meta_model
 __all__ = [
     "check_causal_mask",
     "check_cosine_similarity",
-    "check_layer_norm",
+    "check_encoder_layer",
     "check_next_token",
     "check_noam_lr",
     "check_offset_matrix",
@@ -301,26 +301,42 @@ def check_parameter_count(count: Callable[[TransformerConfig], int]) -> None:
         )
 
 
-def check_layer_norm(layer_norm: Callable[[Tensor, Tensor, Tensor, float], Tensor]) -> None:
-    """``layer_norm(x, weight, bias, eps)`` must equal ``F.layer_norm`` over the last axis (to within 1e-5), for
-    several shapes, seeds and scales (small inputs show where ``eps`` goes)."""
-    for seed, shape, scale in zip(SEEDS, ((2, 3, 8), (4, 16), (1, 5, 2)), (1.0, 20.0, 0.01), strict=True):
-        g = _generator(seed)
-        x = scale * torch.randn(*shape, generator=g) + 3
-        weight, bias = 1 + 0.5 * torch.randn(shape[-1], generator=g), torch.randn(shape[-1], generator=g)
-        call = f"layer_norm(x of shape {shape} and scale {scale}, eps=1e-5)"
-        mine = _tensor(layer_norm(x, weight, bias, 1e-5), call)
-        _shape(mine, shape, call)
-        expected = F.layer_norm(x, shape[-1:], weight, bias, 1e-5)
-        if torch.allclose(mine, expected, atol=1e-5):
-            continue
-        unbiased = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5) * weight + bias
-        if torch.allclose(mine, unbiased, atol=1e-5):
-            raise AssertionError(f"{call} divides the variance by d - 1 (torch.var's default); layer norm divides by "
-                                 "d: x.var(-1, unbiased=False, keepdim=True)")
-        error = float((mine - expected).abs().max())
-        raise AssertionError(f"{call} differs from F.layer_norm by up to {error:.2g}: normalise each vector over its "
-                             "last axis, (x - mean) / sqrt(variance + eps), then scale by weight and add bias")
+def _encoder_layer_by(layer: EncoderLayer, x: Tensor, mask: Tensor, norm_first: bool) -> Tensor:
+    """The encoder layer in one layout or the other (eval mode: no dropout), for naming a reader's mix-up."""
+    attend = lambda h: layer.self_attn(h, h, h, mask)[0]
+    if norm_first:
+        x = x + attend(layer.norm1(x))
+        return x + layer.feed_forward(layer.norm2(x))
+    x = layer.norm1(x + attend(x))
+    return layer.norm2(x + layer.feed_forward(x))
+
+
+def check_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], Tensor]) -> None:
+    """``encoder_layer(layer, x (B, S, d_model), mask (B, 1, 1, S))`` must compute what ``layer(x, mask)[0]`` does
+    (to within 1e-5) from the layer's parts, ``layer.self_attn``, ``layer.feed_forward``, ``layer.norm1`` and
+    ``layer.norm2``, for post-norm and pre-norm layers (``layer.norm_first``), several seeds, shapes and padding."""
+    for seed, (B, S, d, H) in zip(SEEDS, ((2, 5, 16, 4), (3, 7, 8, 2), (1, 4, 32, 8)), strict=True):
+        for norm_first in (False, True):
+            torch.manual_seed(seed)
+            layer = EncoderLayer(d, H, 2 * d, dropout=0.1, norm_first=norm_first).eval()  # eval: no dropout
+            with torch.no_grad():  # random gains and biases, so that a forgotten norm shows
+                for norm in (layer.norm1, layer.norm2):
+                    norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
+            x = 2 * torch.randn(B, S, d, generator=_generator(seed))
+            mask = padding_mask(_tokens(seed, B, S, pad_id=0))
+            call = f"encoder_layer(layer with norm_first={norm_first}, x of shape {(B, S, d)}, mask)"
+            with torch.no_grad():
+                mine = _tensor(encoder_layer(layer, x, mask), call)
+                _shape(mine, (B, S, d), call, "the layer's output only (the package's layer also returns weights)")
+                expected = layer(x, mask)[0]
+                if torch.allclose(mine, expected, atol=1e-5):
+                    continue
+                if torch.allclose(mine, _encoder_layer_by(layer, x, mask, not norm_first), atol=1e-5):
+                    layout = "pre-norm, x + sublayer(norm(x))" if not norm_first else "post-norm, norm(x + sublayer(x))"
+                    raise AssertionError(f"{call} is the {layout}; follow layer.norm_first")
+            error = float((mine - expected).abs().max())
+            raise AssertionError(f"{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
+                                 "self-attention (with the mask) then the feed-forward network, each with its own norm")
 
 
 # ---------------------------------------------------------------------------------------------------------------
