@@ -1,6 +1,7 @@
 """The chapters' exercises (transformer_book.exercises): every check passes a right answer, fails the classic wrong
 ones with a message that names the mistake, and `exercise` says "not done yet" for a starter."""
 
+import copy
 import math
 
 import pytest
@@ -12,10 +13,12 @@ from transformer import (
     TransformerConfig,
     causal_mask,
     padding_mask,
+    scaled_dot_product_attention,
     sinusoidal_table,
     target_mask,
 )
-from transformer.data import BOS_ID, PAD_ID, task_batch
+from transformer.data import BOS_ID, EOS_ID, PAD_ID, task_batch
+from transformer.decoding import greedy_decode
 from transformer.training import noam_lr, smoothed_targets
 from transformer_book import exercises as ex
 from transformer_book.viz.overview import meta_model
@@ -336,6 +339,20 @@ def tiny_model():
     return Transformer(config).eval(), sources
 
 
+@pytest.fixture(scope="module")
+def eos_model(tiny_model):
+    """The tiny model with a bias towards </s>: rows of one source finish at different steps (one never), all rows of
+    the other before max_len, which is what a decoding loop must get right."""
+    model, sources = tiny_model
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        model.generator.bias[EOS_ID] += 1.5
+    outputs = [greedy_decode(model, src, 8, use_cache=False) for src in sources]
+    assert outputs[0].size(1) == 8 and (outputs[0][:, :-1] == EOS_ID).any(dim=1).sum() >= 2
+    assert outputs[1].size(1) < 8
+    return model, sources
+
+
 def next_token(model, src, decoder_input, last=True, exclude=True):
     memory = model.encode(src)
     hidden = model.decode(decoder_input, memory, padding_mask(src), causal_mask(decoder_input.size(1)))  # (B, t, d_model)
@@ -374,6 +391,40 @@ def test_next_token_check_wants_one_id_per_row(tiny_model):
         ex.check_next_token(all_positions, model, sources, max_len=8)
 
 
+def greedy(model, src, max_len, pad_after_eos=True, stop=True, keep_bos=False):
+    tokens = torch.full((src.size(0), 1), BOS_ID)
+    finished = torch.zeros(src.size(0), dtype=torch.bool)
+    for _ in range(max_len):
+        chosen = next_token(model, src, tokens)
+        if pad_after_eos:
+            chosen = chosen.masked_fill(finished, PAD_ID)
+        tokens = torch.cat([tokens, chosen[:, None]], dim=1)
+        finished |= chosen == EOS_ID
+        if stop and finished.all():
+            break
+    return tokens if keep_bos else tokens[:, 1:]
+
+
+def test_greedy_decode_check_passes_a_right_loop_and_the_package(eos_model):
+    model, sources = eos_model
+    ex.check_greedy_decode(greedy, model, sources, max_len=8)
+    ex.check_greedy_decode(lambda m, src, n: greedy_decode(m, src, n, use_cache=False), model, sources, max_len=8)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(keep_bos=True), "starts with <s>"),
+        (dict(stop=False), "stop when every row"),
+        (dict(pad_after_eos=False), "gets <pad> from then on"),
+    ],
+)
+def test_greedy_decode_check_catches_classic_mistakes(eos_model, options, message):
+    model, sources = eos_model
+    with pytest.raises(AssertionError, match=message):
+        ex.check_greedy_decode(lambda *a: greedy(*a, **options), model, sources, max_len=8)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Inside the model
 
@@ -394,3 +445,28 @@ def test_previous_token_weight_check():
         ex.check_previous_token_weight(lambda w, v: w.diagonal(dim1=-2, dim2=-1).mean(dim=(0, 2)))
     with pytest.raises(AssertionError, match=r"shape \(2, 4\)"):
         ex.check_previous_token_weight(lambda w, v: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1))
+
+
+def silenced(attention, x, head, where="before", bias=True):
+    B, T, d = x.shape
+    H, d_k = attention.n_heads, attention.d_k
+    q, k, v = (t.view(B, T, H, d_k).transpose(1, 2) for t in attention.in_proj(x).chunk(3, dim=-1))
+    out, _ = scaled_dot_product_attention(q, k, v)  # (B, H, T, d_k)
+    if where == "before":
+        out[:, head] = 0
+    merged = out.transpose(1, 2).reshape(B, T, d)
+    projected = merged @ attention.out_proj.weight.T + (attention.out_proj.bias if bias else 0)
+    if where == "after":
+        projected[..., head * d_k : (head + 1) * d_k] = 0
+    return projected
+
+
+def test_silenced_head_check():
+    ex.check_silenced_head(silenced)
+    with pytest.raises(AssertionError, match=r"\*projected\* output"):
+        ex.check_silenced_head(lambda *a: silenced(*a, where="after"))
+    with pytest.raises(AssertionError, match="is not silenced"):
+        ex.check_silenced_head(lambda *a: silenced(*a, where="nowhere"))
+    with pytest.raises(AssertionError, match="differs from the package's"):
+        ex.check_silenced_head(lambda *a: silenced(*a, bias=False))
+

@@ -11,8 +11,8 @@ the reader first sees it.
 - embeddings (chapter 2): :func:`check_vocabulary_parameters`, :func:`check_cosine_similarity`;
 - the model (chapter 6): :func:`check_parameter_count`, :func:`check_encoder_layer`;
 - training (chapter 7): :func:`check_smoothed_targets`, :func:`check_noam_lr`;
-- decoding (chapter 8): :func:`check_next_token`;
-- inside the model (chapter 9): :func:`check_previous_token_weight`.
+- decoding (chapter 8): :func:`check_next_token`, :func:`check_greedy_decode`;
+- inside the model (chapter 9): :func:`check_previous_token_weight`, :func:`check_silenced_head`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from transformer import EncoderLayer, TransformerConfig, causal_mask, padding_mask, sinusoidal_table
-from transformer.decoding import greedy_steps
+from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, causal_mask, padding_mask, sinusoidal_table
+from transformer.data import EOS_ID
+from transformer.decoding import greedy_decode, greedy_steps
 from transformer.training import noam_lr, smoothed_targets
 from transformer_book.ablation import aligned_weight
 from transformer_book.viz.overview import meta_model
@@ -35,12 +36,14 @@ __all__ = [
     "check_causal_mask",
     "check_cosine_similarity",
     "check_encoder_layer",
+    "check_greedy_decode",
     "check_next_token",
     "check_noam_lr",
     "check_offset_matrix",
     "check_padding_mask",
     "check_parameter_count",
     "check_previous_token_weight",
+    "check_silenced_head",
     "check_sinusoid_table",
     "check_smoothed_targets",
     "check_target_mask",
@@ -390,7 +393,7 @@ def check_next_token(next_token: Callable, model: torch.nn.Module, sources: Iter
     for src in sources:
         src = src.to(device)
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=device)
-        for t, step in enumerate(greedy_steps(model, src, max_len)):
+        for t, step in enumerate(greedy_steps(model, src, max_len, use_cache=False)):  # the whole prefix, each step
             call = f"next_token(model, src of shape {tuple(src.shape)}, decoder_input of shape " \
                    f"{tuple(step.decoder_input.shape)})"
             with torch.no_grad():
@@ -402,6 +405,34 @@ def check_next_token(next_token: Callable, model: torch.nn.Module, sources: Iter
                 raise AssertionError(f"at step {t} {call} chose {int(mine[b])} for row {b}; greedy decoding "
                                      f"chose {int(step.next_tokens[b])}")
             finished = step.finished.to(device)
+
+
+def check_greedy_decode(decode: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_len: int) -> None:
+    """``decode(model, src (B, S), max_len)`` must return what ``greedy_decode(model, src, max_len)`` does for every
+    source in ``sources``: ``(B, L)`` ids after ``<s>``, each row ending with its ``</s>`` and ``<pad>`` after it, ``L``
+    the step at which the last row finished (or ``max_len``). Inputs are given on the model's device."""
+    device = next(model.parameters()).device
+    for src in sources:
+        src = src.to(device)
+        call = f"decode(model, src of shape {tuple(src.shape)}, max_len={max_len})"
+        with torch.no_grad():
+            mine = _tensor(decode(model, src, max_len), call).to(device)
+        expected = greedy_decode(model, src, max_len, use_cache=False)  # (B, L): the whole prefix, each step
+        if mine.dim() == 2 and mine.size(0) == src.size(0) and mine.size(1) == expected.size(1) + 1 \
+                and torch.equal(mine[:, 1:], expected):
+            raise AssertionError(f"{call} starts with <s>: return the generated ids only, after <s>")
+        if mine.dim() == 2 and mine.size(0) == src.size(0) and mine.size(1) > expected.size(1) \
+                and torch.equal(mine[:, : expected.size(1)], expected):
+            raise AssertionError(f"{call} has {mine.size(1)} columns, not {expected.size(1)}: stop when every row "
+                                 "has said </s>")
+        _shape(mine, tuple(expected.shape), call, "one row per source, one column per step")
+        differ = mine != expected
+        if differ.any():
+            b, t = _first_index(differ)
+            after_eos = bool((expected[b, :t] == EOS_ID).any())
+            hint = ": a row that has said </s> gets <pad> from then on" if after_eos else ""
+            raise AssertionError(f"{call}[{b}, {t}] is {int(mine[b, t])}, greedy decoding gives "
+                                 f"{int(expected[b, t])}{hint}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -429,3 +460,34 @@ def check_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
         raise AssertionError(f"{call} is {[round(float(w), 3) for w in mine]}, not "
                              f"{[round(float(w), 3) for w in expected]} (the weight of query t on key t - 1, "
                              "averaged over the valid queries with t >= 1)")
+
+
+def check_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Tensor]) -> None:
+    """``silenced(attention, x (B, T, d_model), head)`` must be the self-attention output of ``attention`` with
+    ``head`` silenced, as the package computes it with ``attention.head_mask`` (to within 1e-5): the head's output is
+    zeroed *before* the heads are concatenated and projected. For several seeds, shapes and heads (biases random)."""
+    for seed, (B, T, d, H) in zip(SEEDS, ((2, 5, 16, 4), (1, 7, 8, 2), (3, 4, 32, 8)), strict=True):
+        torch.manual_seed(seed)
+        attention = MultiHeadAttention(d, H).eval()
+        with torch.no_grad():  # the package starts its biases at 0: random ones show a forgotten bias
+            attention.in_proj.bias.normal_(), attention.out_proj.bias.normal_()
+        x = torch.randn(B, T, d, generator=_generator(seed))
+        for head in (0, H - 1):
+            call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"
+            with torch.no_grad():
+                mine = _tensor(silenced(attention, x, head), call)
+                _shape(mine, (B, T, d), call, "the attention's output, (B, T, d_model)")
+                attention.head_mask = torch.ones(H).index_fill(0, torch.tensor([head]), 0.0)
+                expected = attention(x, x, x)[0]
+                attention.head_mask = None
+                full = attention(x, x, x)[0]
+            if torch.allclose(mine, expected, atol=1e-5):
+                continue
+            columns = slice(head * d // H, (head + 1) * d // H)
+            if torch.allclose(mine, full.index_fill(-1, torch.arange(d)[columns], 0.0), atol=1e-5):
+                raise AssertionError(f"{call} zeroes the head's columns of the *projected* output; silence the head's "
+                                     "output before out_proj, which mixes every head into every column")
+            if torch.allclose(mine, full, atol=1e-5):
+                raise AssertionError(f"{call} is the output with every head: head {head} is not silenced")
+            error = float((mine - expected).abs().max())
+            raise AssertionError(f"{call} differs from the package's by up to {error:.2g}")
