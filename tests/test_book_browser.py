@@ -44,6 +44,8 @@ BERTVIZ_PAGE = "book/__bertviz_offline_check.html"  # served from memory by the 
 # GitHub Pages serves a project's site under /<repository>/: so does this test (the name from _config.yml).
 PREFIX = "/" + re.search(r"^\s*url:\s*\S+/([^/\s]+?)/?\s*$", (ROOT / "_config.yml").read_text(), re.MULTILINE).group(1)
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "height": 900}}
+# The theme's sticky header would cover part of a figure scrolled into view for its screenshot.
+STICKY_HIDDEN = ".bd-header-article, .bd-header, .skip-link { visibility: hidden !important; }"
 FIGURE_SHOTS = Path(os.environ.get("BOOK_FIGURE_SHOTS", ROOT / "_build" / "screenshots"))
 
 pytestmark = pytest.mark.skipif(
@@ -295,12 +297,21 @@ FIGURES_OFF_SCREEN = """() => [...document.querySelectorAll('.plotly-graph-div')
   const box = gd.getBoundingClientRect();
   return {figure: i, left: Math.round(box.left), right: Math.round(box.right)};
 }).filter(f => f.left < -1 || f.right > window.innerWidth + 1)"""
+# bertviz's fixed-width views: zoomed no smaller than 0.7 (its 13 px labels stay at least 9 px), their frame inside the
+# screen, and every head within reach (the frame scrolls sideways inside itself when the view is wider).
+BERTVIZ_DRAWN = "() => [...document.querySelectorAll('.bertviz-frame')].every(f => f.querySelector('#vis svg text'))"
+BERTVIZ_FIT = """() => [...document.querySelectorAll('.bertviz-frame')].map((frame, i) => {
+  const view = frame.querySelector('.bertviz-fit'), svg = frame.querySelector('#vis svg');
+  const box = frame.getBoundingClientRect(), zoom = parseFloat(view.style.zoom);
+  return {view: i, zoom, inside: box.left >= -1 && box.right <= window.innerWidth + 1,
+          reachable: frame.scrollWidth + 2 >= svg.getBoundingClientRect().width};
+}).filter(v => !(v.zoom >= 0.69 && v.inside && v.reachable))"""
 
 
 @pytest.mark.parametrize("name", toc_pages())
 def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: object, name: str) -> None:
     """At 390 and 1280 px: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 8 px
-    or drawn under its title; each figure saved as a PNG."""
+    or drawn under its title, bertviz views readable and within reach; each figure saved as a PNG."""
     base, _ = server
     for size, viewport in VIEWPORTS.items():
         run = PageRun(browser, f"{base}/{name}.html", viewport)
@@ -314,6 +325,10 @@ def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: objec
                 assert not tiny, f"{name} at {size} width: figure text too small to read: {tiny}"
                 collisions = page.evaluate(TITLE_COLLISIONS)
                 assert not collisions, f"{name} at {size} width: a figure's title overlaps its other text: {collisions}"
+            if page.locator(".bertviz-frame").count():
+                page.wait_for_function(BERTVIZ_DRAWN, timeout=30_000)
+                unfit = page.evaluate(BERTVIZ_FIT)
+                assert not unfit, f"{name} at {size} width: bertviz views unreadable or out of reach: {unfit}"
             overflow = page.evaluate(SIDEWAYS)
             assert overflow <= 1, f"{name} at {size} width: the page scrolls sideways by {overflow} px"
             off_screen = page.evaluate(FIGURES_OFF_SCREEN)
@@ -321,7 +336,7 @@ def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: objec
             FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
             for i in range(figures.count()):
                 shot = FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"
-                figures.nth(i).locator("xpath=../..").screenshot(path=str(shot))
+                figures.nth(i).locator("xpath=../..").screenshot(path=str(shot), style=STICKY_HIDDEN)
             assert not run.errors, f"{name} at {size} width: errors in the page:\n" + "\n".join(run.errors)
         finally:
             run.close()

@@ -58,3 +58,22 @@ def test_the_chapter_menu_hides_and_shows_on_a_laptop(browser: object, server: t
         sidebar.wait_for(state="visible")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_one_search_box_and_it_opens_the_search(browser: object, server: tuple, viewport: dict) -> None:  # noqa: F811
+    context, page = _open_page(browser, f"{server[0]}/{PAGE}", viewport)
+    try:
+        searches = [
+            s for s in page.query_selector_all(".search-button__button, form.bd-search")
+            if s.evaluate("e => e.checkVisibility({visibilityProperty: true})")
+        ]
+        assert len(searches) == 1, f"expected one visible search box or button, found {len(searches)}"
+        searches[0].click()
+        page.wait_for_function("document.querySelector('#pst-search-dialog').open")
+        page.keyboard.type("attention")
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/search.html?q=attention*")
+        page.wait_for_selector("#search-results li", timeout=15_000)
+    finally:
+        context.close()

@@ -270,15 +270,6 @@ def test_build_model_rejects_an_unknown_mistake():
 # ---- the chapter's figures -------------------------------------------------------------------------------------
 
 
-def test_head_split_figure_shows_tokens_in_order_only_for_the_package():
-    from transformer_book.viz.pitfalls import head_split_figure
-
-    fig = head_split_figure(n_heads=4, length=6)
-    package, faulty = (np.asarray(trace.z) for trace in fig.data)  # token position per (head, row)
-    assert (package == np.arange(6)[None, :]).all()
-    assert (faulty != np.arange(6)[None, :]).any() and sorted(faulty.ravel().tolist()) == sorted(package.ravel().tolist())
-
-
 def test_training_picker_keeps_the_baseline_visible_in_every_state():
     from transformer.training import History
     from transformer_book.viz.pitfalls import training_picker
@@ -295,24 +286,11 @@ def test_training_picker_keeps_the_baseline_visible_in_every_state():
 
 
 def test_picker_notes_are_wrapped_so_they_fit_the_figure():
-    from transformer_book.viz.pitfalls import mask_picker
+    from transformer.training import History
+    from transformer_book.viz.pitfalls import training_picker
 
+    history = History(step=[1, 2], loss=[3.0, 1.0], eval_token_accuracy=[0.9], eval_exact_match=[0.5])
     note = " ".join(["word"] * 60)  # 299 characters
-    fig = mask_picker({"m": torch.zeros(2, 2)}, ["a", "b"], ["a", "b"], notes={"m": note})
+    fig = training_picker({"correct": history, "m": history}, baseline="correct", notes={"m": note})
     lines = [re.sub("<[^>]+>", "", line) for line in fig.layout.title.text.split("<br>")]  # text without tags
     assert lines[0] == "m" and len(lines) == 1 + 3 and all(len(line) <= 100 for line in lines)
-
-
-def test_mask_picker_rejects_weights_that_do_not_match_the_tokens():
-    from transformer_book.viz.pitfalls import mask_picker
-
-    with pytest.raises(ValueError, match="do not match"):
-        mask_picker({"m": torch.zeros(3, 4)}, ["a", "b", "c"], ["a", "b", "c"])
-
-
-def test_wavelength_figure_labels_max_len_at_its_line():
-    from transformer_book.viz.pitfalls import wavelength_figure
-
-    fig = wavelength_figure(d_model=64, max_len=5000)
-    (line,), (label,) = fig.layout.shapes, fig.layout.annotations
-    assert line.y0 == 5000 and label.y == pytest.approx(math.log10(5000))  # a log axis places annotations by log10

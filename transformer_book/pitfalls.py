@@ -3,9 +3,12 @@ the checks that catch them.
 
 Everything in the first part of this module is DELIBERATELY WRONG. Each faulty variant
 is the package's own code with the smallest change that reproduces one mistake found in
-popular notes (the seed notes of this project: OpenNMT-py notes (000), a Keras
-walk-through (001), the nlp-tutorial walk-through (002), a conceptual overview (003) and
-a long PyTorch summary (004)). Never use them in a model you mean to train.
+public code and tutorials, and in the many blog posts that copy them: the widely copied
+PyTorch Transformer of github.com/luozhouyang/machine-learning-notes, graykode's
+nlp-tutorial (github.com/graykode/nlp-tutorial), the Keras implementation
+github.com/Lsdefine/attention-is-all-you-need-keras, OpenNMT-py and The Annotated
+Transformer. Each docstring names its source. Never use them in a model
+you mean to train.
 
 The second part holds the checks: short functions a reader could have written, each
 raising ``AssertionError`` (or the error the faulty code itself raises) for the faulty
@@ -41,23 +44,24 @@ from transformer.model import Transformer
 
 def attention_step(attend: Callable[..., tuple[Tensor, Tensor]], **kwargs) -> AttentionFunction:
     """``attend(q, k, v, mask, **kwargs) -> (out, weights)``, written without dropout as
-    the notes write it, in the form :class:`~transformer.MultiHeadAttention` plugs in
+    tutorials write it, in the form :class:`~transformer.MultiHeadAttention` plugs in
     (``attention=``): a faulty variant is the package's module with a faulty attention
     function, nothing else changed. Not itself faulty."""
     return lambda q, k, v, mask, dropout_p: attend(q, k, v, mask, **kwargs)
 
 
-# ---- 1. Splitting heads without a transpose (004) ------------------------------------
+# ---- 1. Splitting heads without a transpose -----------------------------------------
 
 
 class SplitHeadsWithoutTranspose(MultiHeadAttention):
     """DELIBERATELY WRONG: splits heads with ``x.view(batch * heads, -1, d_head)``
-    straight from ``(B, T, H * d_k)``, as in the long PyTorch summary (004), and merges
+    straight from ``(B, T, H * d_k)``, as in luozhouyang's
+    machine-learning-notes (``transformer_pytorch.py``), and merges
     them back the same way.
 
     The view reads the memory of positions 0..T-1 as if it were heads 0, 1, ..., so each
     "head" gets a mixture of positions and of other heads' features. Every shape still
-    matches, so nothing fails. (``reshape`` instead of 004's ``view`` only because the
+    matches, so nothing fails. (``reshape`` instead of its ``view`` only because the
     package's stacked projection hands over non-contiguous slices; the reinterpretation
     is the same.) Recognise it: a ``view`` or ``reshape`` to ``(B * H, T, d_k)`` or
     ``(B, H, T, d_k)`` with no ``transpose(1, 2)``/``permute`` next to it."""
@@ -73,7 +77,7 @@ class SplitHeadsWithoutTranspose(MultiHeadAttention):
         return x.reshape(B, T, H * d_k)
 
 
-# ---- 2. `if mask:` and `if scale:` on a tensor (004) ----------------------------------
+# ---- 2. `if mask:` and `if scale:` on a tensor ---------------------------------------
 
 
 def attention_if_mask(
@@ -83,9 +87,9 @@ def attention_if_mask(
     mask: Tensor | None = None,
     scale: float | Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """DELIBERATELY WRONG: 004's ``ScaledDotProductAttention.forward(q, k, v,
-    scale=None, attn_mask=None)``, which tests its optional arguments with
-    ``if scale:`` and ``if attn_mask:``.
+    """DELIBERATELY WRONG: ``ScaledDotProductAttention.forward(q, k, v,
+    scale=None, attn_mask=None)`` of luozhouyang's machine-learning-notes, which tests
+    its optional arguments with ``if scale:`` and ``if attn_mask:``.
 
     Python asks a tensor for one truth value; any mask with more than one element
     raises ``RuntimeError: Boolean value of Tensor with more than one value is
@@ -103,18 +107,18 @@ def attention_if_mask(
 
 class IfMaskAttention(MultiHeadAttention):
     """Multi-head attention whose attention function is :func:`attention_if_mask`,
-    called with a float scale as 004 calls it (DELIBERATELY WRONG)."""
+    called with a float scale as that implementation calls it (DELIBERATELY WRONG)."""
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
         attend = attention_step(attention_if_mask, scale=(d_model // n_heads) ** -0.5)
         super().__init__(d_model, n_heads, dropout, bias, attention=attend)
 
 
-# ---- 3. The wrong scale (004, 001) ---------------------------------------------------
+# ---- 3. The wrong scale -------------------------------------------------------------
 
 WRONG_SCALES = {
-    "d_model": "001: ScaledDotProductAttention(d_model) divides by sqrt(d_model)",
-    "d_k // n_heads": "004: (key.size(-1) // num_heads) ** -0.5 after the split",
+    "d_model": "ScaledDotProductAttention(d_model) divides by sqrt(d_model)",
+    "d_k // n_heads": "(key.size(-1) // num_heads) ** -0.5 after the split",
 }
 
 
@@ -135,9 +139,11 @@ class WrongScaleAttention(MultiHeadAttention):
     """DELIBERATELY WRONG: divides the scores by ``sqrt(score_dim)`` instead of
     ``sqrt(d_k)``.
 
-    ``score_dim="d_model"`` is the Keras walk-through (001), which builds
+    ``score_dim="d_model"`` is the Keras implementation
+    github.com/Lsdefine/attention-is-all-you-need-keras, which builds
     ``ScaledDotProductAttention(d_model)``: scores ``sqrt(H)`` times too small,
-    attention too flat. ``score_dim="d_k // n_heads"`` is the summary (004), whose
+    attention too flat. ``score_dim="d_k // n_heads"`` is luozhouyang's
+    machine-learning-notes, whose
     ``(key.size(-1) // num_heads) ** -0.5`` runs after the split, where ``key.size(-1)``
     is already ``d_k``: scores ``sqrt(H)`` times too large, attention too sharp.
     Recognise it: the number under the square root must be the size of the vectors being
@@ -161,16 +167,17 @@ class WrongScaleAttention(MultiHeadAttention):
         self.score_dim, self.scale_dim = score_dim, scale_dim
 
 
-# ---- 4. One attention module for two jobs (004) --------------------------------------
+# ---- 4. One attention module for two jobs -------------------------------------------
 
 
 class SharedAttentionDecoderLayer(DecoderLayer):
     """DELIBERATELY WRONG: the decoder's self-attention and its encoder-decoder
     attention are one module.
 
-    004's ``DecoderLayer`` creates a single ``self.attention`` and calls it twice, once
-    on the target and once on the encoder output, so the two sub-layers silently share
-    their weights (a quarter fewer parameters per layer). Recognise it: count the
+    The ``DecoderLayer`` of luozhouyang's machine-learning-notes creates a single
+    ``self.attention`` and calls it twice, once on the target and once on the encoder
+    output, so the two sub-layers silently share their weights (a quarter fewer
+    parameters per layer). Recognise it: count the
     attention modules created in ``__init__``: a decoder layer needs two."""
 
     def __init__(self, *args, **kwargs):
@@ -186,14 +193,14 @@ def share_cross_attention(model: Transformer) -> Transformer:
     return model
 
 
-# ---- 5. The feed-forward network's shapes (004) --------------------------------------
+# ---- 5. The feed-forward network's shapes -------------------------------------------
 
-FFN_DIM_TYPO = 2018  # 004's EncoderLayer(ffn_dim=2018): the paper's d_ff is 2048
+FFN_DIM_TYPO = 2018  # machine-learning-notes' EncoderLayer(ffn_dim=2018): the paper's d_ff is 2048
 
 
 class ConvFeedForwardWrongShape(nn.Module):
     """DELIBERATELY WRONG: the feed-forward network as two 1x1 convolutions, the second
-    declared ``Conv1d(d_model, d_ff, 1)`` as in 004 instead of
+    declared ``Conv1d(d_model, d_ff, 1)`` as in luozhouyang's machine-learning-notes instead of
     ``Conv1d(d_ff, d_model, 1)``.
 
     With the paper's sizes it crashes at the first forward pass (the second convolution
@@ -211,11 +218,12 @@ class ConvFeedForwardWrongShape(nn.Module):
         return self.w2(F.relu(self.w1(x))).transpose(1, 2)  # (B, T, channels)
 
 
-# ---- 6. Softmax twice (004) ----------------------------------------------------------
+# ---- 6. Softmax twice ---------------------------------------------------------------
 
 
 def double_softmax_logits(logits: Tensor) -> Tensor:
-    """DELIBERATELY WRONG: what 004's model hands to the loss, ``softmax(logits)``.
+    """DELIBERATELY WRONG: what the model of luozhouyang's machine-learning-notes hands to the loss,
+    ``softmax(logits)``.
     ``nn.CrossEntropyLoss`` then applies log-softmax again: probabilities in [0, 1] are
     treated as logits, so the loss cannot go below ``log(1 + (V - 1) / e)`` and its
     gradients shrink. Recognise it: a ``Softmax`` as the model's last layer feeding
@@ -239,14 +247,15 @@ class DoubleSoftmaxTransformer(Transformer):
         return double_softmax_logits(logits)  # WRONG: return the logits
 
 
-# ---- 7. A fresh LayerNorm per call, and a scale tensor stuck on the CPU (002) --------
+# ---- 7. A fresh LayerNorm per call, and a scale tensor stuck on the CPU -------------
 
 
 class FreshLayerNormPerCall(nn.Module):
-    """DELIBERATELY WRONG: ``return nn.LayerNorm(d_model).cuda()(output + residual)``
-    (002) builds a new LayerNorm inside ``forward``: its gain and bias are re-created as
-    1 and 0 on every call, are not parameters of the model, and are never trained or
-    saved. (002 also hard-codes ``.cuda()``, see :class:`CudaLayerNormPerCall`; this
+    """DELIBERATELY WRONG: ``return nn.LayerNorm(d_model)(output + residual)``
+    (github.com/graykode/nlp-tutorial, 5-1.Transformer) builds a new LayerNorm inside
+    ``forward``: its gain and bias are re-created as 1 and 0 on every call, are not
+    parameters of the model, and are never trained or saved. (Widely shared copies of it
+    also hard-code ``.cuda()``, see :class:`CudaLayerNormPerCall`; this
     copy follows the input's device so that a model built with it trains anywhere.)
     Recognise it: a module constructed inside ``forward``."""
 
@@ -260,7 +269,8 @@ class FreshLayerNormPerCall(nn.Module):
 
 
 class CudaLayerNormPerCall(FreshLayerNormPerCall):
-    """DELIBERATELY WRONG: 002's line as printed, ``nn.LayerNorm(d_model).cuda()(x)``.
+    """DELIBERATELY WRONG: the line as copies of nlp-tutorial print it,
+    ``nn.LayerNorm(d_model).cuda()(x)``.
     On a machine without a GPU ``.cuda()`` raises; on one with a GPU the norm lands on
     the GPU whatever the input's device, so a model on the CPU (inference, tests, a
     laptop) fails. Recognise it: ``.cuda()`` anywhere in model code; a module follows
@@ -283,7 +293,7 @@ def fresh_layer_norm_per_call(model: Transformer) -> Transformer:
 def attention_with_tensor_scale(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
-    """DELIBERATELY WRONG: divides by ``torch.sqrt(torch.FloatTensor([d_k]))`` (002), a
+    """DELIBERATELY WRONG: divides by ``torch.sqrt(torch.FloatTensor([d_k]))``, a
     one-element tensor created on the CPU. PyTorch lets a 0-dimensional CPU tensor join
     a computation on another device, not a tensor of shape ``(1,)``: on a GPU this
     raises ``Expected all tensors to be on the same device``. Recognise it: tensors
@@ -297,11 +307,12 @@ def attention_with_tensor_scale(
     return weights @ v, weights
 
 
-# ---- 8. The cross-attention mask from the target; a function as a mask (004) -------
+# ---- 8. The cross-attention mask from the target; a function as a mask ------------
 
 
 def cross_mask_from_target(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:
-    """DELIBERATELY WRONG: 004 builds the encoder-decoder mask with
+    """DELIBERATELY WRONG: luozhouyang's machine-learning-notes builds the
+    encoder-decoder mask with
     ``padding_mask(tgt_seq, src_seq)``, which hides keys where the *target* is padding.
     The keys of cross-attention are source positions, so the mask must come from the
     source. When source and target lengths differ the shapes clash; when they are equal
@@ -311,7 +322,8 @@ def cross_mask_from_target(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:
 
 
 class AttentionGivenTheFunction(nn.Module):
-    """DELIBERATELY WRONG: 004's ``EncoderLayer.forward(self, inputs, attn_mask=None)``
+    """DELIBERATELY WRONG: the ``EncoderLayer.forward(self, inputs, attn_mask=None)`` of
+    luozhouyang's machine-learning-notes
     calls ``self.attention(inputs, inputs, inputs, padding_mask)``: the module-level
     *function* ``padding_mask``, not its argument. This wraps an attention module and
     makes that call. Recognise it: an argument that the body never uses (here
@@ -330,7 +342,7 @@ class AttentionGivenTheFunction(nn.Module):
 
 
 class EncoderLayerPassesFunction(EncoderLayer):
-    """The package's encoder layer whose self-attention is called as 004 calls it
+    """The package's encoder layer whose self-attention is called as machine-learning-notes calls it
     (:class:`AttentionGivenTheFunction`, DELIBERATELY WRONG)."""
 
     def __init__(self, *args, **kwargs):
@@ -338,13 +350,14 @@ class EncoderLayerPassesFunction(EncoderLayer):
         self.self_attn = AttentionGivenTheFunction(self.self_attn)
 
 
-# ---- 9. Multiplying the scores by the mask (003) -------------------------------------
+# ---- 9. Multiplying the scores by the mask ------------------------------------------
 
 
 def multiply_mask_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
-    """DELIBERATELY WRONG: "multiply the scores element-wise by the mask" (003). A
+    """DELIBERATELY WRONG: "multiply the scores element-wise by the mask", as some
+    conceptual write-ups put it. A
     hidden score becomes 0, and softmax gives it weight ``exp(0) / sum``, about as much
     as an ordinary key: the future and the padding stay visible. Recognise it:
     ``scores * mask`` (or ``mask * scores``) before a softmax; masking must set hidden
@@ -366,7 +379,7 @@ class MultiplyMaskAttention(MultiHeadAttention):
         super().__init__(d_model, n_heads, dropout, bias, attention=attend)
 
 
-# ---- 10. Mask polarity and uint8 masks (000, 002, 004) -------------------------------
+# ---- 10. Mask polarity and uint8 masks ----------------------------------------------
 
 
 def padding_mask_true_is_pad(tokens: Tensor, pad_id: int = 0) -> Tensor:
@@ -381,8 +394,8 @@ def padding_mask_true_is_pad(tokens: Tensor, pad_id: int = 0) -> Tensor:
 
 
 def uint8_subsequent_mask(size: int) -> Tensor:
-    """DELIBERATELY WRONG: 004's and nlp-tutorial's
-    ``torch.triu(torch.ones(T, T, dtype=torch.uint8), 1)``: a ``uint8`` mask with
+    """DELIBERATELY WRONG: luozhouyang's machine-learning-notes' and graykode's
+    nlp-tutorial's ``torch.triu(torch.ones(T, T, dtype=torch.uint8), 1)``: a ``uint8`` mask with
     1 = "future, hide it". Current
     PyTorch's ``masked_fill`` rejects non-bool masks, and ``~`` on uint8 is a bitwise
     not (1 -> 254), not a logical one. Recognise it: ``dtype=torch.uint8``/``.byte()``
@@ -391,14 +404,7 @@ def uint8_subsequent_mask(size: int) -> Tensor:
     return torch.triu(ones, diagonal=1)[None, None]  # (1, 1, T, T)
 
 
-# ---- 11. Fill values (000, 002, 001) -------------------------------------------------
-
-FILL_VALUES = {
-    "-1e9": -1e9,  # nlp-tutorial (002) and The Annotated Transformer
-    "-1e18": -1e18,  # OpenNMT-py (000)
-    "-inf": float("-inf"),  # "set them to minus infinity" (001, 004)
-}
-
+# ---- 11. Fill values ----------------------------------------------------------------
 
 def attention_with_fill(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, fill: float = -1e9
@@ -420,11 +426,12 @@ def attention_with_fill(
     return weights @ v, weights
 
 
-# ---- 12. LayerNorm by hand with std + eps (001, 004) ---------------------------------
+# ---- 12. LayerNorm by hand with std + eps -------------------------------------------
 
 
 class StdPlusEpsLayerNorm(nn.Module):
-    """DELIBERATELY WRONG: the hand-written layer norm of 001 and 004,
+    """DELIBERATELY WRONG: the hand-written layer norm of The Annotated
+    Transformer and luozhouyang's machine-learning-notes,
     ``gamma * (x - mean) / (std + eps) + beta``.
 
     ``x.std`` is the unbiased standard deviation (divides by ``d - 1``; ``nn.LayerNorm``
@@ -446,23 +453,17 @@ class StdPlusEpsLayerNorm(nn.Module):
         return self.gamma * (x - mean) / (std + self.eps) + self.beta
 
 
-# ---- 13. The base of the sinusoids written as 1000 (001) -----------------------------
+# ---- 13. The base of the sinusoids written as 1000 ----------------------------------
 
 
 def sinusoidal_table_base_1000(max_len: int, d_model: int) -> Tensor:
-    """DELIBERATELY WRONG: the sinusoid table with base 1000, as 001's docstring writes
-    the formula (its code uses 10000). The longest wavelength shrinks from about
+    """DELIBERATELY WRONG: the sinusoid table with base 1000, as some write-ups print
+    the formula. The longest wavelength shrinks from about
     ``2 pi * 10000`` to ``2 pi * 1000`` positions. Recognise it: compare the constant
     with the paper, ``10000^(2i / d_model)``."""
-    return sinusoidal_table_with_base(max_len, d_model, base=1000.0)
-
-
-def sinusoidal_table_with_base(max_len: int, d_model: int, base: float) -> Tensor:
-    """The package's :func:`~transformer.sinusoidal_table` with the base as a parameter
-    (10000 in the paper)."""
     position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
     exponents = torch.arange(0, d_model, 2, dtype=torch.float64) / d_model  # 2i / d
-    inv_freq = base**-exponents  # (ceil(d/2),)
+    inv_freq = 1000.0**-exponents  # (ceil(d/2),)  WRONG: 10000.0
     angles = position * inv_freq  # (L, ceil(d/2))
     table = torch.zeros(max_len, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angles)
@@ -470,7 +471,7 @@ def sinusoidal_table_with_base(max_len: int, d_model: int, base: float) -> Tenso
     return table.float()
 
 
-# ---- 14. Code that does not run as printed (004, 002) --------------------------------
+# ---- 14. Code that does not run as printed ------------------------------------------
 
 SNIPPET_SETUP = """
 import numpy as np
@@ -506,16 +507,17 @@ SNIPPETS = {
         "    (pad_row, torch.from_numpy(position_encoding).float()))",
     ),
 }
-"""Each name maps to ``(as printed in 004, fixed)``; they run after
+"""Each name maps to ``(as printed in luozhouyang's machine-learning-notes, fixed)``; they run after
 :data:`SNIPPET_SETUP`."""
 
-# Notebook globals, as in 002, which defines d_k, n_heads and d_model once at the top.
+# Notebook globals, as in graykode's nlp-tutorial, which defines d_k, n_heads and
+# d_model once at the top.
 n_heads, d_k = 8, 64
 
 
 class GlobalSizesAttention(MultiHeadAttention):
     """DELIBERATELY WRONG: splits heads with the module-level globals ``n_heads`` and
-    ``d_k`` (002 reads ``d_k``, ``n_heads`` and ``d_model`` from the notebook's globals
+    ``d_k`` (nlp-tutorial reads ``d_k``, ``n_heads`` and ``d_model`` from its globals
     inside its modules) instead of its own sizes. Build a second model with other sizes
     in the same session and it silently uses the first one's (or crashes). Recognise it:
     a name inside a method that is neither an argument, an attribute of ``self`` nor an
@@ -551,7 +553,7 @@ MODEL_MISTAKES: dict[str, Callable[[TransformerConfig], Transformer]] = {
     "1. heads split without transpose": lambda c: replace_attention(
         Transformer(c), SplitHeadsWithoutTranspose
     ),
-    "3. scale by sqrt(d_model) (001)": lambda c: replace_attention(
+    "3. scale by sqrt(d_model)": lambda c: replace_attention(
         Transformer(c), WrongScaleAttention, score_dim="d_model"
     ),
     "4. cross-attention shares self-attention": lambda c: share_cross_attention(
@@ -952,14 +954,14 @@ CASES: list[Case] = [
     ),
     Case(
         3,
-        "scale by sqrt(d_model) (001)",
+        "scale by sqrt(d_model)",
         lambda: _attention(WrongScaleAttention, 512, 8, score_dim="d_model"),
         lambda: _attention(MultiHeadAttention, 512, 8),
         check_scores_have_unit_variance,
     ),
     Case(
         3,
-        "scale by sqrt(d_k // h) (004)",
+        "scale by sqrt(d_k // h)",
         lambda: _attention(WrongScaleAttention, 512, 8, score_dim="d_k // n_heads"),
         lambda: _attention(MultiHeadAttention, 512, 8),
         check_scores_have_unit_variance,

@@ -12,6 +12,7 @@
   "use strict";
   var NARROW = 560; // px of column below which panels stack
   var PANEL_GAP = 95; // px between stacked panels: room for the x-axis title and the next panel's title
+  var BERTVIZ_MIN_ZOOM = 0.7; // bertviz's 13 px token labels stay at least 9 px
   var MENU_LABEL = "menu-label"; // annotation name of a label the Python side drew beside a plotly menu
 
   function plainText(label) {
@@ -260,15 +261,79 @@
     return indices.length ? window.Plotly.restyle(gd, {texttemplate: ""}, indices) : Promise.resolve();
   }
 
+  /* Labelled markers (a beam-search tree's tokens in circles) sized for a wide column: in a narrow one each shrinks
+     to the distance between neighbouring x values, its text with it (never below 8 px), so neighbours do not overlap. */
+  function scaleMarkers(gd, state) {
+    var update = {"marker.size": [], "textfont.size": []}, indices = [];
+    gd.data.forEach(function (trace, i) {
+      var size = get(trace, "marker.size"), axis = gd._fullLayout["xaxis" + String(trace.xaxis || "x").slice(1)];
+      if (trace.type !== "scatter" || !/text/.test(trace.mode || "") || typeof size !== "number" || size < 16) return;
+      var xs = (trace.x || []).filter(function (x) { return typeof x === "number"; }).sort(function (a, b) { return a - b; });
+      var step = Infinity;
+      for (var k = 1; k < xs.length; k++) if (xs[k] > xs[k - 1]) step = Math.min(step, xs[k] - xs[k - 1]);
+      if (!axis || !isFinite(step)) return;
+      var fit = 0.9 * step * axis._length / Math.abs(axis.range[1] - axis.range[0]);
+      if (fit >= size) return;
+      var text = get(trace, "textfont.size") || 12;
+      indices.push(i);
+      update["marker.size"].push(Math.round(fit * 10) / 10);
+      update["textfont.size"].push(Math.max(8, Math.round(text * fit / size * 10) / 10));
+    });
+    return restyleRestorably(gd, state, update, indices);
+  }
+
+  /* Labels in heatmap cells (tokens) sized for a wide column: in a narrow one they shrink to their cell's width
+     (never below 8 px). */
+  function fitCellText(gd, state) {
+    var update = {"textfont.size": []}, indices = [];
+    gd.data.forEach(function (trace, i) {
+      var axis = gd._fullLayout["xaxis" + String(trace.xaxis || "x").slice(1)];
+      if (trace.type !== "heatmap" || !Array.isArray(trace.text) || !axis || !trace.z || !trace.z[0]) return;
+      var longest = 0;
+      trace.text.forEach(function (row) {
+        (Array.isArray(row) ? row : [row]).forEach(function (t) { longest = Math.max(longest, plainText(String(t)).length); });
+      });
+      var size = get(trace, "textfont.size") || 12;
+      var cell = axis._length / trace.z[0].length - (trace.xgap || 0) - 2;
+      if (!longest || longest * 0.62 * size <= cell) return;
+      indices.push(i);
+      update["textfont.size"].push(Math.max(8, Math.floor(cell / (0.62 * longest) * 10) / 10));
+    });
+    return restyleRestorably(gd, state, update, indices);
+  }
+
+  function restyleRestorably(gd, state, update, indices) {
+    if (!indices.length) return Promise.resolve();
+    var previous = {};
+    Object.keys(update).forEach(function (key) {
+      previous[key] = indices.map(function (i) { var v = get(gd.data[i], key); return v === undefined ? null : v; });
+    });
+    state.restyles.push({update: previous, indices: indices});
+    return window.Plotly.restyle(gd, update, indices);
+  }
+
+  function restoreStyles(gd, state) {
+    var restyles = state.restyles.reverse();
+    state.restyles = [];
+    return restyles.reduce(function (done, r) {
+      return done.then(function () { return window.Plotly.restyle(gd, r.update, r.indices); });
+    }, Promise.resolve());
+  }
+
   function setNarrow(gd, narrow) {
     var state = gd._bookFigure;
     if (narrow === state.narrow) return Promise.resolve();
     state.narrow = narrow;
-    if (!narrow) return window.Plotly.relayout(gd, state.restore).then(function () { fitHeight(gd); });
+    if (!narrow) {
+      return window.Plotly.relayout(gd, state.restore).then(function () {
+        fitHeight(gd);
+        return restoreStyles(gd, state);
+      });
+    }
     var update = {};
     var above = roomAbove(gd);
     var cells = stackPanels(gd, update);
-    scaleDiagram(gd, update);
+    if (!cells) scaleDiagram(gd, update);  // stacked panels are the column's full width: their text fits
     fitTitle(gd, update);
     placeTitle(gd, update, above);
     state.restore = {};
@@ -279,7 +344,9 @@
     return window.Plotly.relayout(gd, update).then(function () {
       fitHeight(gd);
       return settleTitle(gd, above);
-    }).then(function () { return placeColorbars(gd, cells); });
+    }).then(function () { return placeColorbars(gd, cells); })
+      .then(function () { return cells ? null : scaleMarkers(gd, state); })
+      .then(function () { return fitCellText(gd, state); });
   }
 
   function afterChange(gd) {
@@ -297,7 +364,7 @@
 
   function setUp(gd) {
     if (gd._bookFigure) return;
-    gd._bookFigure = {narrow: false, restore: {}};
+    gd._bookFigure = {narrow: false, restore: {}, restyles: []};
     var hide = buildControls(gd);
     var start = Object.keys(hide).length ? window.Plotly.relayout(gd, hide) : Promise.resolve();
     start.then(function () {
@@ -329,7 +396,18 @@
     else if (tries > 0) setTimeout(function () { whenDrawn(gd, tries - 1); }, 100);
   }
 
+  /* bertviz's views draw fixed-width pictures (data-width pixels): zoomed to the column, but never so far that their
+     text becomes unreadable; below that (a phone), their frame scrolls sideways inside itself, never the page. */
+  function fitBertviz() {
+    document.querySelectorAll(".bertviz-fit[data-width]").forEach(function (view) {
+      var fit = view.parentElement.clientWidth / parseFloat(view.getAttribute("data-width"));
+      view.style.zoom = String(Math.max(BERTVIZ_MIN_ZOOM, Math.min(1, fit)));
+    });
+  }
+
+  window.addEventListener("resize", fitBertviz);
   window.addEventListener("load", function () {
+    fitBertviz();
     if (!window.Plotly) return;
     document.querySelectorAll(".plotly-graph-div").forEach(function (gd) { whenDrawn(gd, 100); });
   });

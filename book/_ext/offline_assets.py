@@ -132,9 +132,11 @@ def _add_nav_js(app: Sphinx, pagename: str, templatename: str, context: dict, do
 
 
 def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
-    if "plotly-graph-div" in context.get("body", ""):
+    body = context.get("body", "")
+    if "plotly-graph-div" in body:
         # Before RequireJS (priority 500 by default): plotly.js would otherwise register as an anonymous AMD module.
         app.add_js_file("vendor/plotly.min.js", priority=200)
+    if "plotly-graph-div" in body or "bertviz-fit" in body:
         app.add_js_file(FIGURE_SCRIPT, priority=201)
 
 

@@ -90,10 +90,15 @@ def fit_width(view: HTML, width: int = 680) -> HTML:
     """A bertviz view returned with ``html_action="return"``, scaled down (CSS ``zoom``) to ``width`` pixels.
 
     ``model_view`` draws a fixed 970-pixel-wide picture, wider than the book's column, which would clip its right-hand
-    heads; zooming keeps every head visible and clickable.
+    heads; zooming keeps every head visible and clickable. In the static book, ``figures.js`` then fits the zoom to
+    the reader's column (``data-width``), down to a zoom that keeps the text readable; on a narrower screen (a phone)
+    the frame scrolls sideways inside itself, never the page.
     """
     scale = min(1.0, width / BERTVIZ_MODEL_VIEW_WIDTH)
-    return HTML(f'<div class="bertviz-fit" style="zoom: {scale:.3f}">{view.data}</div>')
+    return HTML(
+        f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{BERTVIZ_MODEL_VIEW_WIDTH}" '
+        f'style="zoom: {scale:.3f}">{view.data}</div></div>'
+    )
 
 
 def open_on(view: HTML, kind: str) -> HTML:

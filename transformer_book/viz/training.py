@@ -42,7 +42,7 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
     examples = min(examples, len(batch))
     T = batch.tgt_in.size(1)
     width = max(batch.src.size(1), T)
-    rows = ["source", "decoder input", "decoder output"]
+    rows = ["source", "decoder<br>input", "decoder<br>output"]
     fig = go.Figure()
     buttons = []
     for i in range(examples):
@@ -50,13 +50,14 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
         grid = [r + [PAD_ID] * (width - len(r)) for r in grid]
         fig.add_trace(go.Heatmap(
             z=[[_kind(t) for t in r] for r in grid], x=list(range(width)), y=rows,
-            text=[[_label(t) for t in r] for r in grid], texttemplate="%{text}", textfont=dict(size=13, color="white"),
+            text=[["" if t == PAD_ID else _label(t) for t in r] for r in grid],  # grey says PAD
+            customdata=[[_label(t) for t in r] for r in grid], texttemplate="%{text}", textfont=dict(size=13, color="white"),
             colorscale=KIND_SCALE, zmin=0, zmax=3, showscale=False, xgap=3, ygap=3, visible=i == 0,
-            hovertemplate="%{y}, position %{x}: %{text}<extra></extra>",
+            hovertemplate="%{y}, position %{x}: %{customdata}<extra></extra>",
         ))
         length = int((batch.tgt_out[i] != PAD_ID).sum())  # real output tokens, EOS included
         arrows = [
-            dict(x=t + 1, y="decoder input", ax=t, ay="decoder output", xref="x", yref="y", axref="x", ayref="y",
+            dict(x=t + 1, y=rows[1], ax=t, ay=rows[2], xref="x", yref="y", axref="x", ayref="y",
                  showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor="#6b7280", standoff=12,
                  startstandoff=12)
             for t in range(length - 1)
@@ -72,7 +73,7 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
     title = ("Teacher forcing: the output is the input shifted by one<br><span style='font-size:12px;color:#4b5563'>"
              "grey: PAD · green: BOS · red: EOS · blue: symbols · arrow: output t is input t + 1</span>")
     fig = style(fig, title, height=340)
-    fig.update_layout(margin=dict(l=120, r=20, t=100, b=50))
+    fig.update_layout(margin=dict(l=80, r=20, t=100, b=50))
     return fig
 
 
@@ -187,6 +188,42 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
     fig.add_annotation(text="solid: exact match · dotted: token accuracy", xref="x2 domain", yref="y2 domain",
                        x=0.98, y=0.06, xanchor="right", showarrow=False, font=dict(size=12, color="#4b5563"))
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.1), margin=dict(l=70, r=20, t=60, b=90))
+    return fig
+
+
+def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None) -> go.Figure:
+    """Several configurations, each trained on several seeds: the training loss of every run (one colour per
+    configuration, one line per seed) and, beside it, the exact match on fresh sequences at the end of each run (one
+    dot per seed, a bar at the mean), so the spread between seeds is seen next to the gap between configurations."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.14,
+                        subplot_titles=("training loss", "exact match at the end"))
+    names = list(runs)
+    categories = [html.escape(name).replace(", ", "<br>") for name in names]
+    for i, (name, histories) in enumerate(runs.items()):
+        colour, label = LINE_COLOURS[i % len(LINE_COLOURS)], html.escape(name)
+        for seed, h in enumerate(histories):
+            fig.add_trace(go.Scatter(
+                x=h.step, y=np.round(h.loss, 5), mode="lines", line=dict(color=colour, width=1.2), opacity=0.8,
+                name=label, legendgroup=label, showlegend=seed == 0,
+                hovertemplate=f"run {seed}<br>" + "step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
+            ), row=1, col=1)
+        finals = [h.eval_exact_match[-1] for h in histories]
+        fig.add_trace(go.Bar(
+            x=[categories[i]], y=[float(np.mean(finals))], marker=dict(color=colour, opacity=0.25), width=0.6,
+            name=f"{label}: mean", legendgroup=label, showlegend=False,
+            hovertemplate="mean %{y:.1%}<extra>" + label + "</extra>",
+        ), row=1, col=2)
+        fig.add_trace(go.Scatter(
+            x=[categories[i]] * len(finals), y=finals, mode="markers", marker=dict(color=colour, size=9),
+            name=f"{label}: runs", legendgroup=label, showlegend=False,
+            hovertemplate="%{y:.1%}<extra>" + label + "</extra>",
+        ), row=1, col=2)
+    fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
+    fig.update_xaxes(tickfont=dict(size=11), row=1, col=2)
+    fig = style(fig, title, height=460)
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3), margin=dict(l=60, r=20, t=80, b=130))
     return fig
 
 
