@@ -376,9 +376,11 @@ def test_similarity_figure_uses_a_diverging_scale_centred_at_zero():
         emb_viz.similarity_figure({"a": w}, ["x"])
 
 
-def test_parameter_count_figure_stacks_embeddings_and_the_rest():
+def test_embedding_parameters_counts_a_shared_matrix_once():
     models = {"separate": small_model(), "shared": small_model(src_vocab_size=19, share_embeddings=True)}
-    fig = emb_viz.parameter_count_figure(models)
-    assert fig.layout.barmode == "stack" and len(fig.data) == 2
-    totals = [fig.data[0].x[i] + fig.data[1].x[i] for i in range(2)]
-    assert totals == pytest.approx([m.num_parameters() / 1e6 for m in models.values()])
+    for model in models.values():
+        embedding, rest = emb_viz.embedding_parameters(model)
+        assert embedding + rest == model.num_parameters()
+        parts = {id(p): p.numel() for p in (model.src_embed.weight, model.tgt_embed.weight, model.generator.weight)}
+        assert embedding == sum(parts.values())
+    assert emb_viz.embedding_parameters(models["shared"])[0] < emb_viz.embedding_parameters(models["separate"])[0]

@@ -203,39 +203,6 @@ def embedding_parameters(model: nn.Module) -> tuple[int, int]:
     return embedding, rest
 
 
-def parameter_count_figure(models: Mapping[str, nn.Module]) -> go.Figure:
-    """Stacked bars of each model's parameters: embeddings and output projection against everything else, in
-    millions, for variants that share or tie their embedding matrices."""
-    names = list(models)
-    counts = [embedding_parameters(models[name]) for name in names]
-    labels = token_labels(names)
-    fig = go.Figure()
-    for part, colour, key in (("embeddings + output projection", "#ff7f0e", 0), ("rest of the model", "#1f77b4", 1)):
-        values = [c[key] / 1e6 for c in counts]
-        fig.add_trace(
-            go.Bar(
-                y=labels, x=values, orientation="h", name=part, marker_color=colour,
-                text=[f"{v:.1f}M" for v in values], textposition="inside", insidetextanchor="middle",
-                hovertemplate="%{y}<br>" + part + ": %{x:.2f}M<extra></extra>",
-            )
-        )
-    totals = [sum(c) / 1e6 for c in counts]
-    for label, total in zip(labels, totals, strict=True):
-        fig.add_annotation(x=total, y=label, text=f"{total:.1f}M", showarrow=False, xanchor="left", xshift=6)
-    fig.update_layout(
-        barmode="stack",
-        template=TEMPLATE,
-        height=150 + 55 * len(names),
-        font=FONT,
-        title=dict(text="Parameters, in millions", x=0.0),
-        margin=dict(l=20, r=60, t=70, b=90),
-        legend=dict(orientation="h", x=0.0, y=-0.25, yanchor="top", traceorder="normal"),
-    )
-    fig.update_xaxes(title_text="parameters (millions)", range=[0, max(totals) * 1.15])
-    fig.update_yaxes(title_text="", autorange="reversed")
-    return fig
-
-
 def _scale_samples(d_model: int, vocab_size: int, n_positions: int, seed: int) -> dict[str, np.ndarray]:
     """Flattened values of a fresh ``TokenEmbedding``'s raw weights and scaled outputs, and of the sinusoid table."""
     torch.manual_seed(seed)

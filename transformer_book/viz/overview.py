@@ -1,17 +1,12 @@
-"""The introduction's figures: the architecture diagram and where a model's parameters are."""
+"""The introduction's architecture diagram, and the model built on the meta device for counting."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 import plotly.graph_objects as go
 import torch
 
 from transformer.config import TransformerConfig
 from transformer.model import Transformer
-
-from .controls import dropdown
-from .style import TEMPLATE
 
 # Block colours, close to the paper's figure 1.
 COLOURS = {
@@ -23,78 +18,10 @@ COLOURS = {
     "output": "#d4edda",
     "tokens": "#ffffff",
 }
-GROUPS = (
-    "token embeddings",
-    "encoder self-attention",
-    "encoder feed-forward",
-    "encoder layer norms",
-    "decoder self-attention",
-    "decoder cross-attention",
-    "decoder feed-forward",
-    "decoder layer norms",
-    "output projection",
-)
-
-
 def meta_model(config: TransformerConfig) -> Transformer:
     """The model built on PyTorch's meta device: real modules and shapes, no memory, no initialisation cost."""
     with torch.device("meta"):
         return Transformer(config)
-
-
-def _group(name: str) -> str:
-    parts = name.split(".")
-    if parts[0] in ("src_embed", "tgt_embed"):
-        return "token embeddings"
-    if parts[0] == "generator":
-        return "output projection"
-    if parts[0] in ("encoder", "decoder") and len(parts) > 3:
-        sub = parts[3]
-        if sub.startswith("norm"):
-            return f"{parts[0]} layer norms"
-        kind = {"self_attn": "self-attention", "cross_attn": "cross-attention", "feed_forward": "feed-forward"}
-        return f"{parts[0]} {kind.get(sub, sub)}"
-    return "other"  # e.g. learned positions, the final norm of a pre-norm stack
-
-
-def parameter_groups(model: Transformer) -> dict[str, int]:
-    """Parameters per component; a tensor shared by two modules (tied embeddings) is counted once."""
-    counts: Counter[str] = Counter()
-    for name, param in model.named_parameters():  # named_parameters() yields a shared tensor once
-        counts[_group(name)] += param.numel()
-    return {group: counts[group] for group in (*GROUPS, "other") if counts[group] or group in GROUPS}
-
-
-def parameter_figure(configs: dict[str, TransformerConfig]) -> go.Figure:
-    """Horizontal bars of :func:`parameter_groups`, one configuration at a time, chosen with a dropdown."""
-    rows = {label: parameter_groups(meta_model(config)) for label, config in configs.items()}
-
-    def trace_args(label: str) -> tuple[list[int], list[str], dict]:
-        counts, total = rows[label], sum(rows[label].values())
-        text = [f"{n / 1e6:.2f} M ({n / total:.0%})" for n in counts.values()]
-        layout = {"title.text": f"{label}: {total / 1e6:.1f} M parameters", "xaxis.range": [0, 1.3 * max(counts.values())]}
-        return list(counts.values()), text, layout
-
-    first = next(iter(rows))
-    x, text, layout = trace_args(first)
-    fig = go.Figure(
-        go.Bar(
-            x=x, y=list(rows[first]), orientation="h", text=text, textposition="auto", cliponaxis=False,
-            marker_color="#4c78a8", hovertemplate="%{y}: %{x:,} parameters<extra></extra>",
-        )
-    )
-    buttons = []
-    for label in rows:
-        x, text, args = trace_args(label)
-        buttons.append(dict(label=label, method="update", args=[{"x": [x], "text": [text]}, args]))
-    fig.update_layout(
-        title=dict(text=layout["title.text"], x=0.0, xanchor="left"),
-        height=420, margin=dict(l=10, r=20, t=90, b=40), template=TEMPLATE,
-        xaxis=dict(title="parameters", range=layout["xaxis.range"], fixedrange=True),
-        yaxis=dict(autorange="reversed", fixedrange=True, automargin=True),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.2, xanchor="right", yanchor="top", name="model")],
-    )
-    return fig
 
 
 def _block_params(model: Transformer) -> dict[str, int]:
