@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
-import json
 import os
 import re
 import threading
@@ -26,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,12 +226,27 @@ def _control_actions(page: object, index: int, controls: dict) -> Iterator[tuple
         yield f"menu {k}", menu_entries(menu)
 
 
-def expected_figures(name: str) -> int:
-    """Plotly figures in the build's executed notebook: outputs that carry one, whether or not the page shows it."""
+def executed_notebook(name: str) -> dict:
+    """The build's executed notebook: from the execution cache when the build has one (myst-nb writes the *unexecuted*
+    source to _build/jupyter_execute when it takes a notebook from the cache), else from _build/jupyter_execute."""
+    source = nbformat.read(ROOT / f"{name}.ipynb", as_version=4)
+    cache_dir = SITE.parent / ".jupyter_cache"
+    if cache_dir.is_dir():
+        from jupyter_cache import get_cache
+
+        try:
+            return get_cache(str(cache_dir)).merge_match_into_notebook(source)[1]
+        except KeyError:  # not in the cache: the build executed it without caching (an error, or another mode)
+            pass
     executed = SITE.parent / "jupyter_execute" / f"{name}.ipynb"
     assert executed.is_file(), f"{executed} missing: the build writes every executed notebook there"
+    return nbformat.read(executed, as_version=4)
+
+
+def expected_figures(name: str) -> int:
+    """Plotly figures in the build's executed notebook: outputs that carry one, whether or not the page shows it."""
     count = 0
-    for cell in json.loads(executed.read_text(encoding="utf-8"))["cells"]:
+    for cell in executed_notebook(name)["cells"]:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             html = data.get("text/html", "")
