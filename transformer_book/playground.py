@@ -114,12 +114,15 @@ def write_playground(models: Mapping[str, Transformer], folder: Path, sources: S
     """Export each model into ``folder/<name>/`` with its reference values for ``sources`` (intact, and with the
     heads of :func:`first_effective_ablation` for ``sources[0]`` silenced), and write ``folder/manifest.json``.
     Returns the manifest."""
+    from plotly.colors import get_colorscale
+
     from transformer.export import export_onnx
 
     from .viz.style import FONT, MASK_SCALE, WEIGHTS_SCALE
 
     folder = Path(folder)
-    style = {"font": FONT, "weights_scale": WEIGHTS_SCALE, "mask_color": MASK_SCALE[0][1]}  # the book's figure style
+    # The book's figure style; the colour scale as plotly.py defines it (plotly.js' own "Blues" runs the other way).
+    style = {"font": FONT, "weights_scale": get_colorscale(WEIGHTS_SCALE), "mask_color": MASK_SCALE[0][1]}
     manifest = {"pad_id": PAD_ID, "bos_id": BOS_ID, "eos_id": EOS_ID, "style": style, "models": {}}
     for name, model in models.items():
         c = model.config

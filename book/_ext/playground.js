@@ -159,6 +159,9 @@
 
   function label(info, id) { return info.vocab[id]; }
 
+  // Plotly reads tick labels and hover text as HTML: "<s>" would vanish as a tag.
+  function shown(text) { return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
+
   function parseSource(text, info, m) {
     var parts = text.trim().split(/[\s,]+/).filter(Boolean);
     var symbols = info.vocab.map(function (v, i) { return i; }).filter(function (i) {
@@ -184,17 +187,18 @@
   }
 
   function drawSteps(root, m, info, r) {
-    var y = r.tokens.map(function (tok, t) { return "step " + (t + 1) + " → " + label(info, tok); });
+    var y = r.tokens.map(function (tok, t) { return "step " + (t + 1) + " → " + shown(label(info, tok)); });
     var div = root.querySelector(".playground-steps");
     var data = [{
-      type: "heatmap", z: r.probs, x: info.vocab, y: y, zmin: 0, zmax: 1, colorscale: m.style.weights_scale,
+      type: "heatmap", z: r.probs, x: info.vocab.map(shown), y: y, zmin: 0, zmax: 1, colorscale: m.style.weights_scale,
       xgap: 1, ygap: 1, colorbar: {thickness: 10, len: 0.9},
       hovertemplate: "%{y}<br>p(%{x}) = %{z:.3f}<extra></extra>",
     }];
     window.Plotly.react(div, data, layout(m, 90 + 24 * r.tokens.length, {
       title: {text: "Next-token probabilities", x: 0.02, xanchor: "left", font: {size: 14}},
-      xaxis: {type: "category", tickangle: 0, automargin: true},
-      yaxis: {type: "category", autorange: "reversed", automargin: true},
+      margin: {l: 95, r: 10, t: 30, b: 50},
+      xaxis: {type: "category"},
+      yaxis: {type: "category", autorange: "reversed"},
       plot_bgcolor: "white",
     }), {responsive: true, displayModeBar: false});
   }
@@ -202,8 +206,8 @@
   function drawAttention(root, m, info, r, masks) {
     var kind = root.querySelector(".playground-kind").value;
     var layer = Number(root.querySelector(".playground-layer").value);
-    var src = r.src.map(function (i) { return label(info, i); });
-    var tgt = r.tgt.map(function (i) { return label(info, i); });
+    var src = r.src.map(function (i) { return shown(label(info, i)); });
+    var tgt = r.tgt.map(function (i) { return shown(label(info, i)); });
     var keys = kind === "decoder" ? tgt : src, queries = kind === "encoder" ? src : tgt;
     var grid = root.querySelector(".playground-heads");
     var weights = r.attention[kind][layer];
@@ -301,7 +305,7 @@
       var n = m.models[select.value].layers[kind.value], current = layer.value;
       layer.innerHTML = "";
       for (var l = 0; l < n; l++) layer.appendChild(new Option(String(l), String(l)));
-      if (Number(current) < n) layer.value = current;
+      if (current !== "" && Number(current) < n) layer.value = current;
     }
 
     var pending = Promise.resolve(), generation = 0;
