@@ -1,10 +1,10 @@
 """The playground page (book/12_playground.ipynb) in headless Chromium: how long a reader waits.
 
 - first result, cold: from the first press of Decode on a freshly opened page (a new browser profile: nothing
-  cached) to the drawn result; ONNX Runtime Web's script and 14 MB .wasm, and the model's two graphs, are fetched
-  from a local server and compiled within it.
-- first result, cached: the same on a page opened again in the same browser profile, whose HTTP cache now holds
-  the assets (what a returning reader, or a reader coming from another chapter's playground, waits). Goal <= 2 s.
+  cached) to the drawn result (the page's own clock: ``data-result-ms``); ONNX Runtime Web's script and 14 MB
+  .wasm, and the model's two graphs, are fetched from a local server and compiled within it.
+- first result, cached: the same on the page opened again in the same browser profile, whose disk cache now holds
+  the assets (a returning reader). Goal <= 2 s.
 - per token: the median time of one ``decoder_step`` run (decoding one token, the whole prefix re-read) over
   every step of several greedy decodings of sources of 4 to 10 symbols, after a warm-up. Goal <= 20 ms.
 - asset sizes: the bytes the first interaction fetches.
@@ -20,6 +20,7 @@ import functools
 import http.server
 import statistics
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -59,10 +60,9 @@ def first_result_seconds(context: object, url: str) -> float:
     page = context.new_page()
     page.goto(url, wait_until="load")
     page.wait_for_selector(".transformer-playground[data-state='idle']", timeout=30_000)
-    start = page.evaluate("() => performance.now()")
     page.click(".transformer-playground .playground-run")
     page.wait_for_function(READY_AFTER, arg=0, timeout=120_000)
-    seconds = (page.evaluate("() => performance.now()") - start) / 1000
+    seconds = float(page.get_attribute(".transformer-playground", "data-result-ms")) / 1000
     page.close()
     return seconds
 
@@ -86,13 +86,16 @@ def main() -> None:
     results = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS, headless=True)
             cold, cached = [], []
             for _ in range(rounds):
-                context = browser.new_context()
-                cold.append(first_result_seconds(context, url))
-                cached.append(first_result_seconds(context, url))
-                context.close()
+                with tempfile.TemporaryDirectory() as profile:  # a fresh profile with a disk cache, as a reader's
+                    context = pw.chromium.launch_persistent_context(
+                        profile, executable_path=args.chromium, args=CHROMIUM_ARGS, headless=True
+                    )
+                    cold.append(first_result_seconds(context, url))
+                    cached.append(first_result_seconds(context, url))
+                    context.close()
+            browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS, headless=True)
             context = browser.new_context()
             page = context.new_page()
             page.goto(url, wait_until="load")

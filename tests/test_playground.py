@@ -4,6 +4,8 @@ The page's side is tests/test_playground_browser.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -69,3 +71,35 @@ def test_the_static_build_names_the_folder_and_the_html_names_the_models(tmp_pat
     assert playground_dir().is_dir() and playground_dir() != tmp_path
     html = playground_html({"models": {"copy": {}, "reverse": {}}})
     assert 'class="transformer-playground" data-models="copy reverse"' in html
+
+
+def test_the_book_extension_reruns_playground_notebooks_whose_models_are_missing(tmp_path) -> None:
+    """CI keeps only jupyter-cache between runs: a cached playground notebook would leave its page without models."""
+    from types import SimpleNamespace
+
+    import nbformat
+    from jupyter_cache import get_cache
+    from test_book_browser import ROOT, _load
+
+    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py")
+    (tmp_path / "book").mkdir()
+    notebooks = {}
+    for name, code in (("play", "write_playground(models, folder, sources)"), ("other", "print(1)")):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        notebooks[name] = tmp_path / "book" / f"{name}.ipynb"
+        nbformat.write(nb, notebooks[name])
+    cache = get_cache(tmp_path / "cache")
+    for path in notebooks.values():
+        cache.cache_notebook_file(str(path), check_validity=False)
+    app = SimpleNamespace(
+        builder=SimpleNamespace(format="html"), outdir=str(tmp_path / "html"), srcdir=str(tmp_path),
+        env=SimpleNamespace(mystnb_config=SimpleNamespace(execution_cache_path=str(tmp_path / "cache"))),
+    )
+    (tmp_path / "html" / assets.PLAYGROUND_OUT).mkdir(parents=True)
+    (tmp_path / "html" / assets.PLAYGROUND_OUT / "manifest.json").write_text("{}")
+    assets._rerun_playground_without_models(app)  # the models are there: the cache stays
+    assert len(cache.list_cache_records()) == 2
+    (tmp_path / "html" / assets.PLAYGROUND_OUT / "manifest.json").unlink()
+    assets._rerun_playground_without_models(app)
+    assert [Path(r.uri).name for r in cache.list_cache_records()] == ["other.ipynb"]

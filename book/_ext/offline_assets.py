@@ -15,8 +15,10 @@
 - The playground (``book/12_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
   of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js
   and ``playground.js`` (beside this module) to the page that has a playground; that script loads ONNX Runtime Web
-  (``_static/vendor/ort/``) only when the reader first uses it. A build whose playground page has no models there (a
-  jupyter-cache hit after ``_build/html`` was deleted) fails with a warning: ``make clean`` and build again.
+  (``_static/vendor/ort/``) only when the reader first uses it. When that folder holds no models (a fresh output
+  folder with a kept jupyter-cache, as in CI, which caches only ``_build/.jupyter_cache``), the playground notebooks
+  (those that call ``write_playground(``) are dropped from jupyter-cache before reading, so that they run again
+  and export their models; a page that still has the playground without models fails the build with a warning.
 
 - Makes every sidebar toggle work (:data:`NAV_JS`, on every page) and adds the book's stylesheet (``book.css``
   beside this module: outputs and inline code wrap instead of widening the page).
@@ -100,6 +102,30 @@ def rewrite_html(text: str, vendor_url: str) -> str:
 def vendor_url_for(page: Path, outdir: Path) -> str:
     """The vendor folder's URL relative to an HTML file of the output."""
     return posixpath.relpath(VENDOR_OUT, page.parent.relative_to(outdir).as_posix() or ".")
+
+
+def _rerun_playground_without_models(app: Sphinx) -> None:
+    """Drop the playground notebooks from jupyter-cache when the output folder has no exported models: their cached
+    outputs alone would give a playground page without the models it runs."""
+    if app.builder.format != "html" or (Path(app.outdir) / PLAYGROUND_OUT / "manifest.json").is_file():
+        return
+    config = getattr(app.env, "mystnb_config", None)  # set by myst-nb's own builder-inited handler
+    cache_path = Path(getattr(config, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.is_dir():
+        return
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(cache_path)
+    for path in sorted(Path(app.srcdir).glob("book/*.ipynb")):
+        if "write_playground(" not in path.read_text(encoding="utf-8"):
+            continue
+        try:
+            record = cache.match_cache_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            continue
+        cache.remove_cache(record.pk)
+        logger.info(f"offline_assets: {PLAYGROUND_OUT}/ holds no models: {path.name} runs again to export them")
 
 
 def _copy_assets(app: Sphinx) -> None:
@@ -188,8 +214,8 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
     if not (outdir / PLAYGROUND_OUT / "manifest.json").is_file() and any(
         f'class="{PLAYGROUND_CLASS}"' in page.read_text(encoding="utf-8") for page in outdir.glob("book/*.html")
     ):
-        logger.warning(f"offline_assets: a page has the playground but {PLAYGROUND_OUT}/ holds no models (its notebook "
-                       "came from jupyter-cache after the output was deleted): run `make clean` and build again")
+        logger.warning(f"offline_assets: a page has the playground but {PLAYGROUND_OUT}/ holds no models: its "
+                       "notebook must call transformer_book.playground.write_playground(); `make clean` and build again")
 
 
 def setup(app: Sphinx) -> dict:
@@ -197,6 +223,7 @@ def setup(app: Sphinx) -> dict:
     os.environ[BOOK_ENV] = "1"
     os.environ[PLAYGROUND_ENV] = str(Path(app.outdir, PLAYGROUND_OUT))
     app.connect("builder-inited", _copy_assets)
+    app.connect("builder-inited", _rerun_playground_without_models, priority=900)  # after myst-nb's handler
     app.add_css_file(STYLESHEET)
     app.connect("html-page-context", _add_plotly_js)
     app.connect("html-page-context", _add_nav_js)

@@ -27,6 +27,8 @@
     return manifestPromise;
   }
 
+  var timings = {}; // milliseconds since the page started: when ONNX Runtime and each model were ready
+
   function loadOrt() {
     if (!ortPromise) {
       ortPromise = new Promise(function (resolve, reject) {
@@ -42,6 +44,7 @@
         ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, so no cross-origin isolation needed
         ort.env.wasm.proxy = false;
         ort.env.wasm.wasmPaths = ORT_DIR;
+        timings.ortScript = performance.now();
         return ort;
       });
     }
@@ -55,7 +58,10 @@
         return Promise.all([
           ort.InferenceSession.create(MODELS + name + "/encoder.onnx", options),
           ort.InferenceSession.create(MODELS + name + "/decoder_step.onnx", options),
-        ]).then(function (s) { return {ort: ort, encoder: s[0], decoder: s[1]}; });
+        ]).then(function (s) {
+          timings[name] = performance.now();
+          return {ort: ort, encoder: s[0], decoder: s[1]};
+        });
       });
       sessions[name].catch(function () { delete sessions[name]; });
     }
@@ -310,7 +316,7 @@
 
     var pending = Promise.resolve(), generation = 0;
     function update() {
-      var mine = ++generation;
+      var mine = ++generation, asked = performance.now();
       pending = pending.then(function () {
         if (mine !== generation) return; // a newer request replaces this one
         var name = select.value, info = m.models[name], src;
@@ -337,6 +343,7 @@
           drawAttention(root, m, info, r, masks);
           status.textContent = "Decoded " + r.tokens.length + " tokens in " + Math.round(r.totalMs) + " ms in this page ("
             + (r.stepMs.reduce(function (a, b) { return a + b; }, 0) / r.stepMs.length).toFixed(1) + " ms per token).";
+          root.dataset.resultMs = (performance.now() - asked).toFixed(1); // the interaction to the drawn result
           root.dataset.state = "ready";
         }).catch(function (err) {
           root.dataset.state = "error";
@@ -372,7 +379,7 @@
     ".transformer-playground .playground-switch-row span{flex:1 1 100%;font-size:.9em}",
   ].join("\n");
 
-  window.transformerPlayground = {decode: decode, manifest: manifest};
+  window.transformerPlayground = {decode: decode, manifest: manifest, timings: timings};
 
   document.addEventListener("DOMContentLoaded", function () {
     var roots = document.querySelectorAll(".transformer-playground");
