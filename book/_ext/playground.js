@@ -14,7 +14,7 @@
   var MODELS = STATIC + "playground/";
   var KINDS = ["encoder", "decoder", "cross"];
   var KIND_NAMES = {encoder: "encoder self-attention", decoder: "decoder masked self-attention", cross: "cross-attention"};
-  var MAX_SYMBOLS = 20;
+  var MAX_SYMBOLS = 20, MAX_PADDING = 10; // 30 positions at most: the graphs take up to the models' max_len (64)
   var manifestPromise = null, ortPromise = null, sessions = {};
 
   function manifest() {
@@ -215,6 +215,9 @@
     var src = r.src.map(function (i) { return shown(label(info, i)); });
     var tgt = r.tgt.map(function (i) { return shown(label(info, i)); });
     var keys = kind === "decoder" ? tgt : src, queries = kind === "encoder" ? src : tgt;
+    var raw = (kind === "decoder" ? r.tgt : r.src).concat(kind === "encoder" ? r.src : r.tgt);
+    var longest = Math.max.apply(null, raw.map(function (id, i) { return String(label(info, id)).length + 3; }));
+    var room = 8 + 6 * longest; // px for tick labels "position:token" at 10 px
     var grid = root.querySelector(".playground-heads");
     var weights = r.attention[kind][layer];
     while (grid.children.length > weights.length) grid.removeChild(grid.lastChild);
@@ -235,7 +238,7 @@
         hovertemplate: "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
       }], layout(m, 250, {
         title: {text: "head " + h + (silenced ? " (silenced)" : ""), x: 0.02, xanchor: "left", font: {size: 13}},
-        margin: {l: 45, r: 5, t: 28, b: 45},
+        margin: {l: room, r: 5, t: 28, b: room},
         xaxis: {type: "category", tickangle: -90, tickfont: {size: 10}, showticklabels: true},
         yaxis: {type: "category", autorange: "reversed", tickfont: {size: 10}},
       }), {responsive: true, displayModeBar: false});
@@ -278,7 +281,7 @@
     var info = m.models[names[0]];
     var input = el("input", {"class": "playground-source", type: "text", "aria-label": "source symbols",
       value: info.example.filter(function (i) { return i !== m.pad_id; }).map(function (i) { return info.vocab[i]; }).join(" ")});
-    var padding = el("input", {"class": "playground-padding", type: "number", min: "0", max: "10", value: "0",
+    var padding = el("input", {"class": "playground-padding", type: "number", min: "0", max: String(MAX_PADDING), value: "0",
       "aria-label": "padding tokens"});
     var run = el("button", {"class": "playground-run", type: "button", text: "Decode"});
     var kind = el("select", {"class": "playground-kind", "aria-label": "attention"});
@@ -327,7 +330,8 @@
           status.textContent = "Source: " + err.message;
           return;
         }
-        for (var p = 0; p < Number(padding.value || 0); p++) src.push(m.pad_id);
+        var pads = Math.min(MAX_PADDING, Math.max(0, Math.floor(Number(padding.value) || 0)));
+        for (var p = 0; p < pads; p++) src.push(m.pad_id);
         var masks = readMasks(root, info), firstTime = !sessions[name];
         root.dataset.state = "loading";
         status.textContent = firstTime ? "Loading ONNX Runtime Web and the " + name + " model…" : "Decoding…";
