@@ -33,7 +33,7 @@ help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
 	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium and npm"
 	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
-	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery) into book/_vendor"
+	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"

@@ -8,13 +8,15 @@
 #   d3.min.js         d3 5.7.0, the version bertviz's head_view/model_view ask for
 #   jquery.min.js     jQuery 2.x (bertviz asks for 2.0.0, which npm does not have; 2.2.4 is the last 2.x)
 #   html-manager/     @jupyter-widgets/html-manager's embed-amd.js (static ipywidgets state, if a page has any)
+#   ort/              onnxruntime-web's WebAssembly-only build (ort.wasm.min.js, its loader .mjs and the 14 MB .wasm),
+#                     which the playground page loads at the reader's first interaction (book/_ext/playground.js)
 # plotly.min.js is not fetched here: the extension copies the one shipped with the installed plotly package, so the
 # JavaScript always matches the Python side. Idempotent: does nothing when book/_vendor/ already holds these versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEST=book/_vendor
-PACKAGES=(mathjax@3.2.2 requirejs@2.3.6 d3@5.7.0 jquery@2.2.4 @jupyter-widgets/html-manager@1.0.6)
+PACKAGES=(mathjax@3.2.2 requirejs@2.3.6 d3@5.7.0 jquery@2.2.4 @jupyter-widgets/html-manager@1.0.6 onnxruntime-web@1.30.0)
 STAMP="$DEST/.vendored"
 
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PACKAGES[*]}" ] && [ -f "$DEST/mathjax/tex-chtml.js" ]; then
@@ -45,6 +47,10 @@ cp "$tmp/d3/package/dist/d3.min.js" "$out/d3.min.js"
 cp "$tmp/jquery/package/dist/jquery.min.js" "$out/jquery.min.js"
 mkdir -p "$out/html-manager"
 find "$tmp/_jupyter-widgets_html-manager/package/dist" -maxdepth 1 -type f ! -name '*.map' ! -name 'embed.js*' ! -name 'libembed-amd.js' -exec cp {} "$out/html-manager/" \;
+mkdir -p "$out/ort"
+for file in ort.wasm.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm; do
+    cp "$tmp/onnxruntime-web/package/dist/$file" "$out/ort/"
+done
 echo "${PACKAGES[*]}" > "$out/.vendored"
 
 rm -rf "$DEST"

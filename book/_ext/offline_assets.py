@@ -12,6 +12,14 @@
   MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
   ``crossorigin`` attributes that pinned the CDN files.
 
+- The playground (``book/12_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
+  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js
+  and ``playground.js`` (beside this module) to the page that has a playground; that script loads ONNX Runtime Web
+  (``_static/vendor/ort/``) only when the reader first uses it. When that folder holds no models (a fresh output
+  folder with a kept jupyter-cache, as in CI, which caches only ``_build/.jupyter_cache``), the playground notebooks
+  (those that call ``write_playground(``) are dropped from jupyter-cache before reading, so that they run again
+  and export their models; a page that still has the playground without models fails the build with a warning.
+
 - Makes every sidebar toggle work (:data:`NAV_JS`, on every page) and adds the book's stylesheet (``book.css``
   beside this module: outputs and inline code wrap instead of widening the page).
 
@@ -38,7 +46,14 @@ VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
 STYLESHEET = "book.css"  # beside this module, copied to _static/
 FIGURE_SCRIPT = "figures.js"  # beside this module, copied to _static/: controls above figures, narrow layouts
-REQUIRED = ("mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js")
+PLAYGROUND_SCRIPT = "playground.js"  # beside this module, copied to _static/: the in-page playground
+PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # the same name as transformer_book.playground.PLAYGROUND_ENV
+PLAYGROUND_OUT = "_static/playground"  # relative to the HTML output folder: the exported models
+PLAYGROUND_CLASS = "transformer-playground"  # the playground's element (transformer_book.playground.playground_html)
+REQUIRED = (
+    "mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js",
+    "ort/ort.wasm.min.js", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm",
+)
 
 # (CDN URL pattern, local file without extension); the URL's own ".js" (if any) is kept, because RequireJS paths
 # name modules without it while <script src> names the file with it.
@@ -89,6 +104,30 @@ def vendor_url_for(page: Path, outdir: Path) -> str:
     return posixpath.relpath(VENDOR_OUT, page.parent.relative_to(outdir).as_posix() or ".")
 
 
+def _rerun_playground_without_models(app: Sphinx) -> None:
+    """Drop the playground notebooks from jupyter-cache when the output folder has no exported models: their cached
+    outputs alone would give a playground page without the models it runs."""
+    if app.builder.format != "html" or (Path(app.outdir) / PLAYGROUND_OUT / "manifest.json").is_file():
+        return
+    config = getattr(app.env, "mystnb_config", None)  # set by myst-nb's own builder-inited handler
+    cache_path = Path(getattr(config, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.is_dir():
+        return
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(cache_path)
+    for path in sorted(Path(app.srcdir).glob("book/*.ipynb")):
+        if "write_playground(" not in path.read_text(encoding="utf-8"):
+            continue
+        try:
+            record = cache.match_cache_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            continue
+        cache.remove_cache(record.pk)
+        logger.info(f"offline_assets: {PLAYGROUND_OUT}/ holds no models: {path.name} runs again to export them")
+
+
 def _copy_assets(app: Sphinx) -> None:
     if app.builder.format != "html":
         return
@@ -104,7 +143,7 @@ def _copy_assets(app: Sphinx) -> None:
     import plotly
 
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
-    for name in (STYLESHEET, FIGURE_SCRIPT):
+    for name in (STYLESHEET, FIGURE_SCRIPT, PLAYGROUND_SCRIPT):
         shutil.copy2(Path(__file__).with_name(name), Path(app.outdir, "_static", name))
 
 
@@ -138,6 +177,10 @@ def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict,
         app.add_js_file("vendor/plotly.min.js", priority=200)
     if "plotly-graph-div" in body or "bertviz-fit" in body:
         app.add_js_file(FIGURE_SCRIPT, priority=201)
+    if PLAYGROUND_CLASS in body:
+        if "plotly-graph-div" not in body:
+            app.add_js_file("vendor/plotly.min.js", priority=200)
+        app.add_js_file(PLAYGROUND_SCRIPT, priority=202)
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
@@ -170,12 +213,19 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
             page.write_text(new, encoding="utf-8")
             changed += 1
     logger.info(f"offline_assets: pointed {changed} page(s) at _static/vendor/ instead of CDNs")
+    if not (outdir / PLAYGROUND_OUT / "manifest.json").is_file() and any(
+        f'class="{PLAYGROUND_CLASS}"' in page.read_text(encoding="utf-8") for page in outdir.glob("book/*.html")
+    ):
+        logger.warning(f"offline_assets: a page has the playground but {PLAYGROUND_OUT}/ holds no models: its "
+                       "notebook must call transformer_book.playground.write_playground(); `make clean` and build again")
 
 
 def setup(app: Sphinx) -> dict:
     # The build's kernels are started after this (while reading), so they inherit the marker.
     os.environ[BOOK_ENV] = "1"
+    os.environ[PLAYGROUND_ENV] = str(Path(app.outdir, PLAYGROUND_OUT))
     app.connect("builder-inited", _copy_assets)
+    app.connect("builder-inited", _rerun_playground_without_models, priority=900)  # after myst-nb's handler
     app.add_css_file(STYLESHEET)
     app.connect("html-page-context", _add_plotly_js)
     app.connect("html-page-context", _add_nav_js)
