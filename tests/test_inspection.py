@@ -70,7 +70,8 @@ def test_fit_width_scales_the_fixed_width_model_view_into_the_column(model):
     args = vi.bertviz_arguments(model.attention_maps(SRC, TGT), SRC_TOKENS[0], TGT_TOKENS[0])
     view = bertviz.model_view(**args, html_action="return")
     fitted = vi.fit_width(view, width=679).data
-    assert fitted.startswith('<div class="bertviz-fit" style="zoom: 0.700">') and view.data in fitted
+    assert fitted.startswith('<div class="bertviz-frame"><div class="bertviz-fit" data-width="970" style="zoom: 0.700">')
+    assert view.data in fitted
     assert 'zoom: 1.000' in vi.fit_width(view, width=2000).data  # never enlarged
 
 
