@@ -173,11 +173,11 @@ CONTROLS = """(i) => {
 READY = "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.dataset.bookFigure === 'ready')"
 PLOTLY_MENUS_SHOWN = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
   ({figure: i, menus: gd.querySelectorAll('g.updatemenu-header-group').length})).filter(f => f.menus)"""
-# Text in a figure that a reader cannot read: drawn smaller than 8 px (heatmap numbers in cells too small for them
+# Text in a figure that a reader cannot read: drawn smaller than 9 px (heatmap numbers in cells too small for them
 # are hidden by figures.js; the hover label still gives the value).
 TINY_TEXT = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) =>
   [...gd.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0
-    && parseFloat(getComputedStyle(t).fontSize) < 7.5)
+    && parseFloat(getComputedStyle(t).fontSize) < 8.95)
   .map(t => ({figure: i, text: t.textContent.slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))).slice(0, 5)"""
 # A figure's title must not be drawn over any other text of the figure (legend, annotations, axis titles, ticks).
 TITLE_COLLISIONS = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) => {
@@ -325,7 +325,7 @@ BERTVIZ_FIT = """() => [...document.querySelectorAll('.bertviz-frame')].map((fra
 
 @pytest.mark.parametrize("name", toc_pages())
 def test_page_fits_a_phone_and_a_laptop(server: tuple[str, type], browser: object, name: str) -> None:
-    """At 390 and 1280 px: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 8 px
+    """At 390 and 1280 px: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 9 px
     or drawn under its title, bertviz views readable and within reach; each figure saved as a PNG."""
     base, _ = server
     for size, viewport in VIEWPORTS.items():

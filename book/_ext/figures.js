@@ -12,6 +12,7 @@
   "use strict";
   var NARROW = 560; // px of column below which panels stack
   var PANEL_GAP = 95; // px between stacked panels: room for the x-axis title and the next panel's title
+  var MIN_TEXT = 9; // px: no text in a figure is drawn smaller (heatmap numbers that would be are hidden)
   var BERTVIZ_MIN_ZOOM = 0.7; // bertviz's 13 px token labels stay at least 9 px
   var MENU_LABEL = "menu-label"; // annotation name of a label the Python side drew beside a plotly menu
 
@@ -224,7 +225,7 @@
     if (scale > 0.97) return;
     (gd.layout.annotations || []).forEach(function (a, i) {
       var size = get(a, "font.size") || get(full, "font.size") || 12;
-      update["annotations[" + i + "].font.size"] = Math.max(8, Math.round(size * scale * 10) / 10);
+      update["annotations[" + i + "].font.size"] = Math.max(MIN_TEXT, Math.round(size * scale * 10) / 10);
     });
   }
 
@@ -250,10 +251,10 @@
     if (wrapped !== text) update["title.text"] = wrapped;
   }
 
-  /* Heatmap numbers drawn smaller than 8 px say nothing: leave the values to the hover label. */
+  /* Heatmap numbers drawn smaller than MIN_TEXT say nothing: leave the values to the hover label. */
   function hideTinyNumbers(gd) {
     var tiny = Array.prototype.some.call(gd.querySelectorAll(".heatmaplayer text, .hm text"), function (t) {
-      return t.textContent.trim() && parseFloat(getComputedStyle(t).fontSize) < 8;
+      return t.textContent.trim() && parseFloat(getComputedStyle(t).fontSize) < MIN_TEXT;
     });
     if (!tiny) return Promise.resolve();
     var indices = [];
@@ -262,7 +263,7 @@
   }
 
   /* Labelled markers (a beam-search tree's tokens in circles) sized for a wide column: in a narrow one each shrinks
-     to the distance between neighbouring x values, its text with it (never below 8 px), so neighbours do not overlap. */
+     to the distance between neighbouring x values, its text with it (never below MIN_TEXT), so neighbours do not overlap. */
   function scaleMarkers(gd, state) {
     var update = {"marker.size": [], "textfont.size": []}, indices = [];
     gd.data.forEach(function (trace, i) {
@@ -277,13 +278,13 @@
       var text = get(trace, "textfont.size") || 12;
       indices.push(i);
       update["marker.size"].push(Math.round(fit * 10) / 10);
-      update["textfont.size"].push(Math.max(8, Math.round(text * fit / size * 10) / 10));
+      update["textfont.size"].push(Math.max(MIN_TEXT, Math.round(text * fit / size * 10) / 10));
     });
     return restyleRestorably(gd, state, update, indices);
   }
 
   /* Labels in heatmap cells (tokens) sized for a wide column: in a narrow one they shrink to their cell's width
-     (never below 8 px). */
+     (never below MIN_TEXT). */
   function fitCellText(gd, state) {
     var update = {"textfont.size": []}, indices = [];
     gd.data.forEach(function (trace, i) {
@@ -297,7 +298,7 @@
       var cell = axis._length / trace.z[0].length - (trace.xgap || 0) - 2;
       if (!longest || longest * 0.62 * size <= cell) return;
       indices.push(i);
-      update["textfont.size"].push(Math.max(8, Math.floor(cell / (0.62 * longest) * 10) / 10));
+      update["textfont.size"].push(Math.max(MIN_TEXT, Math.floor(cell / (0.62 * longest) * 10) / 10));
     });
     return restyleRestorably(gd, state, update, indices);
   }
