@@ -391,8 +391,8 @@ def _run(
         raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
     net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
     net = torch.compile(net) if c.compile else net
-    name = c.task if eval_batches is None else "the given batches"
-    bar = _progress_bar(range(1, c.steps + 1), f"training {name}", progress if rank == 0 else False)
+    description = f"training {c.task}" if eval_batches is None else "training"  # given batches: the task is the caller's
+    bar = _progress_bar(range(1, c.steps + 1), description, progress if rank == 0 else False)
     for step in bar:
         start = time.perf_counter()
         model.train()
