@@ -16,7 +16,7 @@ from transformer.bucketing import (
     random_batches,
     text_batch,
 )
-from transformer.data import BOS_ID, EOS_ID, PAD_ID
+from transformer.data import BOS_ID, EOS_ID, PAD_ID, task_batch
 from transformer.dates import (
     STYLE_EXAMPLES,
     STYLES,
@@ -31,7 +31,7 @@ from transformer.dates import (
     year_words,
 )
 from transformer.tokenizer import UNK_ID, Vocabulary, tokenize
-from transformer.training import TrainConfig, evaluate_batches, small_model_config, train
+from transformer.training import TrainConfig, evaluate, evaluate_batches, small_model_config, train
 
 # ---------------------------------------------------------------------------------------------------------------
 # Dates in words
@@ -269,3 +269,24 @@ def test_train_needs_batches_and_eval_batches_together() -> None:
         train(model, TrainConfig(steps=1), progress=False, batches=[], eval_batches=[])
     with pytest.raises(ValueError, match="batches ran out after 0 steps; config.steps asks for 1"):
         train(model, TrainConfig(steps=1, device="cpu"), progress=False, batches=iter([]), eval_batches=[])
+
+
+def test_evaluate_is_evaluate_batches_on_the_task_batches() -> None:
+    torch.manual_seed(0)
+    model = Transformer(small_model_config())
+    generator = torch.Generator().manual_seed(7)
+    batches = [task_batch("reverse", size, generator=generator) for size in (4, 4, 2)]
+    assert evaluate(model, "reverse", n=10, seed=7, batch_size=4) == evaluate_batches(model, batches)
+    with pytest.raises(ValueError, match="batches must hold at least one batch"):
+        evaluate_batches(model, [])
+
+
+def test_training_on_given_batches_reports_without_a_task_name(capsys) -> None:
+    examples = date_examples(all_dates(2000, 2000), 32, styles=("numeric",), seed=0)
+    sources, targets = [e.text for e in examples], [e.iso for e in examples]
+    source, target = Vocabulary.build(sources), Vocabulary.build(targets, level="char")
+    stream = batch_stream(sources, targets, source, target, 16, torch.Generator().manual_seed(0))
+    model = Transformer(small_model_config(src_vocab_size=len(source), tgt_vocab_size=len(target)))
+    train(model, TrainConfig(steps=2, device="cpu"), progress="text", batches=stream,
+          eval_batches=[text_batch(sources[:8], targets[:8], source, target)])
+    assert capsys.readouterr().out.startswith("training: 2 steps in ")
