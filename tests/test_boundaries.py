@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOK_ONLY = ("plotly", "IPython", "ipywidgets", "bertviz", "transformer_book", "pandas", "matplotlib")
+BOOK_ONLY = ("plotly", "IPython", "ipywidgets", "bertviz", "transformer_book", "pandas", "matplotlib", "sacrebleu")
 OPTIONAL = ("tqdm",)  # the core imports it inside the function that draws a progress bar, and does without it
 
 
@@ -68,5 +68,5 @@ def test_the_core_declares_only_torch_and_numpy() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert sorted(dep.split(">")[0].split("=")[0].strip() for dep in project["dependencies"]) == ["numpy", "torch"]
     live = " ".join(project["optional-dependencies"]["live"])
-    for name in ("plotly", "ipython", "ipywidgets", "bertviz", "tqdm"):
-        assert name in live, f"the live extra must install {name}, which the book kit imports"
+    for name in ("plotly", "ipython", "ipywidgets", "bertviz", "tqdm", "sacrebleu"):
+        assert name in live, f"the live extra must install {name}, which the book kit or a chapter imports"

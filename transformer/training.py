@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -251,21 +251,31 @@ def evaluate(
     """Score ``model`` on ``n`` fresh random sequences of ``task``, drawn from their own seeded generator."""
     _check_positive_int("n", n)
     _check_positive_int("batch_size", batch_size)
-    generator, device = make_generator(seed), next(model.parameters()).device
-    matches, correct, total, loss_sum, done = 0, 0.0, 0, 0.0, 0
+    generator = make_generator(seed)
+    sizes = [min(batch_size, n - done) for done in range(0, n, batch_size)]
+    return evaluate_batches(model, (task_batch(task, size, vocab_size, min_len, max_len, generator) for size in sizes))
+
+
+def evaluate_batches(model: Transformer, batches: Iterable[Batch]) -> EvalResult:
+    """Score ``model`` on ``batches`` of any task: teacher-forced loss and token accuracy over the real target
+    tokens, and exact match of greedy decoding (up to the target's length plus EOS) over the sequences."""
+    device = next(model.parameters()).device
+    matches, correct, total, loss_sum, n = 0, 0.0, 0, 0.0, 0
     was_training = model.training
     model.eval()
     with torch.no_grad():
-        while done < n:
-            batch = task_batch(task, min(batch_size, n - done), vocab_size, min_len, max_len, generator).to(device)
+        for batch in batches:
+            batch = batch.to(device)
             logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask).float()  # (B, T, V)
             loss_sum += float(sequence_loss(logits, batch.tgt_out)) * batch.n_tokens
             correct += token_accuracy(logits, batch.tgt_out) * batch.n_tokens
             total += batch.n_tokens
             predicted = greedy_decode(model, batch.src, max_len=batch.tgt_out.size(1), src_mask=batch.src_mask)
             matches += int(exact_match(predicted, batch.tgt_out).sum())
-            done += len(batch)
+            n += len(batch)
     model.train(was_training)
+    if not n:
+        raise ValueError("batches must hold at least one batch; got none")
     return EvalResult(exact_match=matches / n, token_accuracy=correct / total, loss=loss_sum / total, n=n)
 
 
@@ -318,7 +328,8 @@ def train_step(
 
 def train(
     model: Transformer, config: TrainConfig | None = None, progress: bool | str = True,
-    stop_at_exact_match: float | None = None,
+    stop_at_exact_match: float | None = None, batches: Iterator[Batch] | None = None,
+    eval_batches: Sequence[Batch] | None = None,
 ) -> History:
     """Train ``model`` on ``config.task`` with Adam and the paper's schedule; returns the :class:`History`.
 
@@ -328,13 +339,23 @@ def train(
     score is reached. ``progress=True`` shows a live tqdm bar (a widget in notebooks, text in terminals); ``"text"``
     prints one line when training ends (for pages that cannot redraw a line, such as the static book), ``False``
     shows nothing.
+
+    Any other task trains the same way: pass its training ``batches`` (an iterator that yields one
+    :class:`~transformer.data.Batch` per step, such as :func:`transformer.bucketing.batch_stream`; the same on
+    every rank when distributed) and the fixed ``eval_batches`` it is scored on; ``config.task`` and its sizes
+    are then not used.
     """
     if progress not in (True, False, "text"):
         raise ValueError(f"progress must be True, False or 'text'; got {progress!r}")
     config = TrainConfig() if config is None else config
+    if (batches is None) != (eval_batches is None):
+        raise ValueError("batches and eval_batches go together: pass both (a task of your own) or neither "
+                         f"(config.task); got batches={type(batches).__name__}, eval_batches={type(eval_batches).__name__}")
+    if batches is not None and not isinstance(batches, Iterator):
+        raise TypeError(f"batches must be an iterator of Batch (one per step, e.g. a generator); got {type(batches).__name__}")
     if model.config.pad_id != PAD_ID:
         raise ValueError(f"the tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={model.config.pad_id}")
-    if min(model.config.src_vocab_size, model.config.tgt_vocab_size) < config.vocab_size:
+    if batches is None and min(model.config.src_vocab_size, model.config.tgt_vocab_size) < config.vocab_size:
         raise ValueError(f"the model's vocabularies must hold the task's {config.vocab_size} ids")
     if config.distributed and not dist.is_initialized():
         raise ValueError("distributed=True needs a process group: launch with torchrun (see "
@@ -349,15 +370,19 @@ def train(
     else:
         scheduler = linear_scheduler(optimizer, config.warmup, config.steps)
     history = History()
+    if batches is None:
+        c = config
+        batches = (task_batch(c.task, c.batch_size, c.vocab_size, c.min_len, c.max_len, generator) for _ in range(c.steps))
     with num_threads(config.threads if device.type == "cpu" else None):
-        _run(model, config, device, optimizer, scheduler, generator, history, progress, stop_at_exact_match)
+        _run(model, config, device, optimizer, scheduler, batches, eval_batches, history, progress, stop_at_exact_match)
     model.eval()
     return history
 
 
 def _run(
     model: Transformer, c: TrainConfig, device: torch.device, optimizer: torch.optim.Optimizer, scheduler: LambdaLR,
-    generator: torch.Generator, history: History, progress: bool | str, stop_at_exact_match: float | None,
+    batches: Iterator[Batch], eval_batches: Sequence[Batch] | None, history: History, progress: bool | str,
+    stop_at_exact_match: float | None,
 ) -> None:
     """The loop itself: draw a batch, take a step, log it, evaluate now and then. The steps run through ``net``:
     the model, wrapped in DistributedDataParallel when distributed, then compiled when ``c.compile``."""
@@ -366,11 +391,14 @@ def _run(
         raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
     net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
     net = torch.compile(net) if c.compile else net
-    bar = _progress_bar(range(1, c.steps + 1), f"training {c.task}", progress if rank == 0 else False)
+    description = f"training {c.task}" if eval_batches is None else "training"  # given batches: the task is the caller's
+    bar = _progress_bar(range(1, c.steps + 1), description, progress if rank == 0 else False)
     for step in bar:
         start = time.perf_counter()
         model.train()
-        batch = task_batch(c.task, c.batch_size, c.vocab_size, c.min_len, c.max_len, generator)
+        batch = next(batches, None)
+        if batch is None:
+            raise ValueError(f"batches ran out after {step - 1} steps; config.steps asks for {c.steps}")
         rows = (shard(batch, rank, world_size) if c.distributed else batch).to(device)
         lr = optimizer.param_groups[0]["lr"]
         weight = rows.n_tokens * world_size / batch.n_tokens
@@ -384,7 +412,7 @@ def _run(
         for name, value in (("step", step), ("loss", loss), ("token_accuracy", accuracy), ("lr", lr)):
             getattr(history, name).append(value)
         if step % c.eval_every == 0 or step == c.steps:
-            result = _evaluate_on_rank0(model, c, rank)
+            result = _evaluate_on_rank0(model, c, rank, eval_batches)
             history.eval_step.append(step)
             history.eval_exact_match.append(result.exact_match)
             history.eval_token_accuracy.append(result.token_accuracy)
@@ -407,10 +435,16 @@ def shard(batch: Batch, rank: int, world_size: int) -> Batch:
                  int((tgt_out != PAD_ID).sum()))
 
 
-def _evaluate_on_rank0(model: Transformer, c: TrainConfig, rank: int) -> EvalResult:
-    """The periodic evaluation. Data-parallel, rank 0 scores and sends every rank its result, so that all of them log
-    the same history and stop at the same step."""
-    result = evaluate(model, c.task, c.eval_size, c.vocab_size, c.min_len, c.max_len) if rank == 0 else None
+def _evaluate_on_rank0(model: Transformer, c: TrainConfig, rank: int, eval_batches: Sequence[Batch] | None) -> EvalResult:
+    """The periodic evaluation (on ``eval_batches`` when given, else on ``c.eval_size`` fresh sequences of ``c.task``).
+    Data-parallel, rank 0 scores and sends every rank its result, so that all of them log the same history and stop
+    at the same step."""
+    if rank != 0:
+        result = None
+    elif eval_batches is not None:
+        result = evaluate_batches(model, eval_batches)
+    else:
+        result = evaluate(model, c.task, c.eval_size, c.vocab_size, c.min_len, c.max_len)
     if c.distributed:
         received = [result]
         dist.broadcast_object_list(received, src=0)
