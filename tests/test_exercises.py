@@ -17,10 +17,13 @@ from transformer import (
     sinusoidal_table,
     target_mask,
 )
+from transformer.bucketing import length_batches, random_batches
 from transformer.data import BOS_ID, EOS_ID, PAD_ID, task_batch
+from transformer.dates import ordinal_words
 from transformer.decoding import greedy_decode
 from transformer.training import noam_lr, smoothed_targets
 from transformer_book import exercises as ex
+from transformer_book.cost import encoder_layer_flops, score_bytes
 from transformer_book.viz.overview import meta_model
 
 
@@ -470,3 +473,169 @@ def test_silenced_head_check():
     with pytest.raises(AssertionError, match="differs from the package's"):
         ex.check_silenced_head(lambda *a: silenced(*a, bias=False))
 
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cost
+
+
+def layer_flops(T, d, d_ff, H, multiply_add=2, projections=4, attention_products=2, ff_products=2, per_head=True):
+    d_attention = d // H if per_head else d  # the width each head's products run over
+    return multiply_add * (projections * T * d * d + attention_products * H * T * T * d_attention
+                           + ff_products * T * d * d_ff)
+
+
+def test_encoder_layer_flops_check_passes_the_closed_form_and_the_package():
+    ex.check_encoder_layer_flops(layer_flops)
+    ex.check_encoder_layer_flops(lambda *a: sum(encoder_layer_flops(*a).values()))
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: layer_flops(*a, multiply_add=1), "a multiply-add is 2 FLOPs"),
+        (lambda *a: layer_flops(*a, projections=3), "W_O"),
+        (lambda *a: layer_flops(*a, attention_products=1), "weighted sum of the values"),
+        (lambda *a: layer_flops(*a, ff_products=1), "two products"),
+        (lambda *a: layer_flops(*a, per_head=False), "d_k = d_model / n_heads"),
+        (lambda T, d, d_ff, H: layer_flops(T, d, d_ff, H) - 4 * T * T * d + 4 * T * T * (d // H), "for one head"),
+        (lambda T, d, d_ff, H: layer_flops(T, d, 4 * d, H), "use the d_ff given"),
+        (lambda T, d, d_ff, H: layer_flops(T, d, d_ff, H) + 1, r"is 473,601, but FlopCounterMode counts 473,600"),
+        (lambda *a: float(layer_flops(*a)), "not an int"),
+    ],
+)
+def test_encoder_layer_flops_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.check_encoder_layer_flops(wrong)
+
+
+def longest_length(memory, batch, n_heads, dtype, itemsize=None, squared=True, heads=True, batches=True):
+    numbers = memory // ((batch if batches else 1) * (n_heads if heads else 1)
+                         * (itemsize or torch.empty((), dtype=dtype).element_size()))
+    return math.isqrt(numbers) if squared else numbers
+
+
+def test_longest_length_check_passes_the_square_root_and_a_search():
+    ex.check_longest_length(longest_length)
+
+    def by_search(memory, batch, n_heads, dtype):
+        T = 1
+        while score_bytes(batch, n_heads, T + 1, T + 1, dtype) <= memory:
+            T *= 2
+        low, high = T // 2 if T > 1 else 1, T  # the answer lies in [low, high]
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if score_bytes(batch, n_heads, middle, middle, dtype) <= memory else \
+                (low, middle - 1)
+        return low
+
+    ex.check_longest_length(by_search)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: longest_length(*a, squared=False), "grows as T\\^2"),
+        (lambda *a: longest_length(*a, itemsize=1), "counts numbers, not bytes"),
+        (lambda *a: longest_length(*a, itemsize=4), "4 bytes a number assumed"),
+        (lambda *a: longest_length(*a, heads=False), "one per head"),
+        (lambda *a: longest_length(*a, batches=False), "one per sequence of the batch"),
+        (lambda *a: longest_length(*a) + 1, "more than 1,073,741,824"),
+        (lambda *a: longest_length(*a) - 1, "T = 5,792 fits too"),
+        (lambda *a: math.sqrt(a[0] / (a[1] * a[2] * 4)), "not an int"),
+    ],
+)
+def test_longest_length_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.check_longest_length(wrong)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Dates
+
+
+ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+IRREGULAR = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth",
+             "twelve": "twelfth"}
+
+
+def ordinal(n, irregular=True, ieth=True, hyphen="-", every_word=False):
+    words = ([*ONES, *TEENS][n - 1] if n < 20 else
+             ["twenty", "thirty"][n // 10 - 2] + (f"-{ONES[n % 10 - 1]}" if n % 10 else "")).split("-")
+
+    def th(word):
+        if irregular and word in IRREGULAR:
+            return IRREGULAR[word]
+        return word[:-1] + "ieth" if ieth and word.endswith("y") else word + "th"
+
+    return hyphen.join([th(w) if every_word else w for w in words[:-1]] + [th(words[-1])])
+
+
+def test_ordinal_words_check_passes_a_right_answer_and_the_package():
+    ex.check_ordinal_words(ordinal)
+    ex.check_ordinal_words(ordinal_words)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda n: ordinal(n, irregular=False), r"ordinal\(1\) is 'oneth'.*irregular"),
+        (lambda n: ordinal(n, ieth=False), r"ordinal\(20\) is 'twentyth'.*-ieth"),
+        (lambda n: ordinal(n, hyphen=" "), r"ordinal\(21\) is 'twenty first'.*hyphen"),
+        (lambda n: ordinal(n, every_word=True), r"'twentieth-first'.*only the last word"),
+        (lambda n: ordinal(n).capitalize(), "lower case"),
+        (lambda n: f"{n}{'st' if n == 1 else 'th'}", "in words"),
+        (lambda n: ordinal(n) if n != 31 else "thirty-one", r"ordinal\(31\) is 'thirty-one', not 'thirty-first'$"),
+        (lambda n: n, "not a str"),
+    ],
+)
+def test_ordinal_words_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.check_ordinal_words(wrong)
+
+
+def sorted_batches(lengths, batch_size, generator, shuffle_first=True, shuffle_batches=True, drop_last=False):
+    order = torch.randperm(len(lengths), generator=generator).tolist() if shuffle_first else list(range(len(lengths)))
+    order.sort(key=lambda i: lengths[i])  # stable: ties keep the shuffled order
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if drop_last and len(batches[-1]) < batch_size:
+        batches = batches[:-1]
+    if shuffle_batches:
+        batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+    return batches
+
+
+def test_length_batches_check_passes_the_package_and_a_whole_sort():
+    ex.check_length_batches(length_batches)
+    ex.check_length_batches(lambda *a: length_batches(*a, pool=4))
+    ex.check_length_batches(sorted_batches)
+    ex.check_length_batches(lambda *a: [torch.tensor(b) for b in sorted_batches(*a)])
+
+
+def one_batch_per_length(lengths, batch_size, generator):
+    by_length = {}
+    for i in torch.randperm(len(lengths), generator=generator).tolist():
+        by_length.setdefault(lengths[i], []).append(i)
+    batches = [same[i : i + batch_size] for same in by_length.values() for i in range(0, len(same), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda lengths, b, g: random_batches(len(lengths), b, g), "sort examples by length"),
+        (lambda *a: sorted_batches(*a, shuffle_batches=False), "in order of length"),
+        (lambda *a: sorted_batches(*a, shuffle_first=False, shuffle_batches=False)[::-1], "in order of length"),
+        (lambda lengths, b, g: sorted_batches(lengths, b, torch.Generator().manual_seed(0)), "another generator"),
+        (lambda *a: sorted_batches(*a, drop_last=True), "8 missing, 0 repeated .*smaller batch dropped"),
+        (lambda *a: [b + b[:1] for b in sorted_batches(*a)], "0 missing, 32 repeated"),
+        (lambda *a: [[i] for i in range(len(a[0]))], "1000 batches, not 32"),
+        (one_batch_per_length, "batches, not 32: .*a batch per length"),
+        (lambda lengths, b, g: [list(range(len(lengths)))], "at most batch_size = 32"),
+        (lambda lengths, b, g: {"batches": []}, "not a list of batches"),
+    ],
+)
+def test_length_batches_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.check_length_batches(wrong)

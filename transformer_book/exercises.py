@@ -12,34 +12,44 @@ the reader first sees it.
 - the model (chapter 6): :func:`check_parameter_count`, :func:`check_encoder_layer`;
 - training (chapter 7): :func:`check_smoothed_targets`, :func:`check_noam_lr`;
 - decoding (chapter 8): :func:`check_next_token`, :func:`check_greedy_decode`;
-- inside the model (chapter 9): :func:`check_previous_token_weight`, :func:`check_silenced_head`.
+- inside the model (chapter 9): :func:`check_previous_token_weight`, :func:`check_silenced_head`;
+- cost (chapter 11): :func:`check_encoder_layer_flops`, :func:`check_longest_length`;
+- dates (chapter 13): :func:`check_ordinal_words`, :func:`check_length_batches`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.utils.flop_counter import FlopCounterMode
 
 from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, causal_mask, padding_mask, sinusoidal_table
+from transformer.bucketing import padding_fraction, random_batches
 from transformer.data import EOS_ID
+from transformer.dates import number_words, ordinal_suffix, ordinal_words
 from transformer.decoding import greedy_decode, greedy_steps
 from transformer.training import noam_lr, smoothed_targets
 from transformer_book.ablation import aligned_weight
+from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
 from transformer_book.viz.overview import meta_model
 
 __all__ = [
     "check_causal_mask",
     "check_cosine_similarity",
     "check_encoder_layer",
+    "check_encoder_layer_flops",
     "check_greedy_decode",
+    "check_length_batches",
+    "check_longest_length",
     "check_next_token",
     "check_noam_lr",
     "check_offset_matrix",
+    "check_ordinal_words",
     "check_padding_mask",
     "check_parameter_count",
     "check_previous_token_weight",
@@ -491,3 +501,166 @@ def check_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
                 raise AssertionError(f"{call} is the output with every head: head {head} is not silenced")
             error = float((mine - expected).abs().max())
             raise AssertionError(f"{call} differs from the package's by up to {error:.2g}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 11: cost.
+
+
+def _counted_layer_flops(T: int, d_model: int, d_ff: int, n_heads: int) -> int:
+    """``FlopCounterMode``'s count of the package's encoder layer (readable attention) over one sequence of ``T``
+    positions, on the meta device: shapes only, no arithmetic and no random numbers."""
+    with torch.device("meta"):
+        layer = readable_attention(EncoderLayer(d_model, n_heads, d_ff, dropout=0.0))
+        x = torch.empty(1, T, d_model)  # (B, T, d_model): one sequence
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        layer(x)
+    return counter.get_total_flops()
+
+
+def check_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> None:
+    """``flops(T, d_model, d_ff, n_heads)`` must be the matrix-product FLOPs of one encoder layer's forward pass over
+    one sequence of ``T`` positions, a multiply-add counting 2, exactly as ``FlopCounterMode`` counts them on the
+    package's ``EncoderLayer``: ``8 T d^2 + 4 T^2 d + 4 T d d_ff``, for several lengths, widths and numbers of heads,
+    with ``d_ff`` other than ``4 d_model``."""
+    for T, d, d_ff, H in ((100, 8, 32, 1), (10, 64, 256, 4), (33, 32, 48, 2), (7, 16, 100, 8)):
+        call = f"flops(T={T}, d_model={d}, d_ff={d_ff}, n_heads={H})"
+        mine, expected = flops(T, d, d_ff, H), _counted_layer_flops(T, d, d_ff, H)
+        assert isinstance(mine, int) and not isinstance(mine, bool), (
+            f"{call} returned {type(mine).__name__} {mine!r}, not an int: FLOPs are counted exactly"
+        )
+        terms = encoder_layer_flops(T, d, d_ff, H)
+        assert sum(terms.values()) == expected  # the chapter's count is FlopCounterMode's
+        if mine == expected:
+            continue
+        P, A, FF = terms["projections"], terms["attention"], terms["feed-forward"]
+        mistakes = {
+            expected // 2: "it counts multiply-adds: a multiply-add is 2 FLOPs, a (m x k)(k x n) product 2 m k n",
+            expected - P // 4: "three projections: W_O, which mixes the heads' outputs, is a fourth (T x d)(d x d) "
+                               "product",
+            expected - A // 2: "one of attention's two products per head: the scores Q K^T and the weighted sum of "
+                               "the values, (T x T)(T x d_k), each 2 T^2 d_k",
+            expected - FF // 2: "one feed-forward product: it goes d_model -> d_ff and back, two products",
+            expected - A + A // H: "attention for one head: there are n_heads of them, 4 T^2 d_k each",
+            expected + A * (H - 1): "attention with d_model per head: each head works on d_k = d_model / n_heads "
+                                    "dimensions, so all heads together do 4 T^2 d_model whatever their number",
+            P + A + 16 * T * d * d: "d_ff = 4 d_model assumed: use the d_ff given",
+        }
+        hint = mistakes.get(mine, "")
+        raise AssertionError(f"{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer "
+                             f"(projections {P:,}, attention {A:,}, feed-forward {FF:,})" + (f": {hint}" if hint else ""))
+
+
+def check_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -> None:
+    """``longest(memory_bytes, batch, n_heads, dtype)`` must be the longest sequence length ``T`` whose
+    ``(batch, n_heads, T, T)`` score tensor of ``dtype`` fits in ``memory_bytes`` (``transformer_book.cost.
+    score_bytes``), for several budgets, batches, heads and dtypes, two of them fitting exactly."""
+    cases = ((2**30, 1, 8, torch.float32), (2**30, 1, 8, torch.float16), (80 * 2**30, 64, 16, torch.float32),
+             (10**9, 3, 6, torch.bfloat16), (2**20, 2, 4, torch.float64))
+    for memory, B, H, dtype in cases:
+        call = f"longest({memory:,}, batch={B}, n_heads={H}, dtype={dtype})"
+        mine = longest(memory, B, H, dtype)
+        assert isinstance(mine, int) and not isinstance(mine, bool), (
+            f"{call} returned {type(mine).__name__} {mine!r}, not an int (a length is a whole number of positions)"
+        )
+        size = torch.empty((), dtype=dtype).element_size()
+        expected = math.isqrt(memory // (B * H * size))
+        assert score_bytes(B, H, expected, expected, dtype) <= memory < score_bytes(B, H, expected + 1, expected + 1,
+                                                                                    dtype)
+        if mine == expected:
+            continue
+        mistakes = {
+            memory // (B * H * size): "the score tensor grows as T^2: T x T scores per head and sequence",
+            math.isqrt(memory // (B * H)): "that counts numbers, not bytes: each takes the dtype's element size "
+                                           f"({size} bytes for {dtype})",
+            math.isqrt(memory // (B * H * 4)): f"4 bytes a number assumed: {dtype} takes {size}",
+            math.isqrt(memory // (B * size)): "one T x T matrix per sequence: there is one per head",
+            math.isqrt(memory // (H * size)): "one T x T matrix per head: there is one per sequence of the batch too",
+        }
+        if mine in mistakes and mine != expected:
+            raise AssertionError(f"{call} is {mine:,}, not {expected:,}: {mistakes[mine]}")
+        if mine > expected:
+            raise AssertionError(f"{call} is {mine:,}, but that score tensor takes "
+                                 f"{score_bytes(B, H, mine, mine, dtype):,} bytes, more than {memory:,} "
+                                 "(round down: the longest length that fits)")
+        raise AssertionError(f"{call} is {mine:,}, but T = {mine + 1:,} fits too: its score tensor takes "
+                             f"{score_bytes(B, H, mine + 1, mine + 1, dtype):,} of the {memory:,} bytes")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 13: dates.
+
+
+def check_ordinal_words(ordinal: Callable[[int], str]) -> None:
+    """``ordinal(n)`` must write every day of a month, 1 to 31, as an English ordinal in words, as
+    ``transformer.dates.ordinal_words`` does: "first", "twelfth", "twentieth", "twenty-third", "thirty-first"."""
+    for n in range(1, 32):
+        call = f"ordinal({n})"
+        mine, expected = ordinal(n), ordinal_words(n)
+        assert isinstance(mine, str), f"{call} returned {type(mine).__name__} {mine!r}, not a str"
+        if mine == expected:
+            continue
+        last = number_words(n).split("-")[-1]
+        if mine == ordinal_suffix(n):
+            hint = "that is the numeric style's digits; write the ordinal in words"
+        elif mine.replace(" ", "-") == expected:
+            hint = "a ten and a unit are joined by a hyphen"
+        elif mine.lower() == expected:
+            hint = "the dates write ordinals in lower case"
+        elif mine.endswith("yth"):
+            hint = "a ten ending in -y becomes -ieth: twentieth, thirtieth"
+        elif mine.split("-")[-1] == last + "th":
+            hint = "some ordinals are irregular: first, second, third, fifth, eighth, ninth, twelfth"
+        elif "-" in expected and mine.split("-")[0] != expected.split("-")[0]:
+            hint = "only the last word becomes an ordinal: twenty-first, not twentieth-first"
+        else:
+            hint = ""
+        raise AssertionError(f"{call} is {mine!r}, not {expected!r}" + (f": {hint}" if hint else ""))
+
+
+def _index_batches(batches: object, call: str) -> list[list[int]]:
+    assert isinstance(batches, Sequence) and all(isinstance(b, Sequence | Tensor) for b in batches), (
+        f"{call} returned {type(batches).__name__}, not a list of batches (lists of indices)"
+    )
+    return [[int(i) for i in batch] for batch in batches]
+
+
+def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generator], Sequence[Sequence[int]]]) -> None:
+    """``batches_of(lengths, batch_size, generator)`` must cut the examples ``0 .. n - 1`` into batches by length:
+    every example exactly once, ``ceil(n / batch_size)`` batches of at most ``batch_size``, at most half the padding
+    of random batches (``transformer.bucketing.padding_fraction``), the batches not served in order of length, and
+    other batches from another generator (so that every epoch differs), for several data sets and batch sizes."""
+    for seed, (n, batch_size, low, high) in zip(SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)),
+                                                strict=True):
+        lengths = torch.randint(low, high + 1, (n,), generator=_generator(seed)).tolist()
+        call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, generator)"
+        mine = _index_batches(batches_of(lengths, batch_size, _generator(seed)), call)
+        seen = [i for batch in mine for i in batch]
+        missing, repeated = n - len(set(seen) & set(range(n))), len(seen) - len(set(seen))
+        if missing or repeated or sorted(seen) != list(range(n)):
+            hint = " (is the last, smaller batch dropped?)" if 0 < missing < batch_size and not repeated else ""
+            raise AssertionError(f"{call} does not hold every index 0..{n - 1} exactly once: {missing} missing, "
+                                 f"{repeated} repeated{hint}")
+        sizes = sorted(len(batch) for batch in mine)
+        assert sizes[0] >= 1 and sizes[-1] <= batch_size, (
+            f"{call} has batches of {sizes[0]} to {sizes[-1]} examples: at most batch_size = {batch_size}, none empty"
+        )
+        assert len(mine) == math.ceil(n / batch_size), (
+            f"{call} makes {len(mine)} batches, not {math.ceil(n / batch_size)}: cut full batches of "
+            f"{batch_size}, at most one smaller (a batch per length leaves many batches half empty)"
+        )
+        mine_padding = padding_fraction(lengths, mine)
+        random_padding = padding_fraction(lengths, random_batches(n, batch_size, _generator(seed)))
+        assert mine_padding <= random_padding / 2, (
+            f"{call} pads {mine_padding:.1%} of the slots, random batches {random_padding:.1%}: sort examples by "
+            "length before cutting them into batches"
+        )
+        longest = [max(lengths[i] for i in batch) for batch in mine]
+        assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), (
+            f"{call} serves its batches in order of length, every epoch the same way: shuffle the batches"
+        )
+        again = _index_batches(batches_of(lengths, batch_size, _generator(seed + 10)), call)
+        assert again != mine, (
+            f"{call} gives the same batches with another generator: every epoch would see the same batches in the same "
+            "order; shuffle with the generator (before sorting within pools, and the batches after)"
+        )
