@@ -3,6 +3,10 @@ import torch
 
 from transformer import Transformer, TransformerConfig
 
+# One intra-op thread per process: pytest runs two workers on two cores (`make test`), and more threads than cores
+# make the tests' many small operations wait for each other (one device test ran 12 times slower beside the browser).
+torch.set_num_threads(1)
+
 
 @pytest.fixture(autouse=True)
 def _seed():
