@@ -23,6 +23,7 @@ from transformer.dates import (
     all_dates,
     date_examples,
     date_in_words,
+    dates_data,
     iso,
     number_words,
     ordinal_suffix,
@@ -31,7 +32,7 @@ from transformer.dates import (
     year_words,
 )
 from transformer.tokenizer import UNK_ID, Vocabulary, tokenize
-from transformer.training import TrainConfig, evaluate, evaluate_batches, small_model_config, train
+from transformer.training import TrainConfig, evaluate, evaluate_batches, small_model_config, train, train_dates
 
 # ---------------------------------------------------------------------------------------------------------------
 # Dates in words
@@ -290,3 +291,28 @@ def test_training_on_given_batches_reports_without_a_task_name(capsys) -> None:
     train(model, TrainConfig(steps=2, device="cpu"), progress="text", batches=stream,
           eval_batches=[text_batch(sources[:8], targets[:8], source, target)])
     assert capsys.readouterr().out.startswith("training: 2 steps in ")
+
+
+def test_dates_data_is_the_split_the_examples_and_the_vocabularies_of_the_training_text() -> None:
+    data = dates_data(n_train=300, n_test=120, seed=3)
+    training_dates, test_dates = split_dates(0.1, seed=3)
+    assert (data.train_dates, data.test_dates) == (training_dates, test_dates)
+    assert data.train == date_examples(training_dates, 300, seed=3) and data.test == date_examples(test_dates, 120, seed=4)
+    assert data.source_vocab.itos == Vocabulary.build(e.text for e in data.train).itos
+    assert data.target_vocab.itos == Vocabulary.build((e.iso for e in data.train), level="char").itos
+    batches = data.test_batches(50)
+    assert [b.src.size(0) for b in batches] == [50, 50, 20]
+    first = text_batch([e.text for e in data.test[:50]], [e.iso for e in data.test[:50]], data.source_vocab, data.target_vocab)
+    assert torch.equal(batches[0].src, first.src) and torch.equal(batches[0].tgt_out, first.tgt_out)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1; got 0"):
+        data.test_batches(0)
+
+
+def test_train_dates_is_seeded_and_sizes_the_model_to_the_vocabularies() -> None:
+    data = dates_data(n_train=400, n_test=40)
+    config = TrainConfig(steps=4, batch_size=16, eval_every=4, seed=1)
+    (model, history), (again, repeat) = (train_dates(data, config, progress=False) for _ in range(2))
+    c = model.config
+    assert (c.src_vocab_size, c.tgt_vocab_size) == (len(data.source_vocab), len(data.target_vocab))
+    assert history.loss == repeat.loss and history.step[-1] == 4
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True))

@@ -6,7 +6,8 @@
 Every example is a real calendar date (``datetime.date`` makes them, so 29 February appears in leap years only),
 written in one of :data:`STYLES`. Unlike copying, the output shares no tokens with the input in the word styles, its
 length does not follow the input's, and some input (the weekday) must be ignored. :func:`split_dates` keeps the
-dates of the test set out of the training set, so a model is scored on dates it has never seen.
+dates of the test set out of the training set, so a model is scored on dates it has never seen; :func:`dates_data`
+puts the whole data set of one seed together, with its vocabularies.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ import datetime
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .bucketing import text_batch
+from .data import Batch
+from .tokenizer import Vocabulary
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
@@ -140,6 +145,37 @@ def date_examples(
         date, style = rng.choice(dates), rng.choice(styles)
         examples.append(DateExample(date_in_words(date, style), iso(date), style))
     return examples
+
+
+@dataclass(frozen=True)
+class DatesData:
+    """The task's data for one seed: examples written from disjoint sets of training and test dates, and the
+    vocabularies built from the training text (words for the source, characters for the ISO target)."""
+
+    train_dates: list[datetime.date]
+    test_dates: list[datetime.date]
+    train: list[DateExample]
+    test: list[DateExample]
+    source_vocab: Vocabulary
+    target_vocab: Vocabulary
+
+    def test_batches(self, batch_size: int = 500) -> list[Batch]:
+        """The test examples in order, as batches of ``batch_size`` (the last one may be smaller)."""
+        _check_int("batch_size", batch_size, 1, None)
+        chunks = [self.test[i : i + batch_size] for i in range(0, len(self.test), batch_size)]
+        return [text_batch([e.text for e in c], [e.iso for e in c], self.source_vocab, self.target_vocab) for c in chunks]
+
+
+def dates_data(n_train: int = 20_000, n_test: int = 1_000, test_fraction: float = 0.1, seed: int = 0) -> DatesData:
+    """``n_train`` training and ``n_test`` test examples (:func:`date_examples`, seeds ``seed`` and ``seed + 1``) on
+    the dates :func:`split_dates` gives for ``test_fraction`` and ``seed``, and the vocabularies of the training text:
+    source tokens at the word level, the target's characters. The test text may hold words the source vocabulary
+    lacks; they become ``UNK_ID``."""
+    train_dates, test_dates = split_dates(test_fraction, seed=seed)
+    train, test = date_examples(train_dates, n_train, seed=seed), date_examples(test_dates, n_test, seed=seed + 1)
+    source_vocab = Vocabulary.build(example.text for example in train)
+    target_vocab = Vocabulary.build((example.iso for example in train), level="char")
+    return DatesData(train_dates, test_dates, train, test, source_vocab, target_vocab)
 
 
 def _check_int(name: str, value: object, low: int, high: int | None) -> None:
