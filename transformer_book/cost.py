@@ -27,7 +27,7 @@ from transformer.embeddings import TokenEmbedding
 from transformer.layers import FeedForward
 from transformer.training import sequence_loss
 from transformer_book.foundations import attention_flops, score_cost
-from transformer_book.results import _quiet_stderr
+from transformer_book.results import quiet_stderr
 
 __all__ = [
     "COMPONENTS",
@@ -197,7 +197,7 @@ def step_times(model: Transformer, src: Tensor, tgt: Tensor, steps: int = 3) -> 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     try:
         step()
-        with _quiet_stderr(), profile(activities=activities) as prof:
+        with quiet_stderr(), profile(activities=activities) as prof:
             start = time.perf_counter()
             for _ in range(steps):
                 step()

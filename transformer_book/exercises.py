@@ -34,6 +34,7 @@ from transformer.data import EOS_ID
 from transformer.dates import number_words, ordinal_suffix, ordinal_words
 from transformer.decoding import greedy_decode, greedy_steps
 from transformer.training import noam_lr, smoothed_targets
+from transformer.utils import make_generator
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
 from transformer_book.viz.overview import meta_model
@@ -76,10 +77,6 @@ def exercise(check: Callable[..., None], answer: Callable, *args: object) -> Non
     except AssertionError as error:
         raise AssertionError(f"{name} is not right yet: {error}") from None
     print(f"{name}: correct")
-
-
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 def _tensor(value: object, call: str) -> Tensor:
@@ -134,7 +131,7 @@ def check_causal_mask(causal: Callable[[int], Tensor]) -> None:
 
 def _tokens(seed: int, B: int, S: int, pad_id: int) -> Tensor:
     """``(B, S)`` random ids in 0..5 (``pad_id`` among them), with at least one pad, sometimes first."""
-    tokens = torch.randint(0, 6, (B, S), generator=_generator(seed))
+    tokens = torch.randint(0, 6, (B, S), generator=make_generator(seed))
     tokens[0, -1] = pad_id  # right padding
     tokens[-1, 0] = pad_id  # and padding first, which a write-up's mask may not expect
     return tokens
@@ -285,7 +282,7 @@ def check_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
     """``similarity(E (V, d))`` must be the ``(V, V)`` cosine similarities of the rows of ``E`` (to within 1e-5):
     ``E[i] . E[j] / (|E[i]| |E[j]|)``, for several seeds and shapes."""
     for seed, (V, d) in zip(SEEDS, ((5, 8), (12, 3), (1, 4)), strict=True):
-        E = 3 * torch.randn(V, d, generator=_generator(seed))
+        E = 3 * torch.randn(V, d, generator=make_generator(seed))
         call = f"similarity(E of shape {(V, d)})"
         mine = _tensor(similarity(E), call)
         _shape(mine, (V, V), call, "one row and one column per token")
@@ -335,7 +332,7 @@ def check_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
             with torch.no_grad():  # random gains and biases, so that a forgotten norm shows
                 for norm in (layer.norm1, layer.norm2):
                     norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
-            x = 2 * torch.randn(B, S, d, generator=_generator(seed))
+            x = 2 * torch.randn(B, S, d, generator=make_generator(seed))
             mask = padding_mask(_tokens(seed, B, S, pad_id=0))
             call = f"encoder_layer(layer with norm_first={norm_first}, x of shape {(B, S, d)}, mask)"
             with torch.no_grad():
@@ -361,7 +358,7 @@ def check_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> 
     ``F.cross_entropy(label_smoothing=smoothing)`` trains towards (``transformer.training.smoothed_targets``), for
     several vocabularies, smoothings and seeds."""
     for seed, V, eps in zip(SEEDS, (5, 13, 2), (0.1, 0.3, 0.2), strict=True):
-        target = torch.randint(0, V, (7,), generator=_generator(seed))
+        target = torch.randint(0, V, (7,), generator=make_generator(seed))
         call = f"smoothed(target, V={V}, smoothing={eps})"
         mine = _tensor(smoothed(target, V, eps), call)
         _shape(mine, (7, V), call, "one distribution over the V tokens per target")
@@ -454,7 +451,7 @@ def check_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
     query, ``(H,)``, averaged over the queries where ``valid`` is True and that have a previous token (t >= 1), for
     several seeds and shapes (with padding)."""
     for seed, (B, H, T) in zip(SEEDS, ((2, 4, 6), (3, 1, 9), (1, 8, 3)), strict=True):
-        g = _generator(seed)
+        g = make_generator(seed)
         weights = torch.softmax(3 * torch.randn(B, H, T, T, generator=g), dim=-1)
         lengths = torch.randint(2, T + 1, (B,), generator=g)
         t = torch.arange(T)[None, :]  # (1, T)
@@ -481,7 +478,7 @@ def check_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
         attention = MultiHeadAttention(d, H).eval()
         with torch.no_grad():  # the package starts its biases at 0: random ones show a forgotten bias
             attention.in_proj.bias.normal_(), attention.out_proj.bias.normal_()
-        x = torch.randn(B, T, d, generator=_generator(seed))
+        x = torch.randn(B, T, d, generator=make_generator(seed))
         for head in (0, H - 1):
             call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"
             with torch.no_grad():
@@ -632,9 +629,9 @@ def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
     other batches from another generator (so that every epoch differs), for several data sets and batch sizes."""
     for seed, (n, batch_size, low, high) in zip(SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)),
                                                 strict=True):
-        lengths = torch.randint(low, high + 1, (n,), generator=_generator(seed)).tolist()
+        lengths = torch.randint(low, high + 1, (n,), generator=make_generator(seed)).tolist()
         call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, generator)"
-        mine = _index_batches(batches_of(lengths, batch_size, _generator(seed)), call)
+        mine = _index_batches(batches_of(lengths, batch_size, make_generator(seed)), call)
         seen = [i for batch in mine for i in batch]
         missing, repeated = n - len(set(seen) & set(range(n))), len(seen) - len(set(seen))
         if missing or repeated or sorted(seen) != list(range(n)):
@@ -650,7 +647,7 @@ def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
             f"{batch_size}, at most one smaller (a batch per length leaves many batches half empty)"
         )
         mine_padding = padding_fraction(lengths, mine)
-        random_padding = padding_fraction(lengths, random_batches(n, batch_size, _generator(seed)))
+        random_padding = padding_fraction(lengths, random_batches(n, batch_size, make_generator(seed)))
         assert mine_padding <= random_padding / 2, (
             f"{call} pads {mine_padding:.1%} of the slots, random batches {random_padding:.1%}: sort examples by "
             "length before cutting them into batches"
@@ -659,7 +656,7 @@ def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
         assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), (
             f"{call} serves its batches in order of length, every epoch the same way: shuffle the batches"
         )
-        again = _index_batches(batches_of(lengths, batch_size, _generator(seed + 10)), call)
+        again = _index_batches(batches_of(lengths, batch_size, make_generator(seed + 10)), call)
         assert again != mine, (
             f"{call} gives the same batches with another generator: every epoch would see the same batches in the same "
             "order; shuffle with the generator (before sorting within pools, and the batches after)"

@@ -23,6 +23,7 @@ from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from transformer import MultiHeadAttention
+from transformer.utils import make_generator
 from transformer_book.pitfalls import run_check
 
 __all__ = [
@@ -205,14 +206,10 @@ def retrieval_attention(
 # Checks for the chapter's exercises. Each raises AssertionError (or whatever the variant raises) when it fails.
 
 
-def _generator(seed: int = 0) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def check_rows_are_distributions(attend: Callable[..., tuple[Tensor, Tensor]]) -> None:
     """``attend(q, k, v) -> (output, weights)`` must give every query a distribution over the keys: weights
     ``(B, T_q, T_k)`` with non-negative rows that sum to 1 (checked with ``T_q != T_k``, so no axis passes for another)."""
-    g = _generator()
+    g = make_generator(0)
     q, k, v = torch.randn(2, 3, 8, generator=g), torch.randn(2, 5, 8, generator=g), torch.randn(2, 5, 4, generator=g)
     with torch.no_grad():
         out, weights = attend(q, k, v)
@@ -228,7 +225,7 @@ def check_rows_are_distributions(attend: Callable[..., tuple[Tensor, Tensor]]) -
 def check_weights_depend_on_query(attend: Callable[..., tuple[Tensor, Tensor]]) -> None:
     """Different queries over the same keys must be able to get different weights: ``attend(q, k, v)`` for 4
     random queries against the same 6 keys must not give every query the same row of weights."""
-    g = _generator()
+    g = make_generator(0)
     q, k, v = torch.randn(1, 4, 8, generator=g), torch.randn(1, 6, 8, generator=g), torch.randn(1, 6, 8, generator=g)
     with torch.no_grad():
         _, weights = attend(q, k, v)  # (1, 4, 6)
@@ -240,7 +237,7 @@ def check_not_drawn_to_itself(self_attention: Callable[[Tensor], Tensor], d_mode
     """A freshly initialised self-attention ``self_attention(x (B, T, d_model)) -> weights (B, H, T, T)`` must not
     make (nearly) every token attend most to itself: with 16 random tokens, the share of queries whose largest weight
     is on their own position must stay below 1/2 (separate random W_Q and W_K give about 1/16; Q = K gives nearly 1)."""
-    g = _generator()
+    g = make_generator(0)
     x = torch.randn(8, 16, d_model, generator=g)  # (B, T, d_model)
     with torch.no_grad():
         weights = self_attention(x)  # (B, H, T, T)

@@ -62,7 +62,7 @@ def result_status(payload: Mapping, root: Path | str) -> dict:
 
 
 @contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
+def quiet_stderr() -> Iterator[None]:
     """Keep the profiler back-end's log lines (written to the process's file descriptor 2) off the page."""
     sys.stderr.flush()
     saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
@@ -80,6 +80,6 @@ def profile_ops(fn: Callable[[], object]) -> dict[str, tuple[int, float]]:
     included) that one call of ``fn`` runs, profiled with ``torch.profiler`` on the CPU."""
     from torch.profiler import ProfilerActivity, profile
 
-    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as prof:
+    with quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
     return {e.key: (e.count, e.self_cpu_time_total) for e in prof.key_averages() if e.key.startswith("aten::")}
