@@ -1,6 +1,7 @@
 """The playground's reference values (transformer_book.playground) are what the package computes: greedy_decode's
-tokens, the teacher-forced logits of those steps, the attention maps, with heads silenced by the package's ablation.
-The page's side is tests/test_playground_browser.py."""
+tokens, the teacher-forced logits of those steps, the attention maps and beam_search's best hypothesis, with heads
+silenced by the package's ablation; and the vocabulary's own tokenization. The page's side is
+tests/test_playground_browser.py."""
 
 from __future__ import annotations
 
@@ -9,17 +10,24 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer import Transformer, greedy_decode
-from transformer.data import BOS_ID, EOS_ID
+from transformer import Transformer, beam_search, greedy_decode
+from transformer.data import BOS_ID, EOS_ID, PAD_ID
+from transformer.tokenizer import UNK_ID, Vocabulary
 from transformer.training import small_model_config
 from transformer_book.ablation import ablate_heads
 from transformer_book.playground import (
+    BEAM_SIZE,
+    LENGTH_PENALTY,
     PLAYGROUND_ENV,
+    PlaygroundModel,
     default_max_len,
+    first_effective_ablation,
     head_masks,
     playground_dir,
     playground_html,
     reference_case,
+    reference_cases,
+    tokenizer_cases,
 )
 
 
@@ -69,7 +77,7 @@ def test_the_static_build_names_the_folder_and_the_html_names_the_models(tmp_pat
     assert playground_dir() == tmp_path
     monkeypatch.delenv(PLAYGROUND_ENV)
     assert playground_dir().is_dir() and playground_dir() != tmp_path
-    html = playground_html({"models": {"copy": {}, "reverse": {}}})
+    html = playground_html(["copy", "reverse"])
     assert 'class="transformer-playground" data-models="copy reverse"' in html
 
 
@@ -103,3 +111,45 @@ def test_the_book_extension_reruns_playground_notebooks_whose_models_are_missing
     (tmp_path / "html" / assets.PLAYGROUND_OUT / "manifest.json").unlink()
     assets._rerun_playground_without_models(app)
     assert [Path(r.uri).name for r in cache.list_cache_records()] == ["other.ipynb"]
+
+
+def test_reference_case_holds_beam_search_best_hypothesis_and_score(model: Transformer) -> None:
+    src = [3, 5, 7, 9, 11, 0]
+    case = reference_case(model, src, max_len=5)
+    tokens, score = beam_search(model, torch.tensor([src]), BEAM_SIZE, 5, LENGTH_PENALTY)
+    assert case["beam"] == {"size": BEAM_SIZE, "length_penalty": LENGTH_PENALTY, "tokens": tokens[0].tolist(),
+                            "score": pytest.approx(float(score[0]))}
+    assert case["max_len"] == 5 and len(case["tokens"]) <= 5
+
+
+def test_reference_cases_end_with_the_first_source_ablated_where_the_output_changes(model: Transformer) -> None:
+    entry = PlaygroundModel(model, [[3, 5, 7, 9], [4, 6, 0]])
+    cases = reference_cases(entry)
+    assert [c["src"] for c in cases] == [[3, 5, 7, 9], [4, 6, 0], [3, 5, 7, 9]]
+    silenced = first_effective_ablation(model, [3, 5, 7, 9])
+    assert cases[-1]["silenced"] == [[kind, layer, heads] for (kind, layer), heads in silenced.items()]
+    assert cases[-1]["tokens"] != cases[0]["tokens"]
+
+
+def test_playground_model_shows_text_models_in_their_vocabularies_and_checks_them() -> None:
+    source, target = Vocabulary.build(["the third of May"]), Vocabulary.build(["2001-05-03"], level="char")
+    torch.manual_seed(0)
+    model = Transformer(small_model_config(src_vocab_size=len(source), tgt_vocab_size=len(target), d_model=32, d_ff=64))
+    entry = PlaygroundModel(model, [source.encode("the third of may")], source, target, max_len=11)
+    assert entry.labels("source") == source.itos and entry.labels("target") == target.itos
+    assert entry.text(entry.sources[0]) == "the third of may"
+    assert entry.text(target.encode("2001-05-03"), "target") == "2001-05-03"
+    with pytest.raises(ValueError, match="give both source_vocab and target_vocab"):
+        PlaygroundModel(model, [[4]], source)
+    with pytest.raises(ValueError, match=r"reads and writes one vocabulary; this one has 8 source and 10 target ids"):
+        PlaygroundModel(model, [[4]])
+    with pytest.raises(ValueError, match=r"must match the model's embeddings \(8, 10\); got \(10, 8\)"):
+        PlaygroundModel(model, [[4]], target, source)
+
+
+def test_tokenizer_cases_are_the_vocabulary_s_tokens_and_ids_unknown_words_as_unk() -> None:
+    vocab = Vocabulary.build(["the third of May, 2001"])
+    (case,) = tokenizer_cases(vocab, ["The THIRD of Mai,2001"])
+    assert case["tokens"] == ["the", "third", "of", "mai", ",", "2", "0", "0", "1"]
+    assert case["ids"] == vocab.encode("the third of mai, 2001") and case["ids"][3] == UNK_ID
+    assert PAD_ID not in case["ids"]

@@ -1,11 +1,13 @@
 """The playground chapter in headless Chromium: the page runs the package's exported models (ONNX Runtime Web) and
 computes what PyTorch computes.
 
-The build (book/12_playground.ipynb, ``transformer_book.playground.write_playground``) exports the copy and reverse
-models into ``_static/playground/`` with ``reference.json``: for sources of new lengths, padded, PyTorch's greedy
-output (``greedy_decode``), the logits of every step and every attention map, intact and with a head silenced by the
-package's ablation (``ablate_heads``). Here the page runs the same sources with the same head masks, served under
-the site's sub-path with every off-machine request blocked (tests/test_book_browser.py's server and browser).
+The build (book/12_playground.ipynb, ``transformer_book.playground.write_playground``) exports the copy, reverse and
+dates models into ``_static/playground/`` with ``reference.json``: for sources of new lengths, padded, PyTorch's
+greedy output (``greedy_decode``), the logits of every step and every attention map, and the best hypothesis of
+``beam_search`` with its score, intact and with a head silenced by the package's ablation (``ablate_heads``); for
+the dates model, how its vocabulary tokenizes awkward texts. Here the page runs the same sources with the same head
+masks, served under the site's sub-path with every off-machine request blocked (tests/test_book_browser.py's server
+and browser).
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ READY_AFTER = """(runs) => { const root = document.querySelector('.transformer-p
   return root.dataset.state === 'ready' && Number(root.querySelector('.playground-output').dataset.runs || 0) > runs; }"""
 OUTPUT_IS = """(tokens) => { const root = document.querySelector('.transformer-playground');
   return root.dataset.state === 'ready' && root.querySelector('.playground-output').dataset.tokens === tokens; }"""
+BEAM = """([name, src, masks, size, maxLen, alpha]) =>
+  window.transformerPlayground.beamSearch(name, src, masks, size, maxLen, alpha)
+  .then(r => ({tokens: r.tokens, score: r.score}))"""
+ENCODE = """([name, texts]) => Promise.all(texts.map(text => window.transformerPlayground.encode(name, text)))"""
 LOADED = "() => performance.getEntriesByType('resource').map(e => e.name)"
 
 
@@ -87,6 +93,59 @@ def test_page_logits_attention_and_greedy_output_equal_pytorch_intact_and_with_a
     assert_clean(playground)
 
 
+def test_page_beam_search_equals_beam_search_intact_and_with_a_head_silenced(playground: PageRun) -> None:
+    for name, reference in references():
+        for case in reference["cases"]:
+            beam = case["beam"]
+            args = [name, case["src"], case["head_mask"], beam["size"], case["max_len"], beam["length_penalty"]]
+            page = playground.page.evaluate(BEAM, args)
+            where = f"{name}, source {case['src']}, silenced {case['silenced']}"
+            assert page["tokens"] == beam["tokens"], f"{where}: the page's beam {page['tokens']}, beam_search {beam['tokens']}"
+            assert abs(page["score"] - beam["score"]) < TOLERANCE, where
+    assert_clean(playground)
+
+
+def test_page_tokenizes_and_encodes_text_as_the_package_s_vocabulary(playground: PageRun) -> None:
+    text_models = [(name, reference["tokenizer"]) for name, reference in references() if "tokenizer" in reference]
+    assert text_models, "no model in the playground reads text"
+    for name, cases in text_models:
+        encoded = playground.page.evaluate(ENCODE, [name, [case["text"] for case in cases]])
+        for case, page in zip(cases, encoded, strict=True):
+            assert page["tokens"] == case["tokens"], f"{case['text']!r}: the page's tokens {page['tokens']}"
+            assert page["ids"] == case["ids"], f"{case['text']!r}: the page's ids {page['ids']}"
+    assert_clean(playground)
+
+
+def test_a_reader_translates_a_date_with_a_beam_of_four(browser: object, server: tuple) -> None:  # noqa: F811
+    base, _ = server
+    manifest = json.loads((MODELS / "manifest.json").read_text())
+    info, reference = manifest["models"]["dates"], dict(references())["dates"]
+    case = reference["cases"][0]  # its source is the page's first example, unpadded
+    run = PageRun(browser, f"{base}/{PAGE}", VIEWPORTS["laptop"])
+    try:
+        page, root = run.page, ".transformer-playground"
+        page.wait_for_selector(f"{root}[data-state='idle']", timeout=30_000)
+        page.select_option(f"{root} .playground-model", "dates")
+        page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)  # a new model decodes its first example greedily
+        assert page.input_value(f"{root} .playground-source") == info["examples"][0]
+        assert json.loads(page.get_attribute(f"{root} .playground-output", "data-tokens")) == case["tokens"]
+        page.select_option(f"{root} .playground-search", str(case["beam"]["size"]))
+        page.wait_for_function(READY_AFTER, arg=1, timeout=60_000)
+        assert json.loads(page.get_attribute(f"{root} .playground-output", "data-tokens")) == case["beam"]["tokens"]
+        iso = "".join(info["tgt_vocab"][i] for i in case["beam"]["tokens"][:-1])
+        assert page.inner_text(f"{root} .playground-output") == f"Output: {iso}"
+        assert page.is_visible(f"{root} .playground-beam-tree .main-svg")
+        items = page.locator(f"{root} .playground-beam-list li").all_inner_texts()
+        assert len(items) == case["beam"]["size"] and items[0].startswith(iso) and items[0].endswith("(returned)")
+        page.fill(f"{root} .playground-source", "the 23rd of Mars, 1999")
+        page.dispatch_event(f"{root} .playground-source", "change")
+        page.wait_for_function(READY_AFTER, arg=2, timeout=60_000)
+        assert "read as <unk>: mars" in page.inner_text(f"{root} .playground-tokens")
+        assert_clean(run)
+    finally:
+        run.close()
+
+
 def test_a_reader_decodes_pads_and_silences_a_head_on_a_phone(browser: object, server: tuple) -> None:  # noqa: F811
     base, _ = server
     name, reference = references()[0]
@@ -96,7 +155,8 @@ def test_a_reader_decodes_pads_and_silences_a_head_on_a_phone(browser: object, s
         page, root = run.page, ".transformer-playground"
         page.wait_for_selector(f"{root}[data-state='idle']", timeout=30_000)
         page.select_option(f"{root} .playground-model", name)
-        symbols = " ".join(reference_label(i) for i in intact["src"] if i != 0)
+        vocab = json.loads((MODELS / "manifest.json").read_text())["models"][name]["src_vocab"]
+        symbols = " ".join(vocab[i] for i in intact["src"] if i != 0)
 
         def decode_after(action: object) -> list[int]:
             runs = int(page.get_attribute(f"{root} .playground-output", "data-runs") or 0)
@@ -131,7 +191,3 @@ def test_a_reader_decodes_pads_and_silences_a_head_on_a_phone(browser: object, s
     finally:
         run.close()
 
-
-def reference_label(token_id: int) -> str:
-    vocab = json.loads((MODELS / "manifest.json").read_text())["models"]
-    return next(iter(vocab.values()))["vocab"][token_id]

@@ -1,12 +1,14 @@
 """The in-page playground: trained models exported to ONNX for the static book, with the values the page must match.
 
-:func:`write_playground` exports each model with the core's :func:`transformer.export.export_onnx` into
-``<folder>/<name>/`` (``encoder.onnx``, ``decoder_step.onnx``) and writes ``<folder>/<name>/reference.json``:
-for a few sources (new lengths, padded), what PyTorch computes with the package itself: the greedy output of
-:func:`transformer.greedy_decode`, the logits of every decoding step and every attention map, intact and with a head
-silenced by :func:`transformer_book.ablation.ablate_heads`. ``<folder>/manifest.json`` lists the models, their
-vocabulary and their shapes for the page's script (``book/_ext/playground.js``), which runs the graphs with ONNX
-Runtime Web. The book's browser test runs the page on the reference sources and compares.
+:func:`write_playground` exports each :class:`PlaygroundModel` with the core's
+:func:`transformer.export.export_onnx` into ``<folder>/<name>/`` (``encoder.onnx``, ``decoder_step.onnx``) and writes
+``<folder>/<name>/reference.json``: for a few sources (new lengths, padded), what PyTorch computes with the package
+itself: the greedy output of :func:`transformer.greedy_decode` and the beam of :func:`transformer.beam_search`, the
+logits of every greedy step and every attention map, intact and with a head silenced by
+:func:`transformer_book.ablation.ablate_heads`; for a model that reads text, how its vocabulary tokenizes a few
+texts. ``<folder>/manifest.json`` lists the models, their vocabularies and shapes for the page's script
+(``book/_ext/playground.js``), which runs the graphs with ONNX Runtime Web. The book's browser test runs the page on
+the reference sources and compares.
 
 In the static book build, ``book/_ext/offline_assets.py`` names the folder (``TRANSFORMER_BOOK_PLAYGROUND``, the
 built site's ``_static/playground``); elsewhere (Jupyter, Colab, nbval) :func:`playground_dir` is a temporary folder.
@@ -22,13 +24,15 @@ import tempfile
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from transformer.data import BOS_ID, EOS_ID, PAD_ID, token_label
-from transformer.decoding import greedy_decode
+from transformer.decoding import beam_search, greedy_decode
 from transformer.model import Transformer
+from transformer.tokenizer import Vocabulary
 
 from .ablation import KINDS, ablate_heads
 
@@ -60,6 +64,55 @@ def _rounded(tensor: torch.Tensor) -> list:
     ]
 
 
+BEAM_SIZE, LENGTH_PENALTY = 4, 0.6  # the paper's beam search (section 6.1), which the page offers with a beam of 2
+
+
+@dataclass(frozen=True)
+class PlaygroundModel:
+    """A trained model for the page, and how a reader talks to it.
+
+    ``sources``: the ids the page is tested on (``PAD_ID`` allowed after the first id); the first is the example the
+    page starts with. ``source_vocab`` and ``target_vocab``: for a model that reads text (the dates), the
+    vocabularies it was trained with; the page tokenizes what the reader types as ``source_vocab`` does. Without
+    them, the reader types the synthetic tasks' symbols. ``max_len``: the most tokens to decode; ``None``: two more
+    than the source has symbols (:func:`default_max_len`). ``examples``: inputs the page offers, as a reader types them.
+    """
+
+    model: Transformer
+    sources: Sequence[Sequence[int]]
+    source_vocab: Vocabulary | None = None
+    target_vocab: Vocabulary | None = None
+    max_len: int | None = None
+    examples: Sequence[str] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        c = self.model.config
+        if (self.source_vocab is None) != (self.target_vocab is None):
+            raise ValueError("give both source_vocab and target_vocab (a model that reads text), or neither (symbols)")
+        if self.source_vocab is None and c.src_vocab_size != c.tgt_vocab_size:
+            raise ValueError(f"a model of symbols reads and writes one vocabulary; this one has {c.src_vocab_size} "
+                             f"source and {c.tgt_vocab_size} target ids: give its source_vocab and target_vocab")
+        sizes = (len(self.source_vocab), len(self.target_vocab)) if self.source_vocab else None
+        if sizes is not None and sizes != (c.src_vocab_size, c.tgt_vocab_size):
+            raise ValueError(f"the vocabularies must match the model's embeddings {(c.src_vocab_size, c.tgt_vocab_size)}; "
+                             f"got {sizes}")
+        if not self.sources:
+            raise ValueError("sources must hold at least one source (the page's first example)")
+
+    def labels(self, side: str) -> list[str]:
+        """What the page shows for each id of the ``"source"`` or ``"target"`` vocabulary."""
+        vocab = self.source_vocab if side == "source" else self.target_vocab
+        size = self.model.config.src_vocab_size if side == "source" else self.model.config.tgt_vocab_size
+        return list(vocab.itos) if vocab is not None else [token_label(i) for i in range(size)]
+
+    def text(self, ids: Sequence[int], side: str = "source") -> str:
+        """``ids`` as a reader would type or read them: words joined by spaces, characters by nothing."""
+        vocab = self.source_vocab if side == "source" else self.target_vocab
+        if vocab is not None:
+            return vocab.decode(ids)
+        return " ".join(token_label(i) for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID))
+
+
 @torch.no_grad()
 def reference_case(
     model: Transformer, src: Sequence[int], silenced: Mapping[tuple[str, int], Sequence[int]] | None = None,
@@ -67,7 +120,9 @@ def reference_case(
 ) -> dict:
     """What the page must compute for one source ``src`` (ids, ``PAD_ID`` allowed anywhere after the first symbol):
     the greedy tokens (``greedy_decode``, up to and with ``</s>``), the logits of each step (the teacher-forced
-    logits of ``<s>`` + those tokens) and every attention map of the last step, with ``silenced`` heads ablated."""
+    logits of ``<s>`` + those tokens), every attention map of the last step, and the best hypothesis of
+    ``beam_search`` (beam of :data:`BEAM_SIZE`, length penalty :data:`LENGTH_PENALTY`) with its score, all with
+    ``silenced`` heads ablated."""
     if not src or any(not 0 <= int(i) < model.config.src_vocab_size for i in src) or src[0] == PAD_ID:
         raise ValueError(f"src must be non-empty ids in [0, {model.config.src_vocab_size}) not starting with padding; "
                          f"got {list(src)}")
@@ -76,18 +131,23 @@ def reference_case(
     max_len = max_len or default_max_len(src)
     model.eval()
     with ablate_heads(model, silenced or {}):
-        tokens = greedy_decode(model, source, max_len)[0].tolist()  # (L,)
-        if EOS_ID in tokens:
-            tokens = tokens[: tokens.index(EOS_ID) + 1]
+        tokens = _until_eos(greedy_decode(model, source, max_len)[0].tolist())  # (L,)
         tgt = torch.tensor([[BOS_ID, *tokens[:-1]]], device=device)  # (1, T): the last step's decoder input
         logits = model(source, tgt)[0]  # (T, V): step t's next-token scores
         maps = model.attention_maps(source, tgt)  # per kind, per layer: (1, H, Tq, Tk)
+        beam, score = beam_search(model, source, BEAM_SIZE, max_len, LENGTH_PENALTY)  # (1, L'), (1,)
     return {
         "src": [int(i) for i in src], "max_len": max_len, "head_mask": head_masks(model, silenced),
         "silenced": [[kind, layer, list(heads)] for (kind, layer), heads in (silenced or {}).items()],
         "tokens": tokens, "logits": _rounded(logits.float().cpu()),
         "attention": {kind: [_rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
+        "beam": {"size": BEAM_SIZE, "length_penalty": LENGTH_PENALTY, "tokens": _until_eos(beam[0].tolist()),
+                 "score": float(score[0])},
     }
+
+
+def _until_eos(tokens: list[int]) -> list[int]:
+    return tokens[: tokens.index(EOS_ID) + 1] if EOS_ID in tokens else tokens
 
 
 def default_max_len(src: Sequence[int]) -> int:
@@ -95,49 +155,88 @@ def default_max_len(src: Sequence[int]) -> int:
     return sum(int(i) != PAD_ID for i in src) + 2
 
 
-def first_effective_ablation(model: Transformer, src: Sequence[int]) -> dict[tuple[str, int], list[int]]:
+def first_effective_ablation(
+    model: Transformer, src: Sequence[int], max_len: int | None = None,
+) -> dict[tuple[str, int], list[int]]:
     """The first single head (encoder, decoder, cross; by layer and head) whose silencing changes the greedy output
     for ``src``, else the first whole attention layer (all its heads), in :func:`ablate_heads`' form."""
-    intact = reference_case(model, src)["tokens"]
+    max_len = max_len or default_max_len(src)
+    source = torch.tensor([list(src)], device=next(model.parameters()).device)  # (1, S)
+
+    def greedy(silenced: Mapping) -> list[int]:
+        with ablate_heads(model, silenced), torch.no_grad():
+            return greedy_decode(model.eval(), source, max_len)[0].tolist()
+
+    intact = greedy({})
     c = model.config
     layers = {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers}
     attentions = [(kind, layer) for kind in KINDS for layer in range(layers[kind])]
     candidates = [{key: [head]} for key in attentions for head in range(c.n_heads)]
     candidates += [{key: list(range(c.n_heads))} for key in attentions]
     for silenced in candidates:
-        if reference_case(model, src, silenced)["tokens"] != intact:
+        if greedy(silenced) != intact:
             return silenced
     raise ValueError(f"silencing no head and no layer of heads changes the greedy output for src {list(src)}")
 
 
-def write_playground(models: Mapping[str, Transformer], folder: Path, sources: Sequence[Sequence[int]]) -> dict:
-    """Export each model into ``folder/<name>/`` with its reference values for ``sources`` (intact, and with the
-    heads of :func:`first_effective_ablation` for ``sources[0]`` silenced), and write ``folder/manifest.json``.
-    Returns the manifest."""
+def reference_cases(entry: PlaygroundModel) -> list[dict]:
+    """:func:`reference_case` for every source of ``entry``, then for its first source with the heads of
+    :func:`first_effective_ablation` silenced."""
+    model, first = entry.model, entry.sources[0]
+    cases = [reference_case(model, src, max_len=entry.max_len) for src in entry.sources]
+    silenced = first_effective_ablation(model, first, entry.max_len)
+    return [*cases, reference_case(model, first, silenced, entry.max_len)]
+
+
+def tokenizer_cases(vocab: Vocabulary, texts: Sequence[str]) -> list[dict]:
+    """How ``vocab`` tokenizes and encodes each of ``texts``: what the page's own tokenizer must reproduce."""
+    return [{"text": text, "tokens": vocab.tokenize(text), "ids": vocab.encode(text)} for text in texts]
+
+
+TOKENIZER_TEXTS = (  # what a reader might type: capitals, digits, punctuation, unknown words, letters beyond ASCII
+    "the twenty-third of March, nineteen ninety-nine", "Tuesday, 4 July 2023", "MARCH 23RD,1999",
+    "the 1st of Mars", "  le 14 juillet 1789 ", "Été 2024 — août", "１２ déc. ½", "snake_case & (brackets)!",
+    "Straße ΟΔΟΣ x² İ", "cafe\u0301\ufeff 3rd\u00a0May",
+)
+
+
+def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> dict:
+    """Export each model into ``folder/<name>/`` with its reference values (:func:`reference_cases`, and
+    :func:`tokenizer_cases` for a model that reads text) and write ``folder/manifest.json``. Returns the manifest."""
     from plotly.colors import get_colorscale
 
     from transformer.export import export_onnx
 
     from .viz.style import FONT, MASK_SCALE, WEIGHTS_SCALE
+    from .viz.training import EDGE_COLOUR, KIND_COLOURS, OTHER_COLOUR
 
     folder = Path(folder)
     # The book's figure style; the colour scale as plotly.py defines it (plotly.js' own "Blues" runs the other way).
-    style = {"font": FONT, "weights_scale": get_colorscale(WEIGHTS_SCALE), "mask_color": MASK_SCALE[0][1]}
-    manifest = {"pad_id": PAD_ID, "bos_id": BOS_ID, "eos_id": EOS_ID, "style": style, "models": {}}
-    for name, model in models.items():
-        c = model.config
-        if c.src_vocab_size != c.tgt_vocab_size:
-            raise ValueError(f"the playground shows one vocabulary; model {name!r} has {c.src_vocab_size} source and "
-                             f"{c.tgt_vocab_size} target ids")
+    # The beam's colours are those of the decoding chapter's beam figure (transformer_book.viz.decoding.beam_figure).
+    style = {
+        "font": FONT, "weights_scale": get_colorscale(WEIGHTS_SCALE), "mask_color": MASK_SCALE[0][1],
+        "bos_color": KIND_COLOURS["bos"], "best_color": KIND_COLOURS["eos"], "beam_color": OTHER_COLOUR,
+        "edge_color": EDGE_COLOUR,
+    }
+    manifest = {
+        "pad_id": PAD_ID, "bos_id": BOS_ID, "eos_id": EOS_ID, "style": style,
+        "beam": {"sizes": [2, BEAM_SIZE], "length_penalty": LENGTH_PENALTY}, "models": {},
+    }
+    for name, entry in entries.items():
+        c = entry.model.config
         with _quiet_exporter():
-            export_onnx(model, folder / name)
-        cases = [reference_case(model, src) for src in sources]
-        cases.append(reference_case(model, sources[0], first_effective_ablation(model, sources[0])))
-        (folder / name / "reference.json").write_text(json.dumps({"cases": cases}))
+            export_onnx(entry.model, folder / name)
+        reference = {"cases": reference_cases(entry)}
+        if entry.source_vocab is not None:
+            reference["tokenizer"] = tokenizer_cases(entry.source_vocab, TOKENIZER_TEXTS)
+        (folder / name / "reference.json").write_text(json.dumps(reference))
         manifest["models"][name] = {
-            "vocab": [token_label(i) for i in range(c.tgt_vocab_size)], "n_heads": c.n_heads,
+            "input": "symbols" if entry.source_vocab is None else entry.source_vocab.level,
+            "src_vocab": entry.labels("source"), "tgt_vocab": entry.labels("target"),
+            "output_join": "" if entry.target_vocab is not None and entry.target_vocab.level == "char" else " ",
+            "n_heads": c.n_heads, "max_len": entry.max_len, "graph_max_len": c.max_len,
             "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
-            "max_len": c.max_len, "example": list(sources[0]),
+            "examples": list(entry.examples) or [entry.text(entry.sources[0])],
         }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return manifest
@@ -160,10 +259,11 @@ def _quiet_exporter() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def playground_html(manifest: Mapping) -> str:
-    """The playground's place in the page. ``playground.js`` (added to the page by the book's Sphinx extension)
-    fills it; where that script is not loaded (Jupyter, Colab) the note inside says where the playground runs."""
-    models = " ".join(manifest["models"])
+def playground_html(names: Sequence[str]) -> str:
+    """The playground's place in the page, for the models ``names``. ``playground.js`` (added to the page by the
+    book's Sphinx extension) fills it; where that script is not loaded (Jupyter, Colab) the note inside says where the
+    playground runs."""
+    models = " ".join(names)
     return (
         f'<div class="transformer-playground" data-models="{html.escape(models)}">'
         "<p><em>The playground runs in the online book, where the page loads ONNX Runtime Web; here, the cells above "

@@ -16,7 +16,7 @@ from transformer.decoding import BeamTrace, GreedyStep
 
 from .attention import to_numpy
 from .style import style
-from .training import KIND_COLOURS, KIND_SCALE, LINE_COLOURS, _kind, _label
+from .training import EDGE_COLOUR, KIND_COLOURS, KIND_SCALE, LINE_COLOURS, OTHER_COLOUR, _kind, _label
 
 
 def greedy_stepper(
@@ -53,7 +53,7 @@ def greedy_stepper(
         bars = go.Bar(
             x=labels, y=np.round(probs, 4), text=[f"{p:.2f}" if t == chosen else "" for t, p in enumerate(probs)],
             textposition="outside", cliponaxis=False,
-            marker_color=[KIND_COLOURS["eos"] if t == chosen else "#93c5fd" for t in range(vocab)],
+            marker_color=[KIND_COLOURS["eos"] if t == chosen else OTHER_COLOUR for t in range(vocab)],
             hovertemplate="next token %{x}: p = %{y:.4f}<extra></extra>", showlegend=False,
         )
         return inputs, bars
@@ -147,12 +147,12 @@ def beam_figure(trace: BeamTrace, source_index: int = 0, title: str | None = Non
             ys.append(k)
             texts.append(_label(tokens[t][k]))
             hovers.append(f"step {t + 1}, beam {k + 1}: token {_label(tokens[t][k])}<br>log-probability {scores[t][k]:.3f}")
-            colours.append(KIND_COLOURS["eos"] if (t, k) in on_best else "#93c5fd")
+            colours.append(KIND_COLOURS["eos"] if (t, k) in on_best else OTHER_COLOUR)
             target_x, target_y = (best_x, best_y) if (t, k) in on_best else (edge_x, edge_y)
             target_x += [t, t + 1, None]  # from the hypothesis it extended (at step 0: BOS)
             target_y += [parents[t][k], k, None]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#cbd5e1", width=2), hoverinfo="skip",
+    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color=EDGE_COLOUR, width=2), hoverinfo="skip",
                              showlegend=False))
     fig.add_trace(go.Scatter(x=best_x, y=best_y, mode="lines", line=dict(color=KIND_COLOURS["eos"], width=3),
                              hoverinfo="skip", showlegend=False))

@@ -20,6 +20,8 @@ from .style import style
 
 # Token kinds, coloured alike in every figure of the chapter.
 KIND_COLOURS = {"pad": "#e5e7eb", "bos": "#16a34a", "eos": "#dc2626", "symbol": "#2563eb"}
+OTHER_COLOUR = "#93c5fd"  # a token or hypothesis not chosen (the chosen one is KIND_COLOURS["eos"], red)
+EDGE_COLOUR = "#cbd5e1"  # the beam figure's edges between hypotheses
 KIND_SCALE = [  # discrete colour scale for z = 0 (pad), 1 (bos), 2 (eos), 3 (symbol)
     [0.0, KIND_COLOURS["pad"]], [0.25, KIND_COLOURS["pad"]], [0.25, KIND_COLOURS["bos"]], [0.5, KIND_COLOURS["bos"]],
     [0.5, KIND_COLOURS["eos"]], [0.75, KIND_COLOURS["eos"]], [0.75, KIND_COLOURS["symbol"]], [1.0, KIND_COLOURS["symbol"]],
@@ -91,7 +93,7 @@ def label_smoothing_figure(
     for i, eps in enumerate(smoothings):
         q = smoothed_targets(torch.tensor(target), vocab_size, eps).numpy()
         fig.add_trace(go.Bar(
-            x=labels, y=q, marker_color=[KIND_COLOURS["eos"] if j == target else "#93c5fd" for j in range(vocab_size)],
+            x=labels, y=q, marker_color=[KIND_COLOURS["eos"] if j == target else OTHER_COLOUR for j in range(vocab_size)],
             name=f"q, smoothing {eps}", showlegend=False, visible=i == 1 or len(smoothings) == 1,
             hovertemplate="token %{x}: q = %{y:.4f}<extra></extra>",
         ), row=1, col=1)
