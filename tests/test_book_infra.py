@@ -136,3 +136,11 @@ def test_toc_lists_existing_notebooks() -> None:
     notebooks = refresh.toc_notebooks()
     assert notebooks[0].name == "01_introduction.ipynb"
     assert all(path.is_file() for path in notebooks), [str(p) for p in notebooks if not p.is_file()]
+
+
+def test_every_notebook_cell_has_a_unique_id() -> None:
+    """nbformat 4.5 cells carry ids (nbformat warns without one, and will refuse); jupyter-cache and nbval key on them."""
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        ids = [cell.get("id") for cell in nbformat.read(path, as_version=nbformat.NO_CONVERT).cells]
+        assert None not in ids, f"{path.name}: cells {[i for i, x in enumerate(ids) if x is None]} have no id"
+        assert len(set(ids)) == len(ids), f"{path.name}: repeated cell ids"
