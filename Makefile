@@ -34,7 +34,7 @@ help:
 	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium and npm"
 	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
-	@echo "make book          setup + vendor + execute and build the book into _build/html (-W: warnings fail)"
+	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time) and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
@@ -73,7 +73,10 @@ lock:
 vendor:
 	bash scripts/vendor_assets.sh
 
+# The notebooks run JOBS at a time into the build's jupyter-cache first (myst-nb runs them one after another); the
+# build then finds them cached. Both in the static build's environment.
 book: setup vendor
+	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)
 	$(STATIC) $(JUPYTER_BOOK) build . -W -n --keep-going
 
 clean:

@@ -145,3 +145,28 @@ def test_every_notebook_cell_has_a_unique_id() -> None:
         ids = [cell.get("id") for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]  # as stored: nbformat adds ids
         assert None not in ids, f"{path.name}: cells {[i for i, x in enumerate(ids) if x is None]} have no id"
         assert len(set(ids)) == len(ids), f"{path.name}: repeated cell ids"
+
+
+def test_execute_notebooks_runs_uncached_notebooks_and_playground_ones_without_exports(tmp_path: Path) -> None:
+    """scripts/execute_notebooks.py fills the build's jupyter-cache before the build: it must skip what is cached, and
+    run a cached playground notebook again when its exported models are gone (the build would fail without them)."""
+    from jupyter_cache import get_cache
+
+    execute = _load(ROOT / "scripts" / "execute_notebooks.py", "execute_notebooks")
+    paths = []
+    for name, code in (("play", "write_playground(entries, folder)"), ("plain", "print(1)"), ("new", "print(2)")):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        paths.append(tmp_path / f"{name}.ipynb")
+        nbformat.write(nb, paths[-1])
+    cache = get_cache(tmp_path / "cache")
+    for path in paths[:2]:
+        cache.cache_notebook_file(str(path), check_validity=False)
+    playground = tmp_path / "playground"
+    playground.mkdir()
+    (playground / "manifest.json").write_text("{}")
+    records, stale = execute.stale_notebooks(cache, paths, playground)
+    assert len(records) == 3 and [Path(r.uri).name for r in stale] == ["new.ipynb"]
+    (playground / "manifest.json").unlink()
+    _, stale = execute.stale_notebooks(cache, paths, playground)
+    assert [Path(r.uri).name for r in stale] == ["play.ipynb", "new.ipynb"]

@@ -1,0 +1,74 @@
+"""Execute the book's notebooks into the build's jupyter-cache, two at a time, before ``jupyter-book build`` reads them.
+
+myst-nb executes the notebooks of a build one after another; on two cores half the machine then waits. This script
+runs the same execution (jupyter-cache's, which myst-nb's ``execute_notebooks: cache`` mode uses: the same cache
+folder, each notebook with ``book/`` as its working directory, the same timeout) for every notebook of ``_toc.yml``
+that the cache does not hold yet, ``JOBS`` at a time, so that the build finds them all cached. The environment is the
+static build's: ``TRANSFORMER_BOOK_STATIC=1``, and the playground's exports go where the build's Sphinx extension
+would send them (``_build/html/_static/playground``; a cached playground notebook whose exports are missing runs
+again, as the extension makes the build do). A notebook that fails stops the script with its traceback.
+
+    python scripts/execute_notebooks.py [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from jupyter_cache import get_cache
+from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from book_toc import toc_files  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "_build" / ".jupyter_cache"  # where jupyter-book points myst-nb's cache
+PLAYGROUND = ROOT / "_build" / "html" / "_static" / "playground"  # book/_ext/offline_assets.py: outdir / PLAYGROUND_OUT
+
+
+def stale_notebooks(cache: object, notebooks: list[Path], playground: Path) -> tuple[list, list]:
+    """Add ``notebooks`` to ``cache``'s project; return all their records and those to execute: not cached, or a
+    playground notebook (one that calls ``write_playground(``) while ``playground`` holds no exported models."""
+    records = [cache.add_nb_to_project(str(path)) for path in notebooks]
+    exports_missing = not (playground / "manifest.json").is_file()
+    stale = [
+        r for r in records
+        if cache.get_cached_project_nb(r.pk) is None
+        or (exports_missing and "write_playground(" in Path(r.uri).read_text(encoding="utf-8"))
+    ]
+    return records, stale
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", 2)), help="notebooks at a time")
+    args = parser.parse_args()
+    timeout = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
+    os.environ["TRANSFORMER_BOOK_STATIC"] = "1"
+    os.environ["TRANSFORMER_BOOK_PLAYGROUND"] = str(PLAYGROUND)
+    cache = get_cache(str(CACHE))
+    notebooks = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
+    records, stale = stale_notebooks(cache, notebooks, PLAYGROUND)
+    print(f"execute_notebooks: {len(records) - len(stale)} of {len(records)} notebooks cached; executing "
+          f"{len(stale)}, {args.jobs} at a time", flush=True)
+    started = time.perf_counter()
+    # Last chapter first: the later chapters train models and take longest, so none of them starts at the end alone.
+    work = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in reversed(stale)]
+    with multiprocessing.Pool(args.jobs) as pool:  # chunksize 1: a free worker takes the next notebook
+        results = pool.map(ExecutionWorkerLocalMProc(), work, chunksize=1)
+    failed = [uri for status, uri in results if status != 0]
+    for uri in failed:
+        print(f"\n{uri} failed:\n{cache.get_project_record(uri).traceback}", file=sys.stderr)
+    print(f"execute_notebooks: {len(stale) - len(failed)} executed, {len(failed)} failed, in "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
