@@ -27,7 +27,7 @@ APT_TOOLS := chromium npm
 NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint test nbval nbval-perturbed browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval nbval-perturbed browser-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -36,10 +36,11 @@ help:
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time) and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
+	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
 	@echo "make nbval-perturbed   nbval again with the CPU's vector instructions one level down (AVX-512 -> AVX2 -> none)"
-	@echo "make test          lint + book + pytest tests (browser test included) + nbval + nbval-perturbed"
+	@echo "make test          check + book + the other tests (slow core, book kit, browser) + nbval + nbval-perturbed"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -86,9 +87,13 @@ clean:
 clean-all: clean
 	rm -rf book/_vendor
 
-lint:
+lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
 	actionlint .github/workflows/*.yml
+
+# The quick loop while changing the package: what needs only torch, minus training runs, compiling and subprocesses.
+check: lint
+	$(PYTHON) -m pytest tests/core -m "not slow" -q -n $(JOBS)
 
 # Rewrite the copies of the repository's address (notebooks' install lines, README) from _config.yml.
 sync-url:
@@ -111,10 +116,11 @@ nbval-perturbed: setup
 		$(NBVAL) book/
 
 browser-test:
-	$(PYTHON) -m pytest tests/test_book_browser.py
+	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
 
-test: lint book
-	$(PYTHON) -m pytest tests -n $(JOBS) --dist loadfile
+# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's.
+test: check book
+	$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval
 	$(MAKE) --no-print-directory nbval-perturbed
 
