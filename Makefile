@@ -44,7 +44,7 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	echo "this CPU runs PyTorch with $$native; the notebooks run with $$1 instead"; \
 	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint test nbval reader-env nbval-reader browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -53,12 +53,13 @@ help:
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time) and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
+	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
 	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[live] jupyterlab)"
 	@echo "make nbval-reader  every chapter in a live kernel of the reader's environment, with the CPU's vector instructions"
 	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output"
-	@echo "make test          lint + book + pytest tests (browser test included) + nbval-reader"
+	@echo "make test          check + book + the other tests (slow core, book kit, browser) + nbval-reader"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -105,9 +106,13 @@ clean:
 clean-all: clean
 	rm -rf book/_vendor
 
-lint:
+lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
 	actionlint .github/workflows/*.yml
+
+# The quick loop while changing the package: what needs only torch, minus training runs, compiling and subprocesses.
+check: lint
+	$(PYTHON) -m pytest tests/core -m "not slow" -q -n $(JOBS)
 
 # Rewrite the copies of the repository's address (notebooks' install lines, README) from _config.yml.
 sync-url:
@@ -125,13 +130,15 @@ reader-env:
 # everything each chapter needs. The one run of the notebooks in `make test` besides the static build's.
 nbval-reader: setup reader-env
 	@$(PERTURBED_CPU); \
-	env -u TRANSFORMER_BOOK_STATIC $(READER) $(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/test_first_cells.py
+	env -u TRANSFORMER_BOOK_STATIC $(READER) $(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/book/test_first_cells.py
 
 browser-test:
-	$(PYTHON) -m pytest tests/test_book_browser.py
+	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
 
-test: lint book
-	$(PYTHON) -m pytest tests -n $(JOBS) --dist loadfile
+# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's, and the
+# chapters in the reader's environment.
+test: check book
+	$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval-reader
 
 refresh: setup
