@@ -122,7 +122,8 @@ sync-url:
 nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) --nbval-current-env book/
 
-# Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks).
+# Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
+# check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel.
 reader-env:
 	$(BOOTSTRAP_PYTHON) scripts/reader_env.py $(READER_VENV)
 
