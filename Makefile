@@ -139,7 +139,7 @@ browser-test:
 
 # `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's, and the
 # chapters in the reader's environment. That environment is made while the book builds (each target's output printed
-# when it ends): jupyter-book's own build after the notebooks runs on one core, and pip waits on the disk.
+# when it ends): jupyter-book's own build after the notebooks, about a minute, runs on one core.
 test: check
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target book reader-env
 	$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
