@@ -45,7 +45,7 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	echo "this CPU runs PyTorch with $$native; the notebooks run with $$1 instead"; \
 	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test lab-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -58,10 +58,11 @@ help:
 	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
-	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[live] jupyterlab)"
+	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[lab])"
 	@echo "make nbval-reader  every chapter in a live kernel of the reader's environment, with the CPU's vector instructions"
 	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output"
-	@echo "make test          check + book + the other tests (slow core, book kit, browser) + nbval-reader"
+	@echo "make lab-test      the chapters' live explorers in JupyterLab, started from the reader's environment (in make test)"
+	@echo "make test          check + book + the other tests (slow core, book kit, browser, JupyterLab) + nbval-reader"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -81,13 +82,14 @@ $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REP
 $(REPO_VENV_PYTHON):
 	$(BOOTSTRAP_PYTHON) -m venv $(CURDIR)/.venv
 
-# Resolve pyproject's extras afresh (no constraints) in a throw-away environment and freeze them into constraints.txt.
+# Resolve pyproject's extras afresh (no constraints) in a throw-away environment and freeze them into constraints.txt:
+# requirements.txt's, and the reader's JupyterLab (the lab extra, which the README's local path installs).
 # With the oldest Python the book builds on (sphinx-book-theme 1.3 needs 3.11; Debian 12 has 3.11.2): newer releases
 # of some packages need a newer Python than a machine may have, never the other way round.
 LOCK_PYTHON ?= python3.11
 lock:
 	rm -rf _build/lock-venv && $(LOCK_PYTHON) -m venv _build/lock-venv
-	_build/lock-venv/bin/python -m pip install -q "torch==$(TORCH_VERSION)" -r requirements.txt
+	_build/lock-venv/bin/python -m pip install -q "torch==$(TORCH_VERSION)" -r requirements.txt -e ".[lab]"
 	_build/lock-venv/bin/python scripts/lock_constraints.py > constraints.txt
 	rm -rf _build/lock-venv
 
@@ -123,7 +125,8 @@ nbval: setup
 	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) --nbval-current-env book/
 
 # Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
-# check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel.
+# check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel, as
+# tests/book/test_jupyterlab.py does (make lab-test; make test runs it with the other book tests).
 reader-env:
 	$(BOOTSTRAP_PYTHON) scripts/reader_env.py $(READER_VENV)
 
@@ -136,6 +139,9 @@ nbval-reader: setup reader-env
 
 browser-test:
 	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
+
+lab-test: setup reader-env
+	$(PYTHON) -m pytest tests/book/test_jupyterlab.py
 
 # `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's, and the
 # chapters in the reader's environment. That environment is made while the book builds (each target's output printed

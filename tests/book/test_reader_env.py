@@ -12,10 +12,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from reader_env import STAMP, ReaderSteps, digest, make_env, parse_steps, readme_block, readme_steps  # noqa: E402
 
 
-def test_the_readme_local_path_is_a_venv_torch_the_live_extra_and_jupyterlab() -> None:
+def test_the_readme_local_path_is_a_venv_torch_and_the_lab_extra_under_constraints() -> None:
     steps = readme_steps()
     assert [args[0] for args in steps.pip_installs] == ["torch==2.13.0", "-c"]
-    assert steps.pip_installs[1] == ("-c", "constraints.txt", "-e", ".[live]", "jupyterlab")
+    assert steps.pip_installs[1] == ("-c", "constraints.txt", "-e", ".[lab]")  # jupyterlab pinned by constraints.txt
     assert steps.jupyter == ("jupyter", "lab", "book/")
 
 

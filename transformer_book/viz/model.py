@@ -122,7 +122,9 @@ def parameter_explorer():
 
     d_model = widgets.Dropdown(options=[64, 128, 256, 512, 768, 1024], value=512, description="d_model")
     n_heads = widgets.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="heads")
-    ff_ratio = widgets.Dropdown(options=[1, 2, 4, 8], value=4, description="d_ff / d_model")
+    ff_ratio = widgets.Dropdown(  # a label wider than ipywidgets' default width, which would cut it short
+        options=[1, 2, 4, 8], value=4, description="d_ff / d_model", style={"description_width": "initial"}
+    )
     layers = widgets.IntSlider(value=6, min=1, max=24, description="layers", continuous_update=False)
     vocab = widgets.BoundedIntText(value=37_000, min=2, max=500_000, step=1000, description="vocabulary")
     shared = widgets.Checkbox(value=True, description="share and tie embeddings")
@@ -140,12 +142,16 @@ def parameter_explorer():
             return
         tree = parameter_tree(config)
         total = sum(tree.values())
+        cell = "<td style='padding:1px 1.2em 1px 0; text-align:{}'>{}</td>"
+        header = "".join(f"<th style='padding:1px 1.2em 1px 0; text-align:{a}'>{t}</th>" for a, t in
+                         (("left", "component"), ("left", "part"), ("right", "parameters"), ("right", "share")))
         rows = "".join(
-            f"<tr><td>{html.escape(g)}</td><td>{html.escape(p)}</td><td style='text-align:right'>{n:,}</td>"
-            f"<td style='text-align:right'>{n / total:.1%}</td></tr>"
+            "<tr>" + cell.format("left", html.escape(g)) + cell.format("left", html.escape(p))
+            + cell.format("right", f"{n:,}") + cell.format("right", f"{n / total:.1%}") + "</tr>"
             for (g, p), n in tree.items()
         )
-        out.value = f"<p><b>{total:,} parameters</b> ({total / 1e6:.1f} M)</p><table>{rows}</table>"
+        out.value = (f"<p><b>{total:,} parameters</b> ({total / 1e6:.1f} M)</p>"
+                     f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>")
 
     for control in (d_model, n_heads, ff_ratio, layers, vocab, shared):
         control.observe(update, names="value")
