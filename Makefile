@@ -12,8 +12,9 @@ PYTHON ?= $(VENV)/bin/python
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 PIP ?= $(PYTHON) -m pip
-# constraints.txt pins every package the build depends on (`make lock` refreshes it); requirements.txt says what we
-# need, with the few pins we choose ourselves (the book's theme), which constraints.txt leaves to it.
+# constraints.txt pins every package the build depends on (`make lock` refreshes it); pyproject.toml's extras say what
+# we need, with the few pins we choose ourselves (the book's theme), which constraints.txt leaves to them;
+# requirements.txt installs the package with those extras.
 PIP_INSTALL = $(PIP) install -q -c constraints.txt
 JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
@@ -31,8 +32,9 @@ NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeou
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
-	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium and npm"
-	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
+	@echo "                   (when no torch), the package with its extras (requirements.txt) under constraints.txt,"
+	@echo "                   chromium and npm"
+	@echo "make lock          re-resolve pyproject's extras in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time) and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
@@ -50,7 +52,6 @@ setup: $(SETUP_STAMP)
 $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
-	$(PIP_INSTALL) -e .
 	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
@@ -61,7 +62,7 @@ $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REP
 $(REPO_VENV_PYTHON):
 	$(BOOTSTRAP_PYTHON) -m venv $(CURDIR)/.venv
 
-# Resolve requirements.txt afresh (no constraints) in a throw-away environment and freeze it into constraints.txt.
+# Resolve pyproject's extras afresh (no constraints) in a throw-away environment and freeze them into constraints.txt.
 # With the oldest Python the book builds on (sphinx-book-theme 1.3 needs 3.11; Debian 12 has 3.11.2): newer releases
 # of some packages need a newer Python than a machine may have, never the other way round.
 LOCK_PYTHON ?= python3.11
