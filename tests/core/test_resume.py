@@ -26,7 +26,9 @@ from transformer.train.loop import History, train
 from transformer.train.recipes import small_model_config
 from transformer.train.resume import (
     FORMAT,
+    Checkpointer,
     ResumeError,
+    TrainingInterrupted,
     read_training_checkpoint,
     resume_differences,
     save_training_checkpoint,
@@ -182,6 +184,22 @@ def test_checkpointing_needs_a_path_and_batches_that_can_be_saved(tmp_path: Path
     with pytest.raises(TypeError, match="batches must be an iterator that can be saved.*got generator"):
         train(model, config, progress=False, batches=generator, eval_batches=[task_batch("copy", 4)],
               save_to=tmp_path / "run.pt")
+
+
+def test_a_signal_asks_for_a_save_and_a_stop_after_the_step_and_a_second_one_stops_at_once(tmp_path: Path) -> None:
+    saved: list[int] = []
+    checkpointer = Checkpointer(tmp_path / "run.pt", 4, 100, saved.append, torch.device("cpu"), distributed=False)
+    before = signal.getsignal(signal.SIGINT)
+    with checkpointer:
+        assert [checkpointer.step_done(step) for step in range(1, 6)] == [False] * 5 and saved == [4]  # every 4 steps
+        signal.raise_signal(signal.SIGINT)  # the stop button: nothing stops yet
+        assert checkpointer.stop_requested and saved == [4]
+        assert checkpointer.step_done(6) and saved == [4, 6] and checkpointer.stopped_at == 6  # saved, and stop
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)  # pressed again: at once, as without a checkpointer
+    assert signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(TrainingInterrupted, match="training stopped after step 6 of 100 and saved"):
+        checkpointer.raise_if_stopped()
 
 
 # ---------------------------------------------------------------------------------------------------------------
