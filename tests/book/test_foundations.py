@@ -2,6 +2,7 @@
 one-head/two-head retrieval, the exercises' checks, and the figure that picks one map with a dropdown."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -84,10 +85,12 @@ def test_cost_rejects_what_it_cannot_count():
         fd.score_cost("multiplicative", 4, 4)
 
 
-def test_median_seconds_is_positive_and_runs_the_function():
+def test_median_seconds_is_the_median_of_the_timed_runs_after_one_warm_up(monkeypatch):
+    clock = iter([10.0, 11.0, 20.0, 23.0, 30.0, 32.0])  # three timed runs: 1 s, 3 s and 2 s
+    monkeypatch.setattr(fd, "time", SimpleNamespace(perf_counter=lambda: next(clock)))  # this module's clock only
     calls = []
-    assert fd.median_seconds(lambda: calls.append(1), repeats=3) >= 0
-    assert len(calls) == 4  # one warm-up, three timed
+    assert fd.median_seconds(lambda: calls.append(1), repeats=3) == 2.0
+    assert len(calls) == 4  # one warm-up, untimed, then three timed
 
 
 def _retrieve(sentence, n_heads):
