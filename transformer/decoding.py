@@ -149,9 +149,10 @@ def beam_steps(
     joins the finished list, ranked by its length-penalised score (the list keeps the ``beam_size`` best); the others
     compete for the ``beam_size`` live slots on their summed log-probability. The search stops when the best finished
     score beats what the best live hypothesis could still reach (its sum over the largest penalty), or after
-    ``max_new_tokens``, where the live hypotheses end as they are. ``finished_in_beam=True`` is the simpler search of
-    many tutorials, kept to show the difference: a finished hypothesis holds its slot, grown by PAD at no cost, and
-    the penalty only reranks the beams left at the end.
+    ``max_new_tokens``, where the live hypotheses end as they are. (tensor2tensor looks for EOS among its
+    ``2 * beam_size`` best extensions only; here every live hypothesis's EOS extension is a candidate.)
+    ``finished_in_beam=True`` is the simpler search of many tutorials, kept to show the difference: a finished
+    hypothesis holds its slot, grown by PAD at no cost, and the penalty only reranks the beams left at the end.
     """
     _check_arguments(model, max_new_tokens, bos_id, eos_id)
     check_int("beam_size", beam_size, minimum=1)
