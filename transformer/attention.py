@@ -143,13 +143,7 @@ class MultiHeadAttention(nn.Module):
             nn.init.zeros_(self.out_proj.bias)
 
     def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        need_weights: bool = False,
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *, need_weights: bool = False,
         cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """``query (B, T_q, d_model)``, ``key``/``value (B, T_k, d_model)``, ``mask`` bool broadcastable to

@@ -238,7 +238,8 @@ class ScalingStats:
 def scaling_experiment(d_k: int, n_queries: int = 500, n_keys: int = 16, seed: int = 0) -> ScalingStats:
     """Draw ``q``, ``k`` with i.i.d. N(0, 1) entries, so ``Var(q·k) = d_k``; measure the variance of the scores with
     and without dividing by ``sqrt(d_k)``, and the softmax they give: mean largest weight, mean entropy (nats; a
-    uniform row has ``log(n_keys)``), and mean Frobenius norm of the softmax Jacobian (the gradient's size)."""
+    uniform row has ``log(n_keys)``), and mean Frobenius norm of the softmax Jacobian (how far the weights move per
+    unit change of the scores)."""
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(n_queries, 1, d_k, generator=g)  # (N, 1, d_k)
     k = torch.randn(n_queries, n_keys, d_k, generator=g)  # (N, n_keys, d_k)
