@@ -89,7 +89,8 @@
         nodes.x.push(k);
         nodes.y.push(t + 1);
         nodes.text.push(shown(info.tgt_vocab[token]));
-        nodes.hover.push(`step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}<br>summed log-probability ${score.toFixed(3)}`);
+        nodes.hover.push(`step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}`
+          + `<br>summed log-probability ${score.toFixed(3)}`);
         nodes.color.push(returned ? style.best_color : style.beam_color);
         nodes.ink.push(returned ? "white" : "#1e293b"); // dark on the light blue of the hypotheses not returned
         line.x.push(trace.parents[t][k], k, null);
@@ -237,7 +238,8 @@
     function fillSwitches() {
       const info = modelInfo();
       switches.replaceChildren(...KINDS.flatMap((kind) => Array.from({length: info.layers[kind]}, (x, layer) => {
-        const row = el("fieldset", {"class": "playground-switch-row"}, [el("legend", {text: `${KIND_NAMES[kind]}, layer ${layer}`})]);
+        const legend = el("legend", {text: `${KIND_NAMES[kind]}, layer ${layer}`});
+        const row = el("fieldset", {"class": "playground-switch-row"}, [legend]);
         for (let h = 0; h < info.n_heads; h++) {
           const box = el("input", {type: "checkbox", "data-kind": kind, "data-layer": String(layer), "data-head": String(h),
             "aria-label": `${KIND_NAMES[kind]}, layer ${layer}, head ${h}`});
@@ -263,14 +265,20 @@
 
     // Loading, with the bytes shown as they arrive: when the playground comes into view, a control is focused, or
     // a model is chosen or decoded.
-    let loadingNames = new Set();
-    playground.onProgress((p) => {
+    let loadingNames = new Set(), latest = null;
+    function drawProgress() { // once a frame, however many chunks arrived meanwhile
+      const p = latest;
+      latest = null;
       bar.max = p.total || 1;
       bar.value = p.total ? p.loaded : 0;
       if (!p.total) bar.removeAttribute("value"); // indeterminate while a size is unknown
       loadingText.textContent = `Loading ONNX Runtime Web and the ${[...loadingNames].join(" and ")} model: `
         + (p.total ? `${megabytes(p.loaded)} of ${megabytes(p.total)} MB` : `${megabytes(p.loaded)} MB`)
         + (p.total && p.loaded === p.total ? ", starting it…" : "");
+    }
+    playground.onProgress((p) => {
+      if (!latest) requestAnimationFrame(drawProgress);
+      latest = p;
     });
 
     async function load(name) {
@@ -330,15 +338,16 @@
 
     // Why the output ends where it does, when that is not just the model's own </s> on a source like its training's.
     function outputNoteFor(info, r, symbols) {
-      const name = modelSelect.value, trained = info.trained_source_tokens, unit = info.input === "symbols" ? "symbols" : "tokens";
-      const notes = [];
+      const name = modelSelect.value, trained = info.trained_source_tokens;
+      const unit = info.input === "symbols" ? "symbols" : "tokens", notes = [];
       if (r.ended === "budget") {
-        notes.push(`Decoding stopped at the page's budget of ${r.maxNewTokens} tokens`
-          + (info.max_new_tokens ? ` for the ${name} model` : ` (the source's ${symbols} ${unit} and 2 more)`) + ", before any </s>.");
+        const budget = info.max_new_tokens ? `for the ${name} model` : `(the source's ${symbols} ${unit} and 2 more)`;
+        notes.push(`Decoding stopped at the page's budget of ${r.maxNewTokens} tokens ${budget}, before any </s>.`);
       }
       if (trained && symbols > trained[1]) {
-        notes.push(`The ${name} model was trained on sources of ${trained[0]} to ${trained[1]} ${unit}; this one has ${symbols}, `
-          + `so the output past what it learned is a guess${r.ended === "eos" ? ` (here it ends after ${r.tokens.length - 1} tokens)` : ""}.`);
+        const ends = r.ended === "eos" ? ` (here it ends after ${r.tokens.length - 1} tokens)` : "";
+        notes.push(`The ${name} model was trained on sources of ${trained[0]} to ${trained[1]} ${unit}; this one has `
+          + `${symbols}, so the output past what it learned is a guess${ends}.`);
       }
       return notes.join(" ");
     }

@@ -12,7 +12,8 @@
 // Both are written against a decoder step, a function of k decoder inputs of one length that resolves to their
 // next-token logits, (k, V) row after row: the exported graph in the page, any function in a test.
 // - createPlayground: loading (ONNX Runtime Web's module, its 14 MB WebAssembly fetched gzipped, 3.7 MB, and unpacked
-//   here; each model's two graphs), with progress in bytes, and the decoding of a model by name.
+//   here; each model's two graphs), with progress in bytes, and the decoding of a model by name. ONNX Runtime runs in
+//   a worker (its proxy mode), so that compiling and running the models leave the page responsive.
 (function (root, factory) {
   "use strict";
   const engine = factory();
@@ -224,16 +225,6 @@
     return KINDS.some((kind) => masks[kind].some((layer) => layer.includes(0)));
   }
 
-  function concatenated(chunks, length) {
-    const bytes = new Uint8Array(length);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return bytes;
-  }
-
   // The playground of the site whose _static/ folder is at `staticUrl`. Decoding a model loads what it needs first;
   // load(name) starts that early. onProgress(listener) reports the downloads: {loaded, total} bytes (total null
   // while a size is unknown).
@@ -273,38 +264,49 @@
       listeners.forEach((listener) => listener(p));
     }
 
-    // The bytes at `url`, counted as they arrive. A size is known from Content-Length, unless the server compressed
-    // the response on the way (then the length counts other bytes than those that arrive).
-    async function download(url) {
+    // The body of `url` as a stream, its bytes counted as they arrive. A size is known from Content-Length, unless
+    // the server compressed the response on the way (`encoded`: the length counts other bytes than those that arrive).
+    async function fetchCounted(url) {
       timings.loadStarted = timings.loadStarted || now();
       const entry = {loaded: 0, total: null};
       downloads.set(url, entry);
       report();
       const response = await fetch(url);
       if (!response.ok) throw new Error(`could not load ${url} (${response.status})`);
-      const length = response.headers.get("Content-Length");
-      if (length !== null && !response.headers.get("Content-Encoding")) entry.total = Number(length);
-      const reader = response.body.getReader(), chunks = [];
-      for (;;) {
-        const {done, value} = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        entry.loaded += value.length;
-        report();
-      }
-      entry.total = entry.loaded;
-      report();
-      return concatenated(chunks, entry.loaded);
+      const length = response.headers.get("Content-Length"), encoded = Boolean(response.headers.get("Content-Encoding"));
+      if (length !== null && !encoded) entry.total = Number(length);
+      const counter = new TransformStream({
+        transform(chunk, controller) {
+          entry.loaded += chunk.length;
+          report();
+          controller.enqueue(chunk);
+        },
+        flush() {
+          entry.total = entry.loaded;
+          report();
+        },
+      });
+      return {body: response.body.pipeThrough(counter), encoded};
     }
 
-    // ONNX Runtime Web's WebAssembly: gzipped (3.7 MB instead of 14 MB), unpacked here, where the browser can
-    // (DecompressionStream); a host that unpacked it on the way already (Content-Encoding) delivers the .wasm itself.
+    async function bytesOf(stream) {
+      return new Uint8Array(await new Response(stream).arrayBuffer());
+    }
+
+    async function download(url) {
+      return bytesOf((await fetchCounted(url)).body);
+    }
+
+    // ONNX Runtime Web's WebAssembly: gzipped (3.7 MB instead of 14 MB) and unpacked here as it arrives, where the
+    // browser can (DecompressionStream); a host that unpacked it on the way already (Content-Encoding) delivers the
+    // .wasm itself.
     async function wasmBinary() {
       if (typeof DecompressionStream === "undefined") return download(ortDir + WASM);
-      const packed = await download(ortDir + WASM + ".gz");
-      if (packed[0] !== 0x1f || packed[1] !== 0x8b) return packed;
-      const unpacked = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
-      return new Uint8Array(await new Response(unpacked).arrayBuffer());
+      const {body, encoded} = await fetchCounted(ortDir + WASM + ".gz");
+      if (!encoded) return bytesOf(body.pipeThrough(new DecompressionStream("gzip")));
+      const bytes = await bytesOf(body);
+      const gzipped = bytes[0] === 0x1f && bytes[1] === 0x8b; // gzipped again on the way, and unpacked once
+      return gzipped ? bytesOf(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))) : bytes;
     }
 
     function runtime() {
@@ -312,7 +314,8 @@
         runtimePromise = (async () => {
           const [ort, binary] = await Promise.all([import(ortDir + "ort.wasm.min.mjs"), wasmBinary()]);
           ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, so no cross-origin isolation needed
-          ort.env.wasm.proxy = false;
+          // In a worker: compiling the WebAssembly (much of it at the first run) and every run leave the page free.
+          ort.env.wasm.proxy = true;
           ort.env.wasm.wasmPaths = ortDir;
           ort.env.wasm.wasmBinary = binary;
           timings.runtime = now();
@@ -391,9 +394,11 @@
       }
       async function step(rows) {
         const t = tile(rows.length);
+        // A run hands its inputs over to the worker: the ones kept for the next steps go as copies.
+        const copy = (tensor) => new ort.Tensor(tensor.type, tensor.data.slice(), tensor.dims);
         const result = await session.decoder.run({
-          tgt: idTensor(ort, rows), memory: t.memory, src_mask: t.srcMask, self_head_mask: selfMask,
-          cross_head_mask: crossMask,
+          tgt: idTensor(ort, rows), memory: copy(t.memory), src_mask: copy(t.srcMask), self_head_mask: copy(selfMask),
+          cross_head_mask: copy(crossMask),
         });
         return {logits: result.logits.data, selfAttention: result.self_attention, crossAttention: result.cross_attention};
       }
