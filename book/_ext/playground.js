@@ -150,9 +150,31 @@
         xaxis: {type: "category", tickangle: -90, tickfont: {size: 10}, automargin: true, fixedrange: true},
         yaxis: {type: "category", autorange: "reversed", tickfont: {size: 10}, automargin: true, fixedrange: true},
       }), PLOT_CONFIG);
-      grid.children[h].setAttribute("aria-label", `${KIND_NAMES[kind]}, layer ${layer}, head ${h}${silenced ? " (silenced)" : ""}: `
-        + `weights of ${queries.length} queries over ${keys.length} keys`);
+      const head = `${KIND_NAMES[kind]}, layer ${layer}, head ${h}${silenced ? " (silenced)" : ""}`;
+      grid.children[h].setAttribute("aria-label", `${head}: weights of ${queries.length} queries over ${keys.length} keys`);
     });
+  }
+
+  // Plotly's first figure on a page costs several times what the next ones do (its stylesheet restyles the page, much
+  // of its code runs for the first time): while the model loads, draw a small heatmap and a small scatter plot out of
+  // sight, each when the page is idle, so that the reader's first result is drawn as fast as the next ones.
+  let drawingWarmed = null;
+  function warmUpDrawing(root, manifest) {
+    if (!drawingWarmed) {
+      drawingWarmed = (async () => {
+        const scratch = el("div", {"class": "playground-scratch", "aria-hidden": "true"});
+        root.appendChild(scratch);
+        const idle = () => new Promise((resolve) => (window.requestIdleCallback || setTimeout)(resolve, {timeout: 1000}));
+        for (const trace of [{type: "heatmap", z: [[0, 1], [1, 0]], x: ["a", "b"], y: ["c", "d"]},
+          {type: "scatter", mode: "markers+text", x: [0, 1], y: [0, 1], text: ["a", "b"]}]) {
+          await idle();
+          await window.Plotly.react(scratch, [trace], layout(manifest, 150, {}), PLOT_CONFIG);
+        }
+        window.Plotly.purge(scratch);
+        scratch.remove();
+      })();
+    }
+    return drawingWarmed;
   }
 
   function setUp(root, manifest, index) {
@@ -180,7 +202,7 @@
     const output = el("p", {"class": "playground-output"}), outputNote = el("p", {"class": "playground-output-note"});
     const tokensLine = el("p", {"class": "playground-tokens"});
     const beamBox = el("div", {"class": "playground-beam", hidden: ""}, [
-      el("p", {"class": "playground-figure-title", id: id("beam-title"), text: "The beam, step by step"}),
+      el("p", {"class": "playground-figure-title", text: "The beam, step by step"}),
       el("ol", {"class": "playground-beam-list", "aria-label": "the final hypotheses, best first"}),
       el("div", {"class": "playground-beam-tree", role: "img"}),
     ]);
@@ -302,6 +324,7 @@
       observer.disconnect();
       root.removeEventListener("focusin", preload);
       load(modelSelect.value);
+      warmUpDrawing(root, manifest);
     }
     const observer = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) preload();

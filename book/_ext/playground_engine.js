@@ -402,37 +402,37 @@
         });
         return {logits: result.logits.data, selfAttention: result.self_attention, crossAttention: result.cross_attention};
       }
-      const search = {
+      const options = { // what greedyDecode and beamSearch need to know of the model
         vocabSize: info.tgt_vocab.length, bos: m.bos_id, eos: m.eos_id, pad: m.pad_id,
         excluded: new Set([m.pad_id, m.bos_id]), maxNewTokens: maxNewTokensFor(info, m, src),
       };
-      return {manifest: m, info, step, search, started, encodeMs, encoderAttention: attentionMaps(out.attention, 0)};
+      return {manifest: m, info, step, options, started, encodeMs, encoderAttention: attentionMaps(out.attention, 0)};
     }
 
     // Greedy decoding of model `name` (or along `forced` tokens), as transformer.decoding.greedy_decode: {src,
     // tokens, logits and probs of each step, attention (every map of the last step), tgt, ended, stepMs, totalMs}.
     async function decode(name, src, masks, maxNewTokens, forced) {
-      const run = await encode(name, src, masks);
-      const r = await greedyDecode(run.step, {...run.search, maxNewTokens: maxNewTokens || run.search.maxNewTokens, forced});
+      const encoded = await encode(name, src, masks), budget = maxNewTokens || encoded.options.maxNewTokens;
+      const r = await greedyDecode(encoded.step, {...encoded.options, maxNewTokens: budget, forced});
       return {
         src, tokens: r.tokens, logits: r.steps.map((s) => s.logits), probs: r.steps.map((s) => s.probs), tgt: r.tgt,
-        ended: r.ended, maxNewTokens: maxNewTokens || run.search.maxNewTokens,
+        ended: r.ended, maxNewTokens: budget,
         attention: {
-          encoder: run.encoderAttention, decoder: attentionMaps(r.last.selfAttention, 0),
+          encoder: encoded.encoderAttention, decoder: attentionMaps(r.last.selfAttention, 0),
           cross: attentionMaps(r.last.crossAttention, 0),
         },
-        encodeMs: run.encodeMs, stepMs: r.steps.map((s) => s.ms), totalMs: now() - run.started,
+        encodeMs: encoded.encodeMs, stepMs: r.steps.map((s) => s.ms), totalMs: now() - encoded.started,
       };
     }
 
     // Beam search of model `name`, as transformer.decoding.beam_search: beamSearch's result with src and totalMs.
     async function beamSearchOf(name, src, masks, beamSize, maxNewTokens, lengthPenalty) {
-      const run = await encode(name, src, masks);
-      const r = await beamSearch(run.step, {
-        ...run.search, beamSize, maxNewTokens: maxNewTokens || run.search.maxNewTokens,
-        lengthPenalty: lengthPenalty === undefined ? run.manifest.beam.length_penalty : lengthPenalty,
+      const encoded = await encode(name, src, masks), budget = maxNewTokens || encoded.options.maxNewTokens;
+      const r = await beamSearch(encoded.step, {
+        ...encoded.options, beamSize, maxNewTokens: budget,
+        lengthPenalty: lengthPenalty === undefined ? encoded.manifest.beam.length_penalty : lengthPenalty,
       });
-      return {src, ...r, maxNewTokens: maxNewTokens || run.search.maxNewTokens, totalMs: now() - run.started};
+      return {src, ...r, maxNewTokens: budget, totalMs: now() - encoded.started};
     }
 
     // What the page shows for a source: greedy decoding (beamSize 1), or beam search and then its best hypothesis

@@ -252,7 +252,7 @@ def test_a_rejected_input_clears_the_previous_result(browser: object, server: tu
             assert page.inner_text(f"{ROOT} .playground-status") == message
             assert page.get_attribute(source, "aria-invalid") == "true"
             assert page.is_hidden(f"{ROOT} .playground-result")
-            assert page.locator(f"{ROOT} .main-svg").count() == 0, "figures of the previous result remain"
+            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0, "figures of the previous result remain"
             assert page.locator(f"{ROOT} .playground-beam-list li").count() == 0
             assert page.text_content(f"{ROOT} .playground-output") == ""
             page.fill(source, "3 5 7")
