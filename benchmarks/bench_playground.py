@@ -4,20 +4,21 @@
   ``Network.emulateNetworkConditions``: 10 Mbit/s down, 5 up, 40 ms latency, ``--mbit``/``--latency``), a fresh
   browser profile (nothing cached). The reader opens the page, scrolls to the playground (which starts loading ONNX
   Runtime Web and the model), types a source for 10 s (``--typing``) and presses Decode: the seconds from the press
-  to the drawn result, by the page's own clock (``data-result-ms``). Goal <= 1 s. Also recorded: when loading was
+  to the output in view (``data-result-ms``, the page's own clock). Goal <= 1 s. Also recorded: the seconds to every
+  figure of the result drawn (``data-drawn-ms``: the page draws them one a frame after the output); when loading was
   done, counted from the scroll; how many progress reports the page drew; the longest main-thread task and the
   longest key press (Event Timing: input to the next paint) while the reader typed (the page must stay responsive).
 - the same reader pressing Decode at once after the scroll: the whole wait, with the progress in view.
 - first result, unthrottled, cold and cached: pressing Decode on a freshly opened page (a new profile), then on the
-  page opened again in that profile, whose disk cache now holds the assets (a returning reader).
+  page opened again in that profile, whose disk cache now holds the assets (a returning reader): to every figure drawn.
 - per token: the median time of one ``decoder_step`` run (decoding one token, the whole prefix re-read) over every
   step of greedy decodings of each model's examples in the page, after a warm-up. Goal <= 20 ms.
 - per beam step: the same for beam search with a beam of 4, whose step runs the four hypotheses as one batch.
 - asset sizes: the bytes the playground downloads.
 
 Needs the built book (``make book``) and Chromium (``--chromium``, default /usr/bin/chromium). The page is served on
-127.0.0.1 under the site's sub-path, as tests/book/test_book_browser.py serves it. ``--quick``: one round each.
-Writes ``results/playground.json``.
+127.0.0.1 under the site's sub-path, as tests/book/test_book_browser.py serves it. ``--quick``: one round each;
+``--throttled-only``: the two throttled readers alone (to repeat them, with ``--out``). Writes ``results/playground.json``.
 """
 
 from __future__ import annotations
@@ -98,16 +99,17 @@ def open_page(context: object, url: str, throttle: dict | None = None) -> object
     return page
 
 
-def result_seconds(page: object, runs: int = 0) -> float:
+def result_seconds(page: object, runs: int = 0) -> tuple[float, float]:
+    """Once the page is done: the seconds from the request to the output in view, and to every figure drawn."""
     page.wait_for_function(READY_AFTER, arg=runs, timeout=180_000)
-    return float(page.get_attribute(ROOT_SELECTOR, "data-result-ms")) / 1000
+    return tuple(float(page.get_attribute(ROOT_SELECTOR, f"data-{what}-ms")) / 1000 for what in ("result", "drawn"))
 
 
 def first_result_seconds(context: object, url: str) -> float:
     """Open the page in ``context``, press Decode, and return the seconds until the result is drawn."""
     page = open_page(context, url)
     page.click(f"{ROOT_SELECTOR} .playground-run")
-    seconds = result_seconds(page)
+    seconds = result_seconds(page)[1]
     page.close()
     return seconds
 
@@ -127,9 +129,9 @@ def throttled_reader(browser: object, url: str, throttle: dict, typing_s: float)
             page.keyboard.press("Control+A")
             page.keyboard.type(TYPED, delay=1000 * typing_s / len(TYPED))
         page.click(f"{ROOT_SELECTOR} .playground-run")
-        seconds = result_seconds(page)
+        seconds, drawn = result_seconds(page)
         watched = page.evaluate(WATCHED, since)
-        return {"first_result_s": seconds, "load_1min": load, **watched}
+        return {"first_result_s": seconds, "drawn_s": drawn, "load_1min": load, **watched}
     finally:
         context.close()
 
@@ -141,6 +143,7 @@ def main() -> None:
     p.add_argument("--latency", type=float, default=40.0, help="latency of the throttled network, ms (default 40)")
     p.add_argument("--typing", type=float, default=10.0, help="seconds the throttled reader types (default 10)")
     p.add_argument("--rounds", type=int, default=None, help="rounds of each measurement (default 5; --quick: 1)")
+    p.add_argument("--throttled-only", action="store_true", help="only the two throttled readers (to repeat them)")
     args = parse_args(p)
     if not (SITE / PAGE).is_file():
         sys.exit(f"{SITE / PAGE} missing: build the book first (make book)")
@@ -169,13 +172,14 @@ def main() -> None:
                     "kind": kind, "mbit": args.mbit, "latency_ms": args.latency, "typing_s": typing_s,
                     "median_s": round(statistics.median(seconds), 3), "max_s": round(max(seconds), 3), "rounds": rounds,
                     "goal_s": THROTTLED_GOAL_S if typing_s else None,
+                    "drawn_median_s": round(statistics.median(r["drawn_s"] for r in runs), 3),
                     "loaded_after_scroll_s": round(statistics.median(r["loaded_ms"] for r in runs) / 1000, 2),
                     "longest_task_ms": round(max(r["longest_task_ms"] for r in runs)),
                     "longest_key_ms": round(max(r["longest_key_ms"] for r in runs)) if typing_s else None,
                     "progress_reports": min(r["progress_reports"] for r in runs), "runs": runs,
                 })
             cold, cached = [], []
-            for _ in range(rounds):
+            for _ in range(0 if args.throttled_only else rounds):
                 with tempfile.TemporaryDirectory() as profile:  # a fresh profile with a disk cache, as a reader's
                     context = pw.chromium.launch_persistent_context(
                         profile, executable_path=args.chromium, args=CHROMIUM_ARGS, headless=True
@@ -186,7 +190,7 @@ def main() -> None:
             context = browser.new_context()
             page = open_page(context, url)
             manifest = page.evaluate("() => window.transformerPlayground.manifest()")
-            for name in manifest["models"]:
+            for name in [] if args.throttled_only else manifest["models"]:
                 for kind, beam in (("per_token", 1), ("per_beam_step", BEAM)):
                     page.evaluate(DECODE_STEPS, [name, 1, beam])  # warm-up: sessions created, code paths run
                     steps = page.evaluate(DECODE_STEPS, [name, rounds, beam])
@@ -197,7 +201,7 @@ def main() -> None:
             browser.close()
     finally:
         httpd.shutdown()
-    for kind, seconds in (("first_result_cold", cold), ("first_result_cached", cached)):
+    for kind, seconds in (("first_result_cold", cold), ("first_result_cached", cached)) if cold else ():
         results.append({"kind": kind, "median_s": round(statistics.median(seconds), 3), "max_s": round(max(seconds), 3),
                         "rounds": len(seconds), "goal_s": CACHED_GOAL_S if kind.endswith("cached") else None})
     sizes = {path: (SITE / path).stat().st_size for path in ASSETS}

@@ -124,8 +124,15 @@
         + `${h.length} tokens, score ${h.score.toFixed(3)}${k === beam.trace.best ? " (returned)" : ""}`})));
   }
 
-  // The attention maps of the last decoding step: one heatmap per head of the chosen kind and layer.
-  function drawAttention(box, manifest, info, r, masks, kind, layer) {
+  // A frame drawn, then a new task: the figures of a result are drawn one per task, so that the output shows at once and
+  // the page answers the reader between figures.
+  function nextFrame() {
+    return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  }
+
+  // The attention maps of the last decoding step: one heatmap per head of the chosen kind and layer, one per frame
+  // (a newer drawing of the grid stops an older one).
+  async function drawAttention(box, manifest, info, r, masks, kind, layer) {
     const src = r.src.map((id) => info.src_vocab[id]), tgt = r.tgt.map((id) => info.tgt_vocab[id]);
     const keys = kind === "decoder" ? tgt : src, queries = kind === "encoder" ? src : tgt;
     const longest = Math.max(...keys.concat(queries).map((label) => String(label).length + 3));
@@ -133,7 +140,11 @@
     const grid = box.querySelector(".playground-heads"), weights = r.attention[kind][layer];
     while (grid.children.length > weights.length) grid.removeChild(grid.lastChild);
     while (grid.children.length < weights.length) grid.appendChild(el("div", {"class": "playground-head", role: "img"}));
-    weights.forEach((w, h) => {
+    const drawing = String(Number(grid.dataset.drawing || 0) + 1);
+    grid.dataset.drawing = drawing;
+    for (const [h, w] of weights.entries()) {
+      if (h > 0) await nextFrame();
+      if (grid.dataset.drawing !== drawing || !grid.children[h]) return; // redrawn or cleared meanwhile
       // Masked keys drawn as the background (grey): padding keys, and the future in the decoder's self-attention.
       const z = w.map((row, q) => row.map((x, k) => {
         const masked = kind === "decoder" ? k > q || r.tgt[k] === manifest.pad_id : r.src[k] === manifest.pad_id;
@@ -152,7 +163,7 @@
       }), PLOT_CONFIG);
       const head = `${KIND_NAMES[kind]}, layer ${layer}, head ${h}${silenced ? " (silenced)" : ""}`;
       grid.children[h].setAttribute("aria-label", `${head}: weights of ${queries.length} queries over ${keys.length} keys`);
-    });
+    }
   }
 
   // Plotly's first figure on a page costs several times what the next ones do (its stylesheet restyles the page, much
@@ -375,7 +386,8 @@
       return notes.join(" ");
     }
 
-    function show(r, intact, masks, info, input) {
+    // The result: the output at once (resultMs: from the request to the output in view), then the figures, one a frame.
+    async function show(r, intact, masks, info, input, asked) {
       result.hidden = false;
       staleNote.hidden = true;
       result.removeAttribute("data-stale");
@@ -385,13 +397,17 @@
       output.dataset.runs = String(Number(output.dataset.runs || 0) + 1);
       outputNote.textContent = outputNoteFor(info, r, r.src.filter((id) => id !== manifest.pad_id).length);
       beamBox.hidden = !r.beam;
+      if (r.beam) drawBeamList(beamBox, info, r.beam);
+      root.dataset.resultMs = (performance.now() - asked).toFixed(1);
+      await nextFrame();
       if (r.beam) {
-        drawBeamList(beamBox, info, r.beam);
         drawBeam(beamBox, manifest, info, r.beam);
+        await nextFrame();
       }
       drawSteps(stepsBox, manifest, info, r);
+      await nextFrame();
       shownResult = {r, masks, info, input};
-      drawAttention(result, manifest, info, r, masks, kindSelect.value, Number(layerSelect.value));
+      await drawAttention(result, manifest, info, r, masks, kindSelect.value, Number(layerSelect.value));
     }
 
     // Decode the current input (requests queue up; one superseded before it starts is skipped).
@@ -426,11 +442,11 @@
         const runs = [playground.search(name, src, masks, beamSize)];
         if (Engine.anySilenced(masks)) runs.push(playground.search(name, src, Engine.allHeads(info), beamSize));
         const [r, intact] = await Promise.all(runs);
-        show(r, intact, masks, info, input);
         const perStep = r.stepMs.reduce((a, b) => a + b, 0) / r.stepMs.length;
         status.textContent = `${r.beam ? `Beam search of ${beamSize} decoded` : "Decoded"} ${r.tokens.length} tokens in `
           + `${Math.round(r.totalMs)} ms in this page (${perStep.toFixed(1)} ms per step).`;
-        root.dataset.resultMs = (performance.now() - asked).toFixed(1); // from the request to the drawn result
+        await show(r, intact, masks, info, input, asked);
+        root.dataset.drawnMs = (performance.now() - asked).toFixed(1); // from the request to every figure drawn
         root.dataset.state = "ready";
         if (currentInput() !== input) markStale(); // edited while decoding
       } catch (err) {
