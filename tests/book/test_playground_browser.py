@@ -84,6 +84,17 @@ TEXT_CLASHES = """() => {
   return clashes.slice(0, 8);
 }"""
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
+# Controls, figures and text of the playground that end past its column or the screen (a page that does not scroll
+# sideways can still cut them off: the theme's column hides what overflows it).
+PAST_THE_EDGE = """() => {
+  const root = document.querySelector('.transformer-playground'), column = root.getBoundingClientRect();
+  const right = Math.min(column.right, window.innerWidth) + 1, left = Math.max(column.left, 0) - 1;
+  return [...root.querySelectorAll('input, select, button, summary, progress, p, li, .js-plotly-plot')]
+    .filter(e => e.offsetParent && !e.closest('.playground-scratch')).map(e => [e, e.getBoundingClientRect()])
+    .filter(([, box]) => box.width > 0 && (box.right > right || box.left < left))
+    .map(([e, box]) => ({element: e.className || e.tagName, left: Math.round(box.left), right: Math.round(box.right)}))
+    .slice(0, 5);
+}"""
 
 
 def manifest() -> dict:
@@ -379,8 +390,9 @@ def test_every_control_has_a_name_and_works_from_the_keyboard(browser: object, s
 
 
 @pytest.mark.parametrize("size", VIEWPORTS)
-def test_the_figures_keep_their_text_apart_and_inside_on_every_model(browser: object, server: tuple, size: str) -> None:  # noqa: F811
-    """Greedy and a beam of 4 for each model, at a phone's and a laptop's width; each state saved as a PNG."""
+def test_everything_fits_the_screen_and_no_figure_text_overlaps(browser: object, server: tuple, size: str) -> None:  # noqa: F811
+    """Greedy and a beam of 4 for each model, at a phone's and a laptop's width: no text of a figure over another or
+    outside its figure, no control or figure past the column or the screen; each state saved as a PNG."""
     run = open_playground(browser, server, size)
     try:
         page = run.page
@@ -398,6 +410,8 @@ def test_the_figures_keep_their_text_apart_and_inside_on_every_model(browser: ob
                 assert not clashes, f"{name}, search {search}, at {size} width: text over text, or outside its figure: {clashes}"
                 overflow = page.evaluate(SIDEWAYS)
                 assert overflow <= 1, f"{name}, search {search}: the page scrolls sideways by {overflow} px at {size} width"
+                past = page.evaluate(PAST_THE_EDGE)
+                assert not past, f"{name}, search {search}, at {size} width: past the column or the screen: {past}"
                 hidden = page.add_style_tag(content=STICKY_HIDDEN)
                 page.locator(ROOT).screenshot(path=str(FIGURE_SHOTS / f"14_playground__{name}-{search}__{size}.png"))
                 hidden.evaluate("style => style.remove()")
