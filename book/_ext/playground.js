@@ -364,10 +364,12 @@
       status.textContent = `${err.field === "padding" ? "Padding" : "Source"}: ${err.message}.`;
     }
 
+    // Padding out of range: the field shows what the page uses, and the note says why until the reader edits the field.
     function notePadding(pad) {
-      paddingNote.textContent = pad.clamped
-        ? `Padding: the page pads with 0 to ${MAX_PADDING} whole tokens, so ${pad.asked} became ${pad.count}.` : "";
-      if (pad.clamped) padding.value = String(pad.count);
+      if (!pad.clamped) return;
+      paddingNote.textContent = `Padding: the page pads with 0 to ${MAX_PADDING} whole tokens, so ${pad.asked} became `
+        + `${pad.count}.`;
+      padding.value = String(pad.count);
     }
 
     // Why the output ends where it does, when that is not just the model's own </s> on a source like its training's.
@@ -419,7 +421,7 @@
     }
 
     async function decodeInput(asked) {
-      const name = modelSelect.value, info = modelInfo(), beamSize = Number(searchSelect.value), input = currentInput();
+      const name = modelSelect.value, info = modelInfo(), beamSize = Number(searchSelect.value);
       let parsed, pad;
       try {
         parsed = Engine.parseSource(source.value, info, manifest);
@@ -432,6 +434,7 @@
       source.removeAttribute("aria-invalid");
       padding.removeAttribute("aria-invalid");
       notePadding(pad);
+      const input = currentInput(); // what the result is for: the padding as the page uses it
       tokensLine.textContent = info.input === "symbols" ? "" : `Tokens: ${parsed.tokens.join(" ")}`
         + (parsed.unknown.length ? `   (not in the vocabulary, read as <unk>: ${parsed.unknown.join(", ")})` : "");
       const src = [...parsed.ids, ...new Array(pad.count).fill(manifest.pad_id)], masks = readMasks();
@@ -482,6 +485,7 @@
     });
     [source, padding].forEach((field) => {
       field.addEventListener("input", markStale);
+      if (field === padding) field.addEventListener("input", () => { paddingNote.textContent = ""; });
       field.addEventListener("keydown", (event) => {
         if (event.key === "Enter") {
           event.preventDefault();
@@ -489,7 +493,9 @@
         }
       });
     });
-    padding.addEventListener("change", update);
+    padding.addEventListener("change", () => { // also on leaving the field: decode only what is not shown yet
+      if (!shownResult || currentInput() !== shownResult.input) update();
+    });
     searchSelect.addEventListener("change", update);
     decodeButton.addEventListener("click", update);
     kindSelect.addEventListener("change", redrawAttention);

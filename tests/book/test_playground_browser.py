@@ -301,8 +301,14 @@ def test_the_page_says_what_it_clamps_where_it_clamps_it(browser: object, server
             if asked == str(used):
                 assert page.is_hidden(note)
             else:
-                assert page.inner_text(note) == f"Padding: the page pads with 0 to 10 whole tokens, so {asked} became {used}."
+                said = f"Padding: the page pads with 0 to 10 whole tokens, so {asked} became {used}."
+                assert page.inner_text(note) == said
                 assert page.get_attribute(padding, "aria-describedby") == page.get_attribute(note, "id")
+                runs = page.get_attribute(f"{ROOT} .playground-output", "data-runs")
+                page.locator(padding).blur()  # leaving the field neither decodes again nor takes the note away
+                page.wait_for_timeout(500)
+                assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
+                assert page.inner_text(note) == said and page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
         pad("0")
         longest = info["trained_source_tokens"][1]
         twenty = " ".join(str(3 + i % 10) for i in range(20))
