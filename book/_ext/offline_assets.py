@@ -13,9 +13,10 @@
   ``crossorigin`` attributes that pinned the CDN files.
 
 - The playground (``book/14_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
-  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js
-  and ``playground.js`` (beside this module) to the page that has a playground; that script loads ONNX Runtime Web
-  (``_static/vendor/ort/``) only when the reader first uses it. When that folder holds no models (a fresh output
+  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js,
+  ``playground_engine.js`` (tokenizer, decoding, beam search, loading; no DOM) and ``playground.js`` (the controls
+  and figures), both beside this module, to the page that has a playground; they load ONNX Runtime Web
+  (``_static/vendor/ort/``) and the model when the playground comes into view. When that folder holds no models (a fresh output
   folder with a kept jupyter-cache, as in CI, which caches only ``_build/.jupyter_cache``), the playground notebooks
   (those that call ``write_playground(``) are dropped from jupyter-cache before reading, so that they run again
   and export their models; a page that still has the playground without models fails the build with a warning.
@@ -46,13 +47,14 @@ VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
 STYLESHEET = "book.css"  # beside this module, copied to _static/
 FIGURE_SCRIPT = "figures.js"  # beside this module, copied to _static/: controls above figures, narrow layouts
-PLAYGROUND_SCRIPT = "playground.js"  # beside this module, copied to _static/: the in-page playground
+PLAYGROUND_SCRIPTS = ("playground_engine.js", "playground.js")  # beside this module, copied to _static/, in this order
 PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # the same name as transformer_book.playground.PLAYGROUND_ENV
 PLAYGROUND_OUT = "_static/playground"  # relative to the HTML output folder: the exported models
 PLAYGROUND_CLASS = "transformer-playground"  # the playground's element (transformer_book.playground.playground_html)
 REQUIRED = (
     "mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js",
-    "ort/ort.wasm.min.js", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm",
+    "ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm",
+    "ort/ort-wasm-simd-threaded.wasm.gz",
 )
 
 # (CDN URL pattern, local file without extension); the URL's own ".js" (if any) is kept, because RequireJS paths
@@ -143,7 +145,7 @@ def _copy_assets(app: Sphinx) -> None:
     import plotly
 
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
-    for name in (STYLESHEET, FIGURE_SCRIPT, PLAYGROUND_SCRIPT):
+    for name in (STYLESHEET, FIGURE_SCRIPT, *PLAYGROUND_SCRIPTS):
         shutil.copy2(Path(__file__).with_name(name), Path(app.outdir, "_static", name))
 
 
@@ -180,7 +182,8 @@ def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict,
     if PLAYGROUND_CLASS in body:
         if "plotly-graph-div" not in body:
             app.add_js_file("vendor/plotly.min.js", priority=200)
-        app.add_js_file(PLAYGROUND_SCRIPT, priority=202)
+        for priority, script in enumerate(PLAYGROUND_SCRIPTS, start=202):
+            app.add_js_file(script, priority=priority)
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
