@@ -10,13 +10,16 @@
 #   html-manager/     @jupyter-widgets/html-manager's embed-amd.js (static ipywidgets state, if a page has any)
 #   ort/              onnxruntime-web's WebAssembly-only build (ort.wasm.min.js, its loader .mjs and the 14 MB .wasm),
 #                     which the playground page loads at the reader's first interaction (book/_ext/playground.js)
+#   tests/axe.min.js  axe-core, the accessibility checker that the browser test runs on every page; for the tests
+#                     only: offline_assets.py does not copy tests/ into the built site
 # plotly.min.js is not fetched here: the extension copies the one shipped with the installed plotly package, so the
 # JavaScript always matches the Python side. Idempotent: does nothing when book/_vendor/ already holds these versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEST=book/_vendor
-PACKAGES=(mathjax@3.2.2 requirejs@2.3.6 d3@5.7.0 jquery@2.2.4 @jupyter-widgets/html-manager@1.0.6 onnxruntime-web@1.30.0)
+PACKAGES=(mathjax@3.2.2 requirejs@2.3.6 d3@5.7.0 jquery@2.2.4 @jupyter-widgets/html-manager@1.0.6 onnxruntime-web@1.30.0
+          axe-core@4.14.1)
 STAMP="$DEST/.vendored"
 
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "${PACKAGES[*]}" ] && [ -f "$DEST/mathjax/tex-chtml.js" ]; then
@@ -51,6 +54,8 @@ mkdir -p "$out/ort"
 for file in ort.wasm.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm; do
     cp "$tmp/onnxruntime-web/package/dist/$file" "$out/ort/"
 done
+mkdir -p "$out/tests"
+cp "$tmp/axe-core/package/axe.min.js" "$out/tests/"
 echo "${PACKAGES[*]}" > "$out/.vendored"
 
 rm -rf "$DEST"
