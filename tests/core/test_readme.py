@@ -21,3 +21,11 @@ def test_readme_python_example_runs(index, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the decoding example loads copy.pt, which `python -m transformer train` writes
     save_checkpoint(Transformer(small_model_config()), tmp_path / "copy.pt")
     exec(compile(EXAMPLES[index], f"README.md example {index + 1}", "exec"), {})
+
+
+def test_the_torch_version_the_readme_names_is_the_makefiles() -> None:
+    """The Makefile's TORCH_VERSION is the one place the version is chosen; the README's commands must name it."""
+    makefile = (README.parent / "Makefile").read_text()
+    version = re.search(r"^TORCH_VERSION \?= (\S+)$", makefile, re.MULTILINE)[1]
+    named = set(re.findall(r"torch==([0-9][0-9.]*[0-9])", README.read_text()))
+    assert named == {version}, f"the README names torch {sorted(named)}; the Makefile installs {version}"
