@@ -11,13 +11,16 @@
 #   ort/              onnxruntime-web's WebAssembly-only build as an ES module (ort.wasm.min.mjs, its loader .mjs and
 #                     the 14 MB .wasm, also gzipped: 3.7 MB, which the page unpacks itself with DecompressionStream, on
 #                     any static host), which the playground loads when it comes into view (book/_ext/playground_engine.js)
+#   tests/axe.min.js  axe-core, the accessibility checker that the browser test runs on every page; for the tests
+#                     only: offline_assets.py does not copy tests/ into the built site
 # plotly.min.js is not fetched here: the extension copies the one shipped with the installed plotly package, so the
 # JavaScript always matches the Python side. Idempotent: does nothing when book/_vendor/ already holds these versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEST=book/_vendor
-PACKAGES=(mathjax@3.2.2 requirejs@2.3.6 d3@5.7.0 jquery@2.2.4 @jupyter-widgets/html-manager@1.0.6 onnxruntime-web@1.30.0)
+PACKAGES=(mathjax@3.2.2 requirejs@2.3.6 d3@5.7.0 jquery@2.2.4 @jupyter-widgets/html-manager@1.0.6 onnxruntime-web@1.30.0
+          axe-core@4.14.1)
 ORT_FILES=(ort.wasm.min.mjs ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm)
 STAMP="$DEST/.vendored"
 WANTED="${PACKAGES[*]} ort: ${ORT_FILES[*]} ort-wasm-simd-threaded.wasm.gz"
@@ -55,6 +58,8 @@ for file in "${ORT_FILES[@]}"; do
     cp "$tmp/onnxruntime-web/package/dist/$file" "$out/ort/"
 done
 gzip -9 -n -k "$out/ort/ort-wasm-simd-threaded.wasm"  # -n: no name or time in the header, the same bytes every time
+mkdir -p "$out/tests"
+cp "$tmp/axe-core/package/axe.min.js" "$out/tests/"
 echo "$WANTED" > "$out/.vendored"
 
 rm -rf "$DEST"

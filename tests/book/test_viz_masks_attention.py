@@ -67,15 +67,18 @@ def test_attention_heads_draws_every_head_and_a_dropdown_picks_the_group():
 def test_attention_picker_head_buttons_and_group_dropdown_touch_different_attributes():
     G, H, T = 2, 3, 6
     w = random_weights(G, H, T, T)
-    fig = va.attention_picker(w, TOKENS, TOKENS, group_names=["no mask", "causal"])
+    fig = va.attention_picker(w, TOKENS, TOKENS, group_names=["no mask", "causal"], title="Weights")
     assert len(fig.data) == G and [t.visible for t in fig.data] == [True, False]
+    assert fig.layout.title.text == "Weights · head 0"  # the title says which head is shown
     heads, groups = fig.layout.updatemenus
     assert heads.type == "buttons" and [b.label for b in heads.buttons] == ["head 0", "head 1", "head 2"]
     for h, button in enumerate(heads.buttons):
-        update, traces = button.args
+        update, layout, traces = button.args
         assert set(update) == {"z"} and list(traces) == list(range(G))
+        assert layout == {"title.text": f"Weights · head {h}"}
         for g in range(G):
             assert np.allclose(np.array(update["z"][g]), w[g, h].numpy(), atol=1e-4)
+    assert va.attention_picker(w, TOKENS, TOKENS).layout.title.text == "head 0"
     assert groups.type == "dropdown"
     assert [set(b.args[0]) for b in groups.buttons] == [{"visible"}, {"visible"}]
     assert [b.args[0]["visible"] for b in groups.buttons] == [[True, False], [False, True]]

@@ -61,7 +61,7 @@ def attention_heatmap(
     show_values = w.size <= 100 if show_values is None else show_values
     trace = _weights_heatmap(w, token_labels(q_tokens), token_labels(k_tokens), show_values=show_values)
     fig = go.Figure(trace)
-    fig.update_xaxes(title_text="key", side="bottom", tickangle=-45 if len(k_tokens) > 8 else 0)
+    fig.update_xaxes(title_text="key", side="bottom", tickangle=-45 if len(k_tokens) > 8 else None)
     fig.update_yaxes(title_text="query", autorange="reversed")
     height = int(min(640, 200 + 34 * len(q_tokens)))
     return style(fig, title, height=height, width=260 + 44 * len(k_tokens))
@@ -125,7 +125,8 @@ def attention_picker(
     """One large map with a head picker (buttons) and, for ``(G, H, T_q, T_k)`` weights, a group picker (dropdown).
 
     The two controls combine without a kernel because each changes a different attribute: the group picker shows one
-    trace per group (``visible``), the head picker rewrites every group trace's data (``z``) with that head's weights.
+    trace per group (``visible``), the head picker rewrites every group trace's data (``z``) with that head's weights
+    and names the head in the title (``title · head 2``).
     """
     w = _grouped(weights)  # (G, H, T_q, T_k)
     G, H = w.shape[:2]
@@ -138,14 +139,17 @@ def attention_picker(
         trace = _weights_heatmap(w[g, 0], q_labels, k_labels, name=names[g], show_values=show_values)
         trace.visible = g == 0
         fig.add_trace(trace)
+    def titled(h: int) -> str:
+        return f"{title} · {head_label} {h}" if title else f"{head_label} {h}"
+
     head_buttons = [
-        dict(label=f"{head_label} {h}", method="restyle",
-             args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, list(range(G))])
+        dict(label=f"{head_label} {h}", method="update",
+             args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))])
         for h in range(H)
     ]
-    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else 0)
+    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else None)
     fig.update_yaxes(title_text="query", autorange="reversed")
-    style(fig, title, height=int(min(720, 280 + 36 * len(q_tokens))))
+    style(fig, titled(0), height=int(min(720, 280 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=120))
     y = _above(fig, 12)
     menus = [
@@ -295,10 +299,12 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
             f"entropy {r.entropy_raw:.2f} vs {r.entropy_scaled:.2f} nats (uniform: {math.log(n_keys):.2f})"
         )
         steps.append(dict(label=str(r.d_k), method="update", args=[{"visible": visible}, {"title.text": summary}]))
+    # The legend right under the axis titles, the slider under it (the static book shows it above the figure).
+    plot_height = 560 - 110 - 170
     fig.update_layout(
         barmode="overlay", bargap=0,
-        sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="d_k = "), pad=dict(t=60), x=0.0, len=1.0)],
-        legend=dict(orientation="h", x=0.0, y=-0.62, xanchor="left"),
+        sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="d_k = "), pad=dict(t=95), x=0.0, len=1.0)],
+        legend=dict(orientation="h", x=0.0, y=-58 / plot_height, xanchor="left", yanchor="top"),
     )
     fig.update_xaxes(title_text="score", range=[-edge, edge], row=1, col=1)
     decades = [10.0**e for e in range(-4, 1)]

@@ -28,7 +28,7 @@ def greedy_stepper(
     or Play): the decoder's input so far (top) and the probability of every possible next token (bottom), the chosen
     one in red with its value. The next frame's input is this frame's input with the chosen token appended; a run
     that has already finished keeps showing its last step. ``target_probability`` draws, dashed, the probability that
-    label smoothing trains the right token towards."""
+    label smoothing trains the right token towards (said in the panel's title, where no bar's label can cover it)."""
     names = list(runs)
     if not names or any(len(runs[name]) == 0 for name in names):
         raise ValueError(f"runs must map names to non-empty lists of greedy steps; got {[len(runs[n]) for n in names]}")
@@ -36,8 +36,11 @@ def greedy_stepper(
     vocab = runs[names[0]][0].log_probs.size(-1)
     width = n_steps + 1
     labels = [_label(t) for t in range(vocab)]
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.26,
-                        subplot_titles=("decoder input so far", "probability of each next token"))
+    probabilities = "probability of each next token"
+    if target_probability is not None:
+        probabilities += f"<br><span style='font-size:12px'>dashed: label smoothing's target, {target_probability:.3f}</span>"
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.3,
+                        subplot_titles=("decoder input so far", probabilities))
 
     def state(steps: Sequence[GreedyStep], i: int) -> tuple[go.Heatmap, go.Bar]:
         step = steps[min(i, len(steps) - 1)]
@@ -75,7 +78,7 @@ def greedy_stepper(
             buttons=[dict(label=html.escape(name), method="restyle",
                           args=[{"visible": [k == shown for k in range(len(names)) for _ in range(2)]}])
                      for shown, name in enumerate(names)],
-            direction="down", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
+            direction="down", x=1.0, xanchor="right", y=1.0, yanchor="bottom", name="model",
         ))
     fig.update_layout(
         sliders=[dict(
@@ -87,9 +90,7 @@ def greedy_stepper(
         updatemenus=menus,
     )
     if target_probability is not None:
-        fig.add_hline(y=target_probability, line=dict(color="#6b7280", width=1.5, dash="dash"), row=2, col=1,
-                      annotation_text=f"label smoothing's target {target_probability:.3f}",
-                      annotation_position="top left", annotation_font=dict(size=12, color="#4b5563"))
+        fig.add_hline(y=target_probability, line=dict(color="#6b7280", width=1.5, dash="dash"), row=2, col=1)
     fig.update_xaxes(title_text="position", dtick=1, range=[-0.5, width - 0.5], row=1, col=1)
     fig.update_yaxes(title_text="", row=1, col=1)
     fig.update_xaxes(title_text="next token", type="category", row=2, col=1)
