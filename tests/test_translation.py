@@ -204,7 +204,7 @@ def test_the_library_cuts_text_as_the_hand_written_algorithm(pairs: tuple[list[P
     awkward = ["THREE Hundred", "Zürich, Österreich, Straße", "in 3  days\n", "€1,234.50 and ½ of 2²", "naïve café",
                "日本 and Ελλάδα", "tab\tand\u00a0nbsp", "a\u2581b", "", " ", "twenty-five!?", "x" * 40, "A\u0308rger"]
     for text in [p.english for p in pairs[1][:300]] + [p.german for p in pairs[1][:300]] + awkward:
-        assert reference_ids(vocab, text) == vocab.encode(text), text
+        assert vocab.reference_encode(text) == vocab.encode(text), text
         assert [vocab.itos[i] for i in vocab.encode(text)] == vocab.tokenize(text)
 
 
@@ -212,7 +212,7 @@ def test_the_library_cuts_text_as_the_hand_written_algorithm(pairs: tuple[list[P
 @given(st.text(st.characters(exclude_categories=("Cs", "Cn", "Co")), max_size=30))
 def test_the_library_and_the_algorithm_agree_on_any_text(text: str) -> None:
     vocab = _SMALL_VOCAB()
-    assert reference_ids(vocab, text) == vocab.encode(text)
+    assert vocab.reference_encode(text) == vocab.encode(text)
 
 
 def test_unknown_characters_become_unk_and_are_reported(vocab: SubwordVocabulary) -> None:
@@ -247,12 +247,6 @@ def test_translation_data_shares_one_vocabulary_trained_on_both_languages() -> N
     batches = data.test_batches(batch_size=150)
     assert [len(b) for b in batches] == [150, 50]
     assert data.vocab.decode_batch(batches[1].src)[0] == data.test[150].english
-
-
-def reference_ids(vocab: SubwordVocabulary, text: str) -> list[int]:
-    """What a port of the tokenizer to another language computes: pieces, merges by rank, ids (UNK when unknown)."""
-    symbols = [s for piece in pre_tokenize(text) for s in apply_merges(piece, vocab.merges)]
-    return [vocab.stoi.get(s, UNK_ID) for s in symbols]
 
 
 def _small_vocab_factory():

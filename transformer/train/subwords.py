@@ -16,6 +16,7 @@ tests check that both cut every text the same way.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import Counter
@@ -26,7 +27,7 @@ import torch
 from torch import Tensor
 
 from ..data import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS
-from ..tokenizer import UNK
+from ..tokenizer import UNK, UNK_ID
 
 SPACE = "\u2581"  # ▁, which stands for the space before a word
 WHITESPACE = "\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"  # Unicode's White_Space, as a regex class
@@ -155,6 +156,8 @@ class SubwordVocabulary:
         self.stoi = vocab  # token -> id
         if tuple(self.itos[: len(SPECIALS)]) != SPECIALS:
             raise ValueError(f"the tokenizer's first ids must be {SPECIALS}; got {self.itos[: len(SPECIALS)]}")
+        merges = json.loads(tokenizer.to_str())["model"]["merges"]  # in the order they were learned
+        self.merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in merges]
 
     @classmethod
     def train(cls, texts: Iterable[str], vocab_size: int) -> SubwordVocabulary:
@@ -189,13 +192,6 @@ class SubwordVocabulary:
         """Everything needed to tokenize as this vocabulary does, as `tokenizers`' JSON (merges in order)."""
         return self.tokenizer.to_str()
 
-    @property
-    def merges(self) -> list[tuple[str, str]]:
-        """The merges, in the order they were learned."""
-        import json
-
-        return [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in json.loads(self.to_json())["model"]["merges"]]
-
     def __len__(self) -> int:
         return len(self.itos)
 
@@ -216,6 +212,13 @@ class SubwordVocabulary:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str; got {type(text).__name__}: {text!r}")
         return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def reference_encode(self, text: str) -> list[int]:
+        """The ids of ``text`` by the algorithm written out: :func:`pre_tokenize`, :func:`apply_merges` with this
+        vocabulary's merges, then each symbol's id (``UNK_ID`` for an unknown character). The same ids as
+        :meth:`encode` (the tests check it on any text): what a port of the tokenizer to another language computes."""
+        symbols = [symbol for piece in pre_tokenize(text) for symbol in apply_merges(piece, self.merges)]
+        return [self.stoi.get(symbol, UNK_ID) for symbol in symbols]
 
     def unknown(self, text: str) -> list[str]:
         """The characters of ``text`` that the vocabulary does not hold (those :meth:`encode` turns into ``UNK_ID``)."""

@@ -47,7 +47,7 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
     fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, margin=dict(l=20, r=20, t=110, b=30),
                       updatemenus=[dropdown(buttons, x=0.0, y=1.02, name="merges learned")],
                       uniformtext=dict(minsize=10, mode="show"))
-    fig.update_xaxes(visible=False, range=[0, max(len(piece) for piece in pieces)])
+    fig.update_xaxes(visible=False, range=[-0.05, max(len(piece) for piece in pieces) + 0.05])
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     return fig
 
