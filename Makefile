@@ -12,8 +12,9 @@ PYTHON ?= $(VENV)/bin/python
 export VIRTUAL_ENV := $(VENV)
 export PATH := $(VENV)/bin:$(PATH)
 PIP ?= $(PYTHON) -m pip
-# constraints.txt pins every package the build depends on (`make lock` refreshes it); requirements.txt says what we
-# need, with the few pins we choose ourselves (the book's theme), which constraints.txt leaves to it.
+# constraints.txt pins every package the build depends on (`make lock` refreshes it); pyproject.toml's extras say what
+# we need, with the few pins we choose ourselves (the book's theme), which constraints.txt leaves to them;
+# requirements.txt installs the package with those extras.
 PIP_INSTALL = $(PIP) install -q -c constraints.txt
 JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
@@ -27,19 +28,21 @@ APT_TOOLS := chromium npm
 NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint test nbval nbval-perturbed browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval nbval-perturbed browser-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
-	@echo "                   (when no torch), requirements.txt under constraints.txt, the package, chromium and npm"
-	@echo "make lock          re-resolve requirements.txt in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
+	@echo "                   (when no torch), the package with its extras (requirements.txt) under constraints.txt,"
+	@echo "                   chromium and npm"
+	@echo "make lock          re-resolve pyproject's extras in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time) and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
+	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
 	@echo "make nbval-perturbed   nbval again with the CPU's vector instructions one level down (AVX-512 -> AVX2 -> none)"
-	@echo "make test          lint + book + pytest tests (browser test included) + nbval + nbval-perturbed"
+	@echo "make test          check + book + the other tests (slow core, book kit, browser) + nbval + nbval-perturbed"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -49,7 +52,6 @@ setup: $(SETUP_STAMP)
 $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
-	$(PIP_INSTALL) -e .
 	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
@@ -60,7 +62,7 @@ $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REP
 $(REPO_VENV_PYTHON):
 	$(BOOTSTRAP_PYTHON) -m venv $(CURDIR)/.venv
 
-# Resolve requirements.txt afresh (no constraints) in a throw-away environment and freeze it into constraints.txt.
+# Resolve pyproject's extras afresh (no constraints) in a throw-away environment and freeze them into constraints.txt.
 # With the oldest Python the book builds on (sphinx-book-theme 1.3 needs 3.11; Debian 12 has 3.11.2): newer releases
 # of some packages need a newer Python than a machine may have, never the other way round.
 LOCK_PYTHON ?= python3.11
@@ -86,9 +88,13 @@ clean:
 clean-all: clean
 	rm -rf book/_vendor
 
-lint:
+lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
 	actionlint .github/workflows/*.yml
+
+# The quick loop while changing the package: what needs only torch, minus training runs, compiling and subprocesses.
+check: lint
+	$(PYTHON) -m pytest tests/core -m "not slow" -q -n $(JOBS)
 
 # Rewrite the copies of the repository's address (notebooks' install lines, README) from _config.yml.
 sync-url:
@@ -111,10 +117,11 @@ nbval-perturbed: setup
 		$(NBVAL) book/
 
 browser-test:
-	$(PYTHON) -m pytest tests/test_book_browser.py
+	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
 
-test: lint book
-	$(PYTHON) -m pytest tests -n $(JOBS) --dist loadfile
+# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's.
+test: check book
+	$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval
 	$(MAKE) --no-print-directory nbval-perturbed
 

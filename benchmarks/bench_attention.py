@@ -27,8 +27,9 @@ from torch import Tensor, nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load_average, median_ms, paired_ratio, parse_args, parser, time_many, write_results  # noqa: E402
 
-from transformer import MultiHeadAttention, key_padding_mask, padding_mask_from_lengths  # noqa: E402
+from transformer import MultiHeadAttention  # noqa: E402
 from transformer.interop import copy_from_torch  # noqa: E402
+from transformer.masks import key_padding_mask, padding_mask_from_lengths  # noqa: E402
 
 PATHS = ("fused", "readable", "torch")
 

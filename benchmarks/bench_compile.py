@@ -23,8 +23,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load_average, median_ms, paired_ratio, parse_args, parser, synchronize, time_many, write_results  # noqa: E402
 
-from transformer import Batch, Transformer, task_batch  # noqa: E402
-from transformer.training import small_model_config, train_step  # noqa: E402
+from transformer import Transformer  # noqa: E402
+from transformer.train.loop import train_step  # noqa: E402
+from transformer.train.recipes import small_model_config  # noqa: E402
+from transformer.train.tasks import Batch, task_batch  # noqa: E402
 
 
 def settings(quick: bool) -> dict:
@@ -58,7 +60,7 @@ def main() -> None:
             eager = Transformer(small_model_config(**overrides)).to(device).train()
             compiled_weights = copy.deepcopy(eager)
             compiled = torch.compile(compiled_weights, backend=backend)
-            batch = task_batch("copy", s["batch"], generator=torch.Generator().manual_seed(0)).to(device)
+            batch = task_batch("copy", s["batch"], rng=torch.Generator().manual_seed(0)).to(device)
             optimizers = {
                 "eager": torch.optim.Adam(eager.parameters(), lr=1e-4),
                 "compiled": torch.optim.Adam(compiled_weights.parameters(), lr=1e-4),

@@ -6,7 +6,7 @@ sequences of lengths 1-10 (never the training stream). Training time excludes th
 script reports the training time of the whole documented run and its final exact match, and the first check (every
 ``--check-every`` steps, on 1,000 fresh sequences) at which every sequence was right, with its training time.
 
-The Annotated-Transformer-like run (:func:`transformer.training.annotated_transformer_configs`: d_model 512, 2 + 2
+The Annotated-Transformer-like run (:func:`transformer.train.recipes.annotated_transformer_configs`: d_model 512, 2 + 2
 layers, dropout 0.1, batch 80, warm-up 400 on the paper's schedule) is published with 400 steps: the script records
 the exact match at step 400, then keeps training on the same schedule (the first 400 steps are the published run,
 bit for bit) until a check reaches 100 % or ``--annotated-max-steps`` (default 600; 400 runs only the published
@@ -30,13 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import parse_args, parser, write_results  # noqa: E402
 
 from transformer import Transformer  # noqa: E402
-from transformer.training import (  # noqa: E402
-    TrainConfig,
-    annotated_transformer_configs,
-    evaluate,
-    small_model_config,
-    train,
-)
+from transformer.train.config import TrainConfig
+from transformer.train.evaluation import evaluate
+from transformer.train.loop import train
+from transformer.train.recipes import annotated_transformer_configs, small_model_config
 
 FINAL_EVAL_SEED = 2024  # the final 1,000 sequences: neither the training stream nor the periodic checks
 

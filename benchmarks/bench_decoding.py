@@ -26,9 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import median_ms, paired_ratio, parse_args, parser, time_many, write_results  # noqa: E402
 
 from transformer import Transformer  # noqa: E402
-from transformer.data import EOS_ID, random_sequences  # noqa: E402
 from transformer.decoding import greedy_decode  # noqa: E402
-from transformer.training import small_model_config  # noqa: E402
+from transformer.tokens import EOS_ID  # noqa: E402
+from transformer.train.recipes import small_model_config  # noqa: E402
+from transformer.train.tasks import random_sequences  # noqa: E402
 
 GOAL_SPEEDUP, GOAL_TOKENS = 3.0, 64
 MODELS = {
@@ -40,9 +41,9 @@ MODELS = {
 def build_model(sizes: dict, max_len: int) -> Transformer:
     """An untrained model that never says EOS, so that decoding always runs ``max_len`` steps."""
     torch.manual_seed(0)
-    model = Transformer(small_model_config(max_len=max(max_len, 64) + 1, **sizes)).eval()
+    model = Transformer(small_model_config(max_positions=max(max_len, 64) + 1, **sizes)).eval()
     with torch.no_grad():
-        model.generator.bias[EOS_ID] = -1e4
+        model.lm_head.bias[EOS_ID] = -1e4
     return model
 
 
@@ -51,7 +52,7 @@ def main() -> None:
     lengths = (4, GOAL_TOKENS) if args.quick else (16, GOAL_TOKENS, 256)
     models = {"small (d_model 64)": MODELS["small (d_model 64)"]} if args.quick else MODELS
     batch, rounds = (2, 2) if args.quick else (8, 5)
-    src, _ = random_sequences(batch, min_len=10, max_len=10, generator=torch.Generator().manual_seed(0))  # (B, 10)
+    src, _ = random_sequences(batch, min_seq_len=10, max_seq_len=10, rng=torch.Generator().manual_seed(0))  # (B, 10)
     results = []
     for name, sizes in models.items():
         model = build_model(sizes, max(lengths))

@@ -1,4 +1,4 @@
-"""The playground page (book/12_playground.ipynb) in headless Chromium: how long a reader waits.
+"""The playground page (book/14_playground.ipynb) in headless Chromium: how long a reader waits.
 
 - first result, cold: from the first press of Decode on a freshly opened page (a new browser profile: nothing
   cached) to the drawn result (the page's own clock: ``data-result-ms``); ONNX Runtime Web's script and 14 MB
@@ -12,7 +12,7 @@
 - asset sizes: the bytes the first interaction fetches.
 
 Needs the built book (``make book``) and Chromium (``BOOK_CHROMIUM``, default /usr/bin/chromium). The page is
-served on 127.0.0.1 under the site's sub-path, as tests/test_book_browser.py serves it. ``--quick``: one round.
+served on 127.0.0.1 under the site's sub-path, as tests/book/test_book_browser.py serves it. ``--quick``: one round.
 Writes ``results/playground.json``.
 """
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, parse_args, parser, write_results  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
-PAGE = "book/12_playground.html"
+PAGE = "book/14_playground.html"
 FIRST_RESULT_GOAL_S = 2.0
 PER_TOKEN_GOAL_MS = 20.0
 ASSETS = ("_static/vendor/ort/ort.wasm.min.js", "_static/vendor/ort/ort-wasm-simd-threaded.mjs",
@@ -80,7 +80,7 @@ def main() -> None:
         sys.exit(f"{SITE / PAGE} missing: build the book first (make book)")
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "book"))
     from test_book_browser import CHROMIUM_ARGS, PREFIX
 
     rounds = 1 if args.quick else 5

@@ -27,17 +27,10 @@ from torch import Tensor, nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load_average, median_ms, paired_ratio, parse_args, parser, time_many, write_results  # noqa: E402
 
-from transformer import (  # noqa: E402
-    SinusoidalPositionalEncoding,
-    TokenEmbedding,
-    Transformer,
-    TransformerConfig,
-    causal_mask,
-    key_padding_mask,
-    padding_mask,
-    to_torch_mask,
-)
+from transformer import Transformer, TransformerConfig, causal_mask, padding_mask
+from transformer.embeddings import SinusoidalPositionalEncoding, TokenEmbedding
 from transformer.interop import copy_from_torch  # noqa: E402
+from transformer.masks import key_padding_mask, to_torch_mask
 from transformer_book.results import profile_ops  # noqa: E402
 
 VOCAB = 1000
@@ -54,13 +47,13 @@ class TorchReference(nn.Module):
         super().__init__()
         self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = TokenEmbedding(c.tgt_vocab_size, c.d_model)
-        self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_len)
+        self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_positions)
         self.embed_dropout = nn.Dropout(c.dropout)
         self.core = nn.Transformer(
             c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout,
             activation=c.activation, layer_norm_eps=c.layer_norm_eps, batch_first=True, norm_first=c.norm_first,
         )
-        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
         src_padding = key_padding_mask(padding_mask(src, PAD))  # (B, S), True = padding
@@ -72,7 +65,7 @@ class TorchReference(nn.Module):
             tgt_mask=future, src_key_padding_mask=src_padding, tgt_key_padding_mask=tgt_padding,
             memory_key_padding_mask=src_padding,
         )  # (B, T, d_model)
-        return self.generator(hidden)  # (B, T, V)
+        return self.lm_head(hidden)  # (B, T, V)
 
 
 def build_pair(config: TransformerConfig, device: torch.device) -> tuple[Transformer, TorchReference]:
@@ -84,7 +77,7 @@ def build_pair(config: TransformerConfig, device: torch.device) -> tuple[Transfo
     with torch.no_grad():
         ours.src_embed.weight.copy_(reference.src_embed.weight)
         ours.tgt_embed.weight.copy_(reference.tgt_embed.weight)
-        ours.generator.load_state_dict(reference.generator.state_dict())
+        ours.lm_head.load_state_dict(reference.lm_head.state_dict())
     assert ours.num_parameters() == sum(p.numel() for p in reference.parameters())
     return ours, reference
 
@@ -156,7 +149,7 @@ def main() -> None:
                 n_heads = max(4, d_model // 64)
                 config = TransformerConfig(
                     VOCAB, VOCAB, d_model=d_model, n_heads=n_heads, d_ff=4 * d_model, n_encoder_layers=s["layers"],
-                    n_decoder_layers=s["layers"], dropout=0.1, max_len=max(512, seq_len + 1), pad_id=PAD,
+                    n_decoder_layers=s["layers"], dropout=0.1, max_positions=max(512, seq_len + 1), pad_id=PAD,
                     final_norm=True,  # nn.Transformer's layout
                 )
                 batch = max(1, s["tokens_per_batch"] // seq_len)

@@ -23,6 +23,10 @@ from torch import Tensor
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves, tree_map
 
+from transformer import Transformer
+from transformer.train.recipes import small_model_config
+from transformer.train.tasks import task_batch
+
 ELSEWHERE = torch.device("meta")  # the name the simulated device goes by; its tensors keep their CPU data
 
 
@@ -88,3 +92,22 @@ def put_elsewhere(model: torch.nn.Module) -> torch.nn.Module:
                 if tensor is not None:
                     store[name] = moved.setdefault(id(tensor), tensor.detach().as_subclass(Elsewhere))
     return model
+
+
+def cpu_model(weights) -> Transformer:
+    model = Transformer(small_model_config()).eval()
+    model.load_state_dict(weights)
+    return model
+
+
+def elsewhere_model(weights) -> Transformer:
+    return put_elsewhere(cpu_model(weights))
+
+
+def batch(n: int = 6):
+    return task_batch("copy", n, rng=torch.Generator().manual_seed(5))
+
+
+def plain(x: torch.Tensor) -> bool:
+    """A plain CPU tensor: what a figure or a print can use."""
+    return type(x) is torch.Tensor and x.device.type == "cpu"

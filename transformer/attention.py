@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -13,7 +14,8 @@ from torch import Tensor, nn
 from .checks import (
     check_attention_inputs,
     check_attention_module_inputs,
-    check_int,
+    check_bool,
+    check_heads,
     check_mask,
     check_probability,
     checking_inputs,
@@ -126,15 +128,9 @@ class MultiHeadAttention(nn.Module):
         attention: AttentionFunction | None = None,
     ):
         super().__init__()
-        check_int("d_model", d_model, minimum=1)
-        check_int("n_heads", n_heads, minimum=1)
-        if d_model % n_heads != 0:
-            raise ValueError(
-                f"d_model must be divisible by n_heads; got d_model={d_model}, n_heads={n_heads}"
-            )
+        check_heads(d_model, n_heads)
         check_probability("dropout", dropout)
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias must be a bool; got {bias!r}")
+        check_bool("bias", bias)
         self.d_model, self.n_heads, self.d_k, self.dropout = d_model, n_heads, d_model // n_heads, dropout
         self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_Q, W_K, W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -152,6 +148,7 @@ class MultiHeadAttention(nn.Module):
         key: Tensor,
         value: Tensor,
         mask: Tensor | None = None,
+        *,
         need_weights: bool = False,
         cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
@@ -220,3 +217,18 @@ class MultiHeadAttention(nn.Module):
         attn_mask, no_key = cache.fused_mask(mask) if cache is not None and cache.static else _fused_mask(mask)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
         return out if no_key is None else out.masked_fill(no_key, 0.0)  # (B, H, T_q, d_k)
+
+
+@contextmanager
+def masked_heads(modules: Sequence[MultiHeadAttention], head_masks: Sequence[Tensor] | Tensor) -> Iterator[None]:
+    """Give attention module ``i`` the head mask ``head_masks[i]`` (``(H,)``: 1 keeps a head, 0 silences it) inside
+    the block, restoring the masks they had before (ablation studies, and the exported graphs' head-mask inputs).
+    ``head_masks`` is a list of ``(H,)`` tensors or one ``(len(modules), H)`` tensor."""
+    previous = [module.head_mask for module in modules]
+    try:
+        for module, mask in zip(modules, head_masks, strict=True):
+            module.head_mask = mask
+        yield
+    finally:
+        for module, mask in zip(modules, previous, strict=True):
+            module.head_mask = mask

@@ -9,15 +9,18 @@ tracing and ONNX export the checks are off too (:func:`checking_inputs`): they r
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TypeVar
 
 import torch
 from torch import Tensor
 
 _CHECK_INPUTS: ContextVar[bool] = ContextVar("transformer_check_inputs", default=True)
+Renamed = TypeVar("Renamed", bound=Callable)
 
 
 def tracing() -> bool:
@@ -49,12 +52,44 @@ def checking_inputs() -> bool:
 # ---- configuration values ------------------------------------------------------------------------------------
 
 
-def check_int(name: str, value: object, minimum: int) -> None:
-    """Raise a clear error unless ``value`` is an int (not a bool) of at least ``minimum``."""
+def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> None:
+    """Raise a clear error unless ``value`` is an int (not a bool) of at least ``minimum`` (and at most ``maximum``)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    if value < minimum or (maximum is not None and value > maximum):
+        expected = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be {expected}; got {value}")
+
+
+def check_heads(d_model: object, n_heads: object) -> None:
+    """Raise a clear error unless ``d_model`` splits evenly into ``n_heads`` heads of ``d_model // n_heads``."""
+    check_int("d_model", d_model, minimum=1)
+    check_int("n_heads", n_heads, minimum=1)
+    if d_model % n_heads != 0:
+        raise ValueError(
+            f"d_model must be divisible by n_heads so that each head gets d_model // n_heads dimensions; "
+            f"got d_model={d_model}, n_heads={n_heads} (remainder {d_model % n_heads})"
+        )
+
+
+def check_bool(name: str, value: object, none_allowed: bool = False) -> None:
+    """Raise a ``TypeError`` unless ``value`` is a bool (or ``None``, when ``none_allowed``)."""
+    if not isinstance(value, bool) and not (none_allowed and value is None):
+        raise TypeError(f"{name} must be {'True, False or None' if none_allowed else 'a bool'}; got {value!r}")
+
+
+def check_choice(name: str, value: object, choices: tuple) -> None:
+    """Raise a clear error unless ``value`` is one of ``choices`` (a task, an activation, a schedule ...)."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+
+
+def check_token_id(name: str, value: object, vocab_size: int) -> None:
+    """Raise a clear error unless ``value`` is one token id, an int in ``[0, vocab_size)``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int token id; got {type(value).__name__} {value!r}")
+    if not 0 <= value < vocab_size:
+        raise ValueError(f"{name} must be a token id in [0, {vocab_size}); got {value}")
 
 
 def check_real(name: str, value: object) -> None:
@@ -77,11 +112,35 @@ def check_positive(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive finite number; got {value!r}")
 
 
+def renamed_keywords(**renames: str) -> Callable[[Renamed], Renamed]:
+    """Decorate a function (or a class's constructor) so that a call with an old keyword name fails with a
+    ``TypeError`` naming the new one: ``@renamed_keywords(max_len="max_new_tokens")``."""
+
+    def decorate(target: Renamed) -> Renamed:
+        function = target.__init__ if isinstance(target, type) else target
+        name = target.__qualname__
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old in kwargs:
+                    raise TypeError(f"{name}() has no argument {old!r} any more: it is called {new!r}")
+            return function(*args, **kwargs)
+
+        if isinstance(target, type):
+            target.__init__ = wrapper
+            return target
+        return wrapper
+
+    return decorate
+
+
 # ---- tensors ---------------------------------------------------------------------------------------------------
 
 
-def check_tokens(tokens: object, name: str, vocab_size: int) -> None:
-    """Raise a clear error unless ``tokens`` is a non-empty ``(B, S)`` integer tensor of ids in ``[0, vocab_size)``."""
+def check_tokens(tokens: object, name: str, vocab_size: int | None = None) -> None:
+    """Raise a clear error unless ``tokens`` is a non-empty ``(B, S)`` integer tensor, of ids in ``[0, vocab_size)``
+    when ``vocab_size`` is given."""
     if not isinstance(tokens, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of token ids; got {type(tokens).__name__}")
     if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
@@ -93,11 +152,22 @@ def check_tokens(tokens: object, name: str, vocab_size: int) -> None:
         )
     if tokens.size(0) == 0 or tokens.size(1) == 0:
         raise ValueError(f"{name} must have at least one sequence of at least one token; got shape {tuple(tokens.shape)}")
-    if tokens.device.type == "meta":
-        return  # no values to read
+    if vocab_size is None or tokens.device.type == "meta":
+        return  # no range to check, or no values to read
     low, high = torch.stack(torch.aminmax(tokens)).tolist()  # one pass over the ids, one device -> host copy
     if low < 0 or high >= vocab_size:
         raise ValueError(f"{name} holds ids outside the vocabulary [0, {vocab_size}): min {low}, max {high}")
+
+
+def check_lengths(lengths: object, width: int | None) -> None:
+    """Raise a clear error unless ``lengths`` is a 1-D tensor of lengths >= 0, none longer than ``width`` (if given)."""
+    if not isinstance(lengths, Tensor) or lengths.dim() != 1:
+        got = f"shape {tuple(lengths.shape)}" if isinstance(lengths, Tensor) else type(lengths).__name__
+        raise ValueError(f"lengths must be a 1-D tensor (batch,); got {got}")
+    if lengths.numel() and int(lengths.min()) < 0:
+        raise ValueError(f"lengths must be >= 0; got min {int(lengths.min())}")
+    if width is not None and lengths.numel() and width < int(lengths.max()):
+        raise ValueError(f"width must be >= the longest length {int(lengths.max())}; got {width}")
 
 
 def check_device(x: object, name: str, device: torch.device) -> None:
@@ -109,15 +179,25 @@ def check_device(x: object, name: str, device: torch.device) -> None:
         )
 
 
-def require_bool_mask(mask: object, name: str) -> None:
-    """Raise a ``TypeError`` unless ``mask`` is a bool tensor, this package's one mask type (``True`` = may attend)."""
+def require_bool_mask(mask: object, name: str, *, dims: int | None = None, bool_only: bool = True) -> None:
+    """Raise a clear error unless ``mask`` is a bool tensor, this package's one mask type (``True`` = may attend), with
+    ``dims`` dimensions when given; with ``bool_only=False``, any tensor (PyTorch's and Hugging Face's masks)."""
     if not isinstance(mask, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor; got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
+    if bool_only and mask.dtype != torch.bool:
         raise TypeError(
             f"{name} must be a bool tensor (True = may attend); got dtype {mask.dtype}. "
             "Convert PyTorch-style masks with from_torch_mask and 0/1 masks with .bool()"
         )
+    if dims is not None and mask.dim() != dims:
+        raise ValueError(f"{name} must be {dims}-D; got shape {tuple(mask.shape)}")
+
+
+def check_padding_mask(mask: object, name: str) -> None:
+    """Raise a clear error unless ``mask`` is a bool padding mask of shape ``(B, 1, 1, S)``."""
+    require_bool_mask(mask, name)
+    if mask.dim() != 4 or mask.size(1) != 1 or mask.size(2) != 1:
+        raise ValueError(f"{name} must be a padding mask of shape (B, 1, 1, S); got shape {tuple(mask.shape)}")
 
 
 def check_mask(mask: Tensor, name: str, batch: int, q_len: int, k_len: int, *, heads: int) -> None:
@@ -138,18 +218,13 @@ def check_mask(mask: Tensor, name: str, batch: int, q_len: int, k_len: int, *, h
         )
 
 
-def check_length(name: str, length: int, max_len: int) -> None:
-    """Raise a clear error, naming the input, if ``length`` positions do not fit the model's ``max_len``."""
-    if length > max_len:
-        raise ValueError(f"{name} has length {length}, longer than max_len={max_len}")
-
-
-def check_positions(length: int, max_len: int) -> None:
-    """Raise a clear error if a positional table of ``max_len`` rows has no row for the last of ``length`` positions."""
-    if length > max_len:
+def check_length(name: str, length: int, max_positions: int) -> None:
+    """Raise a clear error, naming the input, if ``length`` positions do not fit a positional table of
+    ``max_positions`` rows (the model's ``config.max_positions``)."""
+    if length > max_positions:
         raise ValueError(
-            f"sequence length {length} exceeds the positional table's max_len={max_len}; "
-            "build the model with a larger max_len"
+            f"{name} needs {length} positions, more than the positional table holds: max_positions={max_positions}; "
+            "shorten it, or build the model with a larger max_positions"
         )
 
 

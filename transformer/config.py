@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .checks import check_int, check_positive, check_probability
+from .checks import check_bool, check_choice, check_heads, check_int, check_positive, check_probability, renamed_keywords
 
 ACTIVATIONS = ("relu", "gelu")
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
 
 
+@renamed_keywords(max_len="max_positions")
 @dataclass
 class TransformerConfig:
     """Everything needed to build a :class:`transformer.Transformer`.
@@ -30,42 +31,32 @@ class TransformerConfig:
     n_encoder_layers: int = 6  # the paper's
     n_decoder_layers: int = 6  # the paper's
     dropout: float = 0.1  # the paper's rate, on embeddings and sub-layer outputs (and attention weights, as PyTorch)
-    max_len: int = 5000  # rows of the positional table: the longest source or target the model accepts
+    max_positions: int = 5000  # rows of the positional table: the longest source or target the model accepts
     norm_first: bool = False  # post-norm, as in the paper; True: pre-norm, which trains without long warm-up
-    pad_id: int = 0  # the id whose positions every mask hides (transformer.data.PAD_ID)
+    pad_id: int = 0  # the id whose positions every mask hides (transformer.tokens.PAD_ID)
     final_norm: bool | None = None  # None: a final norm for pre-norm only; True: torch.nn.Transformer's layout
     activation: str = "relu"  # the paper's; "gelu" as in BERT and GPT
     layer_norm_eps: float = 1e-5  # nn.LayerNorm's and nn.Transformer's default
     positional_encoding: str = "sinusoidal"  # the paper's fixed table; "learned": a trained vector per position
     share_embeddings: bool = False  # True: one table for source and target (one shared vocabulary, as the paper's)
-    tie_output_embedding: bool = False  # True: the generator reuses the target embedding, as the paper does
+    tie_output_embedding: bool = False  # True: the output layer (lm_head) reuses the target embedding, as the paper does
 
     def __post_init__(self) -> None:
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_positions"):
             check_int(name, getattr(self, name), minimum=1)
         for name in ("n_encoder_layers", "n_decoder_layers"):
             check_int(name, getattr(self, name), minimum=0)
         check_int("pad_id", self.pad_id, minimum=0)
-        if self.d_model % self.n_heads != 0:
-            raise ValueError(
-                f"d_model must be divisible by n_heads so that each head gets d_model // n_heads dimensions; "
-                f"got d_model={self.d_model}, n_heads={self.n_heads} (remainder {self.d_model % self.n_heads})"
-            )
+        check_heads(self.d_model, self.n_heads)
         check_probability("dropout", self.dropout)
         for name in ("src_vocab_size", "tgt_vocab_size"):
             if self.pad_id >= getattr(self, name):
                 raise ValueError(f"pad_id must be a valid id below {name}={getattr(self, name)}; got pad_id={self.pad_id}")
         for name in ("norm_first", "share_embeddings", "tie_output_embedding"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
-        if self.final_norm is not None and not isinstance(self.final_norm, bool):
-            raise TypeError(f"final_norm must be True, False or None; got {self.final_norm!r}")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}; got {self.activation!r}")
-        if self.positional_encoding not in POSITIONAL_ENCODINGS:
-            raise ValueError(
-                f"positional_encoding must be one of {POSITIONAL_ENCODINGS}; got {self.positional_encoding!r}"
-            )
+            check_bool(name, getattr(self, name))
+        check_bool("final_norm", self.final_norm, none_allowed=True)
+        check_choice("activation", self.activation, ACTIVATIONS)
+        check_choice("positional_encoding", self.positional_encoding, POSITIONAL_ENCODINGS)
         check_positive("layer_norm_eps", self.layer_norm_eps)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(

@@ -11,30 +11,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .checks import input_checks
-from .data import BOS_ID, EOS_ID
-from .masks import causal_mask, padding_mask
+from .checks import check_int, check_length, check_token_id, input_checks, renamed_keywords
+from .masks import causal_mask
 from .model import DecoderCache, Transformer
-
-
-@contextmanager
-def _eval_mode(model: Transformer) -> Iterator[None]:
-    """No dropout while decoding; a model that was training is put back in training mode afterwards."""
-    was_training = model.training
-    if was_training:
-        model.eval()
-    try:
-        yield
-    finally:
-        if was_training:
-            model.train()
+from .tokens import BOS_ID, EOS_ID
+from .utils import eval_mode
 
 
 @dataclass
@@ -59,7 +46,7 @@ def _next_log_probs(
     else:
         causal = causal_mask(tokens.size(1), device=tokens.device)  # (1, 1, t, t)
         hidden = model.decode(tokens, memory, src_mask, causal)  # (B, t, d_model): the whole prefix again
-    logits = model.generator(hidden[:, -1]).float() + bias  # (B, V)
+    logits = model.lm_head(hidden[:, -1]).float() + bias  # (B, V)
     return F.log_softmax(logits, dim=-1)  # (B, V)
 
 
@@ -70,8 +57,9 @@ def _output_bias(model: Transformer, bos_id: int, device: torch.device) -> Tenso
     return bias
 
 
+@renamed_keywords(max_len="max_new_tokens")
 def greedy_steps(
-    model: Transformer, src: Tensor, max_len: int, use_cache: bool = True, src_mask: Tensor | None = None,
+    model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
     bos_id: int = BOS_ID, eos_id: int = EOS_ID,
 ) -> Iterator[GreedyStep]:
     """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it.
@@ -79,19 +67,18 @@ def greedy_steps(
     The model runs on its own device (``src`` and ``src_mask`` are moved there); every step comes back on ``src``'s
     device, so a source made on the CPU is decoded on the model's GPU and inspected on the CPU.
     """
-    _check_arguments(model, max_len, bos_id, eos_id)
+    _check_arguments(model, max_new_tokens, bos_id, eos_id)
     home, (src, src_mask) = src.device, _on_model_device(model, src, src_mask)  # home: where the steps go back
     pad_id = model.config.pad_id
-    with _eval_mode(model):  # held until the generator finishes; gradients are switched off step by step
+    with eval_mode(model):  # held until the last step is taken; gradients are switched off step by step
         with torch.no_grad():
-            memory = model.encode(src, src_mask)  # (B, S, d_model), once; checks src and src_mask
-        src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
-        cache = model.new_cache(capacity=max_len) if use_cache else None
+            memory, src_mask = model.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1|T, S); once
+        cache = model.new_cache(capacity=max_new_tokens) if use_cache else None
         bias = _output_bias(model, bos_id, src.device)  # (V,)
-        tokens = torch.full((src.size(0), max_len + 1), pad_id, dtype=torch.long, device=src.device)  # (B, 1 + max_len)
+        tokens = torch.full((src.size(0), max_new_tokens + 1), pad_id, dtype=torch.long, device=src.device)  # (B, 1 + N)
         tokens[:, 0] = bos_id  # the decoder input: BOS, then the tokens chosen so far
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)  # (B,)
-        for t in range(max_len):
+        for t in range(max_new_tokens):
             # The first step checks every input; later ones only add argmax ids, valid by construction.
             with torch.no_grad(), input_checks(enabled=t == 0):
                 log_probs = _next_log_probs(model, tokens[:, : t + 1], memory, src_mask, cache, bias)  # (B, V)
@@ -109,18 +96,20 @@ def _on_model_device(model: Transformer, src: Tensor, src_mask: Tensor | None) -
     return src.to(device), None if src_mask is None else src_mask.to(device)
 
 
+@renamed_keywords(max_len="max_new_tokens")
 def greedy_decode(
-    model: Transformer, src: Tensor, max_len: int, use_cache: bool = True, src_mask: Tensor | None = None,
+    model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
     bos_id: int = BOS_ID, eos_id: int = EOS_ID,
 ) -> Tensor:
     """Decode a batch greedily: at each step take the most probable next token.
 
-    ``src (B, S)`` -> ``(B, L)`` long, ``L <= max_len``: the generated ids after BOS, each row ending with its EOS
-    and padded with PAD after it (a row that never says EOS runs to ``max_len``). Cached and uncached decoding give
+    ``src (B, S)`` -> ``(B, L)`` long, ``L <= max_new_tokens``: the generated ids after BOS, each row ending with its
+    EOS and padded with PAD after it (a row that never says EOS runs to ``max_new_tokens``). Cached and uncached decoding give
     the same tokens; the cache only saves work. The model decodes on its own device; the tokens come back on
     ``src``'s device.
     """
-    chosen = [step.next_tokens for step in greedy_steps(model, src, max_len, use_cache, src_mask, bos_id, eos_id)]
+    steps = greedy_steps(model, src, max_new_tokens, use_cache, src_mask, bos_id, eos_id)
+    chosen = [step.next_tokens for step in steps]
     return torch.stack(chosen, dim=1)  # (B, L), on src's device
 
 
@@ -145,8 +134,9 @@ def length_penalty_factor(lengths: Tensor, alpha: float) -> Tensor:
     return ((5.0 + lengths.float()) / 6.0) ** alpha
 
 
+@renamed_keywords(max_len="max_new_tokens")
 def beam_search(
-    model: Transformer, src: Tensor, beam_size: int, max_len: int, length_penalty: float = 0.6,
+    model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
     use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
     return_trace: bool = False,
 ) -> tuple[Tensor, Tensor] | tuple[Tensor, Tensor, BeamTrace]:
@@ -157,19 +147,17 @@ def beam_search(
     extended with PAD at no cost. ``beam_size=1`` is greedy decoding exactly. With ``return_trace``, also returns a
     :class:`BeamTrace` (on the CPU). The model decodes on its own device; tokens and scores come back on ``src``'s.
     """
-    _check_arguments(model, max_len, bos_id, eos_id)
+    _check_arguments(model, max_new_tokens, bos_id, eos_id)
     src_device = src.device
     src, src_mask = _on_model_device(model, src, src_mask)
-    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size must be a positive int; got {beam_size!r}")
+    check_int("beam_size", beam_size, minimum=1)
     pad_id, K = model.config.pad_id, beam_size
-    with _eval_mode(model), torch.no_grad():
-        memory = model.encode(src, src_mask)  # (B, S, d_model); checks src and src_mask
+    with eval_mode(model), torch.no_grad():
+        memory, src_mask = model.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1|T, S)
         B = src.size(0)
-        src_mask = padding_mask(src, pad_id) if src_mask is None else src_mask  # (B, 1, 1, S)
         memory = memory.repeat_interleave(K, dim=0)  # (B * K, S, d_model): one copy per beam
         src_mask = src_mask.expand(B, *src_mask.shape[1:]).repeat_interleave(K, dim=0)  # (B * K, 1, 1|T, S)
-        cache = model.new_cache(capacity=max_len) if use_cache else None
+        cache = model.new_cache(capacity=max_new_tokens) if use_cache else None
         bias = _output_bias(model, bos_id, src.device)  # (V,)
         tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)  # (B * K, 1)
         scores = torch.full((B, K), -math.inf, device=src.device)  # (B, K)
@@ -177,7 +165,7 @@ def beam_search(
         finished = torch.zeros(B * K, dtype=torch.bool, device=src.device)  # (B * K,)
         lengths = torch.zeros(B * K, dtype=torch.long, device=src.device)  # generated tokens, EOS included
         trace = BeamTrace([], [], [], torch.zeros(B, dtype=torch.long))
-        for t in range(max_len):
+        for t in range(max_new_tokens):
             with input_checks(enabled=t == 0):  # as in greedy_steps: later steps only add ids chosen by topk
                 log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bias)  # (B * K, V)
             V = log_probs.size(-1)
@@ -206,16 +194,10 @@ def beam_search(
     return (*result, trace) if return_trace else result
 
 
-def _check_arguments(model: Transformer, max_len: int, bos_id: int, eos_id: int) -> None:
+def _check_arguments(model: Transformer, max_new_tokens: int, bos_id: int, eos_id: int) -> None:
     """Check the decoding arguments up front, rather than failing after many steps."""
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be a positive int (the most tokens to generate); got {max_len!r}")
-    if max_len > model.config.max_len:
-        raise ValueError(
-            f"max_len={max_len} needs a decoder input of {max_len} positions (BOS and every generated token but the "
-            f"last), more than the model's positional table holds: config.max_len={model.config.max_len}. Decode at "
-            f"most {model.config.max_len} tokens, or build the model with a larger max_len"
-        )
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < model.config.tgt_vocab_size:
-            raise ValueError(f"{name} must be a token id in [0, {model.config.tgt_vocab_size}); got {value!r}")
+    check_int("max_new_tokens", max_new_tokens, minimum=1)
+    # The decoder input of the last step holds BOS and every generated token but the last: max_new_tokens positions.
+    check_length("max_new_tokens", max_new_tokens, model.config.max_positions)
+    check_token_id("bos_id", bos_id, model.config.tgt_vocab_size)
+    check_token_id("eos_id", eos_id, model.config.tgt_vocab_size)

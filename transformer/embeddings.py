@@ -7,7 +7,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .checks import check_positions
+from .checks import check_length, checking_inputs, renamed_keywords
 
 
 class TokenEmbedding(nn.Module):
@@ -28,40 +28,48 @@ class TokenEmbedding(nn.Module):
         return nn.functional.embedding(tokens, self.weight) * math.sqrt(self.d_model)  # (B, S, d_model)
 
 
-def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
-    """The paper's ``(max_len, d_model)`` table: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...)."""
-    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
+@renamed_keywords(max_len="max_positions")
+def sinusoidal_table(max_positions: int, d_model: int) -> Tensor:
+    """The paper's ``(max_positions, d_model)`` table (section 3.5): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
+    PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
+    position = torch.arange(max_positions, dtype=torch.float64)[:, None]  # (L, 1)
     inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))  # (ceil(d/2),)
     angles = position * inv_freq  # (L, ceil(d/2))
-    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    table = torch.zeros(max_positions, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angles)
     table[:, 1::2] = torch.cos(angles[:, : d_model // 2])
     return table.float()
 
 
+@renamed_keywords(max_len="max_positions")
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoid table to ``(B, T, d_model)`` inputs. It encodes absolute position; a fixed offset k
     is a linear map (a rotation per frequency) of it, which is what lets attention use relative position."""
 
-    def __init__(self, d_model: int, max_len: int = 5000):
+    def __init__(self, d_model: int, max_positions: int = 5000):
         super().__init__()
-        self.max_len = max_len
-        self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)  # (L, d_model)
+        self.max_positions = max_positions
+        self.register_buffer("pe", sinusoidal_table(max_positions, d_model), persistent=False)  # (L, d_model)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        check_positions(x.size(1) + offset, self.max_len)
+        """``x (B, T, d_model)`` at positions ``offset .. offset + T - 1`` -> ``x`` plus their encodings."""
+        if checking_inputs():
+            check_length("x", offset + x.size(1), self.max_positions)
         return x + self.pe[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)
 
 
+@renamed_keywords(max_len="max_positions")
 class LearnedPositionalEncoding(nn.Module):
     """A trained vector per position (as in BERT/GPT): flexible, but knows nothing past the lengths it saw."""
 
-    def __init__(self, d_model: int, max_len: int = 5000):
+    def __init__(self, d_model: int, max_positions: int = 5000):
         super().__init__()
-        self.max_len = max_len
-        self.weight = nn.Parameter(torch.empty(max_len, d_model))
+        self.max_positions = max_positions
+        self.weight = nn.Parameter(torch.empty(max_positions, d_model))
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        check_positions(x.size(1) + offset, self.max_len)
+        """``x (B, T, d_model)`` at positions ``offset .. offset + T - 1`` -> ``x`` plus their vectors."""
+        if checking_inputs():
+            check_length("x", offset + x.size(1), self.max_positions)
         return x + self.weight[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)

@@ -18,31 +18,16 @@ graph              inputs                                                 output
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 from torch.export import Dim
 
-from .attention import MultiHeadAttention
+from .attention import masked_heads
 from .masks import padding_mask, target_mask
 from .model import Transformer
-
-
-@contextmanager
-def masked_heads(modules: Sequence[MultiHeadAttention], head_mask: Tensor) -> Iterator[None]:
-    """Give attention module ``i`` the head mask ``head_mask[i]`` (``(H,)``: 1 keeps a head, 0 silences it) inside
-    the block, restoring the masks it had before."""
-    previous = [module.head_mask for module in modules]
-    try:
-        for module, mask in zip(modules, head_mask.unbind(0), strict=True):
-            module.head_mask = mask
-        yield
-    finally:
-        for module, mask in zip(modules, previous, strict=True):
-            module.head_mask = mask
+from .utils import eval_mode
 
 
 class EncoderGraph(nn.Module):
@@ -82,13 +67,13 @@ class DecoderStepGraph(nn.Module):
             y, self_maps, cross_maps = model.decoder(
                 model.embed_target(tgt), memory, src_mask[:, None, None, :], tgt_mask, need_weights=True
             )
-        logits = model.generator(y[:, -1])  # (B, V): the next token's scores
+        logits = model.lm_head(y[:, -1])  # (B, V): the next token's scores
         return logits, torch.stack(self_maps), torch.stack(cross_maps)  # (L, B, H, T, T), (L, B, H, T, S)
 
 
 def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path]:
     """Write ``encoder.onnx`` and ``decoder_step.onnx`` into the folder ``path_prefix`` (created if needed) and
-    return their paths. Batch size and lengths are dynamic (up to ``config.max_len``); the weights are exported
+    return their paths. Batch size and lengths are dynamic (up to ``config.max_positions``); the weights are exported
     in evaluation mode (no dropout) on the model's device and dtype."""
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a transformer.Transformer; got {type(model).__name__}")
@@ -101,33 +86,28 @@ def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path
     folder.mkdir(parents=True, exist_ok=True)
     device = next(model.parameters()).device
     batch = Dim("batch", min=1, max=1024)
-    src_len, tgt_len = Dim("src_len", min=1, max=c.max_len), Dim("tgt_len", min=1, max=c.max_len)
+    src_len, tgt_len = Dim("src_len", min=1, max=c.max_positions), Dim("tgt_len", min=1, max=c.max_positions)
     src = torch.full((2, 5), c.pad_id + 1, device=device)  # example inputs; any valid ids of these shapes would do
     tgt = torch.full((2, 3), c.pad_id + 1, device=device)
     encoder_heads = torch.ones(c.n_encoder_layers, c.n_heads, device=device)
     decoder_heads = torch.ones(c.n_decoder_layers, c.n_heads, device=device)  # cloned for the second mask: distinct inputs
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            memory, _ = EncoderGraph(model)(src, encoder_heads)
-            encoder_path, decoder_path = folder / "encoder.onnx", folder / "decoder_step.onnx"
-            _export(
-                EncoderGraph(model), (src, encoder_heads), encoder_path,
-                inputs=["src", "head_mask"], outputs=["memory", "attention"],
-                dynamic_shapes={"src": {0: batch, 1: src_len}, "head_mask": None},
-            )
-            _export(
-                DecoderStepGraph(model), (tgt, memory, src != c.pad_id, decoder_heads, decoder_heads.clone()), decoder_path,
-                inputs=["tgt", "memory", "src_mask", "self_head_mask", "cross_head_mask"],
-                outputs=["logits", "self_attention", "cross_attention"],
-                dynamic_shapes={
-                    "tgt": {0: batch, 1: tgt_len}, "memory": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
-                    "self_head_mask": None, "cross_head_mask": None,
-                },
-            )
-    finally:
-        model.train(was_training)
+    with eval_mode(model), torch.no_grad():
+        memory, _ = EncoderGraph(model)(src, encoder_heads)
+        encoder_path, decoder_path = folder / "encoder.onnx", folder / "decoder_step.onnx"
+        _export(
+            EncoderGraph(model), (src, encoder_heads), encoder_path,
+            inputs=["src", "head_mask"], outputs=["memory", "attention"],
+            dynamic_shapes={"src": {0: batch, 1: src_len}, "head_mask": None},
+        )
+        _export(
+            DecoderStepGraph(model), (tgt, memory, src != c.pad_id, decoder_heads, decoder_heads.clone()), decoder_path,
+            inputs=["tgt", "memory", "src_mask", "self_head_mask", "cross_head_mask"],
+            outputs=["logits", "self_attention", "cross_attention"],
+            dynamic_shapes={
+                "tgt": {0: batch, 1: tgt_len}, "memory": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
+                "self_head_mask": None, "cross_head_mask": None,
+            },
+        )
     return encoder_path, decoder_path
 
 

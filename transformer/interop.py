@@ -44,33 +44,29 @@ def _copy_transformer(model: Transformer, reference: nn.Transformer) -> None:
 
 
 def _copy_encoder(model: Encoder, reference: nn.TransformerEncoder) -> None:
-    _check_stack("encoder", model, reference)
-    for ours, theirs in zip(model.layers, reference.layers, strict=True):
-        _copy_encoder_layer(ours, theirs)
-    _copy_norm(model.norm, reference.norm)
+    _copy_stack("encoder", model, reference)
 
 
 def _copy_decoder(model: Decoder, reference: nn.TransformerDecoder) -> None:
-    _check_stack("decoder", model, reference)
+    _copy_stack("decoder", model, reference)
+
+
+def _copy_stack(name: str, model: Encoder | Decoder, reference: nn.Module) -> None:
+    _expect(f"number of {name} layers", len(model.layers), len(reference.layers))
     for ours, theirs in zip(model.layers, reference.layers, strict=True):
-        _copy_decoder_layer(ours, theirs)
+        _copy_layer(ours, theirs)
     _copy_norm(model.norm, reference.norm)
 
 
-def _copy_encoder_layer(ours: EncoderLayer, theirs: nn.TransformerEncoderLayer) -> None:
+def _copy_layer(ours: EncoderLayer | DecoderLayer, theirs: nn.Module) -> None:
+    """An encoder or a decoder layer: the self-attention, the cross-attention (decoder only, PyTorch's
+    ``multihead_attn``), the feed-forward network and every norm."""
     _check_layer(ours, theirs)
     _copy_attention(ours.self_attn, theirs.self_attn)
+    if isinstance(ours, DecoderLayer):
+        _copy_attention(ours.cross_attn, theirs.multihead_attn)
     _copy_feed_forward(ours, theirs)
-    _copy_norm(ours.norm1, theirs.norm1)
-    _copy_norm(ours.norm2, theirs.norm2)
-
-
-def _copy_decoder_layer(ours: DecoderLayer, theirs: nn.TransformerDecoderLayer) -> None:
-    _check_layer(ours, theirs)
-    _copy_attention(ours.self_attn, theirs.self_attn)
-    _copy_attention(ours.cross_attn, theirs.multihead_attn)
-    _copy_feed_forward(ours, theirs)
-    for name in ("norm1", "norm2", "norm3"):
+    for name in ("norm1", "norm2", "norm3")[: 3 if isinstance(ours, DecoderLayer) else 2]:
         _copy_norm(getattr(ours, name), getattr(theirs, name))
 
 
@@ -106,10 +102,6 @@ def _copy_norm(ours: nn.LayerNorm | None, theirs: nn.LayerNorm | None) -> None:
         _expect("layer_norm_eps", ours.eps, theirs.eps)
         ours.weight.copy_(theirs.weight)
         ours.bias.copy_(theirs.bias)
-
-
-def _check_stack(name: str, model: Encoder | Decoder, reference: nn.Module) -> None:
-    _expect(f"number of {name} layers", len(model.layers), len(reference.layers))
 
 
 def _check_layer(ours: EncoderLayer | DecoderLayer, theirs: nn.Module) -> None:

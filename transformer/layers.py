@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention
-from .checks import check_device, checking_inputs
+from .checks import check_choice, check_device, checking_inputs
 from .config import TransformerConfig
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -25,8 +25,7 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"):
         super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {tuple(_ACTIVATIONS)}; got {activation!r}")
+        check_choice("activation", activation, tuple(_ACTIVATIONS))
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
@@ -45,6 +44,12 @@ class ResidualLayer(nn.Module):
     def __init__(self, norm_first: bool):
         super().__init__()
         self.norm_first = norm_first
+
+    @classmethod
+    def from_config(cls, config: TransformerConfig) -> ResidualLayer:
+        """The layer with ``config``'s sizes and choices (how the encoder and decoder stacks build theirs)."""
+        c = config
+        return cls(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
 
     def residual(
         self, x: Tensor, norm: nn.Module, dropout: nn.Module, sublayer: Callable[[Tensor], tuple[Tensor, Tensor | None]]
@@ -86,15 +91,14 @@ class EncoderLayer(ResidualLayer):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    @classmethod
-    def from_config(cls, config: TransformerConfig) -> EncoderLayer:
-        c = config
-        return cls(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
-
-    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
         """``x (B, S, d_model)``, ``mask`` broadcastable to ``(B, H, S, S)`` -> ``(x, weights (B, H, S, S) or None)``."""
         self.check_devices(x=x, mask=mask)
-        x, weights = self.residual(x, self.norm1, self.dropout1, lambda h: self.self_attn(h, h, h, mask, need_weights))
+        x, weights = self.residual(
+            x, self.norm1, self.dropout1, lambda h: self.self_attn(h, h, h, mask, need_weights=need_weights)
+        )
         x, _ = self.residual(x, self.norm2, self.dropout2, lambda h: (self.feed_forward(h), None))
         return x, weights  # (B, S, d_model)
 
@@ -123,17 +127,13 @@ class DecoderLayer(ResidualLayer):
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
 
-    @classmethod
-    def from_config(cls, config: TransformerConfig) -> DecoderLayer:
-        c = config
-        return cls(c.d_model, c.n_heads, c.d_ff, c.dropout, c.activation, c.norm_first, c.layer_norm_eps)
-
     def forward(
         self,
         y: Tensor,
         memory: Tensor,
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
+        *,
         need_weights: bool = False,
         cache: tuple[KVCache, KVCache] | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
@@ -143,10 +143,12 @@ class DecoderLayer(ResidualLayer):
         self.check_devices(y=y, memory=memory, src_mask=src_mask, tgt_mask=tgt_mask)
         self_cache, cross_cache = cache if cache is not None else (None, None)
         y, self_weights = self.residual(
-            y, self.norm1, self.dropout1, lambda h: self.self_attn(h, h, h, tgt_mask, need_weights, self_cache)
+            y, self.norm1, self.dropout1,
+            lambda h: self.self_attn(h, h, h, tgt_mask, need_weights=need_weights, cache=self_cache),
         )
         y, cross_weights = self.residual(
-            y, self.norm2, self.dropout2, lambda h: self.cross_attn(h, memory, memory, src_mask, need_weights, cross_cache)
+            y, self.norm2, self.dropout2,
+            lambda h: self.cross_attn(h, memory, memory, src_mask, need_weights=need_weights, cache=cross_cache),
         )
         y, _ = self.residual(y, self.norm3, self.dropout3, lambda h: (self.feed_forward(h), None))
         return y, self_weights, cross_weights  # (B, T, d_model)

@@ -30,7 +30,7 @@ class Encoder(nn.Module):
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False
+        self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = False
     ) -> tuple[Tensor, list[Tensor | None]]:
         """``x (B, S, d_model)``, ``mask`` bool broadcastable to ``(B, H, S, S)`` -> ``(x, weights)``: one
         ``(B, H, S, S)`` weight tensor per layer with ``need_weights``, else ``None`` per layer."""
@@ -85,8 +85,9 @@ class Decoder(nn.Module):
         memory: Tensor,
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
-        cache: DecoderCache | None = None,
+        *,
         need_weights: bool = False,
+        cache: DecoderCache | None = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
         ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. Returns ``(y,
@@ -98,7 +99,7 @@ class Decoder(nn.Module):
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = cache.layers[i] if cache is not None else None
-            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, need_weights, layer_cache)
+            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, need_weights=need_weights, cache=layer_cache)
             self_maps.append(self_weights)
             cross_maps.append(cross_weights)
         if cache is not None:
@@ -113,7 +114,8 @@ class Transformer(nn.Module):
 
     ``forward(src (B, S), tgt (B, T)) -> logits (B, T, tgt_vocab_size)``: logits, never probabilities, so that
     ``F.cross_entropy`` applies the (log-)softmax once. Masks default to the padding mask of ``src`` and the padding
-    plus causal mask of ``tgt``, built from ``config.pad_id``.
+    plus causal mask of ``tgt``, built from ``config.pad_id``. ``lm_head`` is the final linear layer that turns the
+    decoder's output into a score per target token (the paper's "learned linear transformation", section 3.4).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -124,15 +126,15 @@ class Transformer(nn.Module):
         self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = self.src_embed if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.d_model)
         positional = SinusoidalPositionalEncoding if c.positional_encoding == "sinusoidal" else LearnedPositionalEncoding
-        self.positional = positional(c.d_model, c.max_len)
+        self.positional = positional(c.d_model, c.max_positions)
         self.embed_dropout = nn.Dropout(c.dropout)
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)
-        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
-        nn.init.xavier_uniform_(self.generator.weight)
-        nn.init.zeros_(self.generator.bias)
+        self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size)
+        nn.init.xavier_uniform_(self.lm_head.weight)
+        nn.init.zeros_(self.lm_head.bias)
         if c.tie_output_embedding:
-            self.generator.weight = self.tgt_embed.weight
+            self.lm_head.weight = self.tgt_embed.weight
 
     def embed_source(self, src: Tensor) -> Tensor:
         """``(B, S)`` ids -> ``(B, S, d_model)``: scaled token embedding + position, then dropout."""
@@ -142,13 +144,15 @@ class Transformer(nn.Module):
         """``(B, T)`` ids at positions ``offset ..`` -> ``(B, T, d_model)``."""
         return self.embed_dropout(self.positional(self.tgt_embed(tgt), offset))
 
-    def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
-        """``src (B, S)`` -> memory ``(B, S, d_model)``. ``src_mask`` defaults to the padding mask of ``src``."""
+    def encode(self, src: Tensor, src_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """``src (B, S)`` -> ``(memory (B, S, d_model), src_mask)``. ``src_mask`` defaults to the padding mask of
+        ``src``, ``(B, 1, 1, S)``; it is returned because the decoder's cross-attention needs it too (its keys are the
+        source positions)."""
         if checking_inputs():
             self._check_source(src, src_mask)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        return self.encoder(self.embed_source(src), src_mask)[0]  # (B, S, d_model)
+        return self.encoder(self.embed_source(src), src_mask)[0], src_mask  # (B, S, d_model)
 
     def decode(
         self,
@@ -169,7 +173,7 @@ class Transformer(nn.Module):
             self._check_target(tgt, memory, offset, src_mask=src_mask, tgt_mask=tgt_mask)
         if tgt_mask is None and cache is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache)[0]  # (B, T, d_model)
+        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache=cache)[0]  # (B, T, d_model)
 
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
@@ -179,10 +183,8 @@ class Transformer(nn.Module):
         Masks not given are built from ``config.pad_id``: the source's padding mask, for the encoder's
         self-attention and for the decoder's cross-attention (whose keys are source positions too), and the target's
         padding + causal mask (in :meth:`decode`)."""
-        memory = self.encode(src, src_mask)  # (B, S, d_model)
-        if src_mask is None:
-            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        return self.generator(self.decode(tgt, memory, src_mask, tgt_mask))  # (B, T, V)
+        memory, src_mask = self.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1, S)
+        return self.lm_head(self.decode(tgt, memory, src_mask, tgt_mask))  # (B, T, V)
 
     def new_cache(self, capacity: int = 0) -> DecoderCache:
         """An empty cache for incremental decoding with :meth:`decode`, with room for ``capacity`` target positions
@@ -213,7 +215,7 @@ class Transformer(nn.Module):
 
     def _check_source(self, src: Tensor, src_mask: Tensor | None) -> None:
         check_tokens(src, "src", self.config.src_vocab_size)
-        check_length("src", src.size(1), self.config.max_len)
+        check_length("src", src.size(1), self.config.max_positions)
         check_device(src, "src", self.src_embed.weight.device)
         check_device(src_mask, "src_mask", self.src_embed.weight.device)
 
@@ -221,7 +223,7 @@ class Transformer(nn.Module):
         """Check the decoder input ``tgt`` and the tensors that go with it; ``source`` is the memory or the source
         ids, whose batch size ``tgt`` must share."""
         check_tokens(tgt, "tgt", self.config.tgt_vocab_size)
-        check_length("tgt", offset + tgt.size(1), self.config.max_len)
+        check_length("tgt", offset + tgt.size(1), self.config.max_positions)
         if isinstance(source, Tensor) and source.size(0) != tgt.size(0):
             raise ValueError(f"src and tgt must have the same batch size; got {source.size(0)} and {tgt.size(0)}")
         for name, x in (("tgt", tgt), ("memory", source), *tensors.items()):

@@ -1,8 +1,7 @@
-"""Small helpers shared by training, decoding and the command line: device choice and seeding."""
+"""Small helpers shared by decoding, export, training and the command line: device choice, random numbers, modes."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,28 +34,17 @@ def select_device(device: str | torch.device = "auto") -> torch.device:
     return torch.device(device)
 
 
-def seed_everything(seed: int) -> None:
-    """Seed Python's and PyTorch's global generators (all devices), so model initialisation is repeatable."""
-    random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def make_generator(seed: int) -> torch.Generator:
-    """A private CPU random generator: data drawn from it does not depend on (or disturb) the global one."""
+def make_rng(seed: int) -> torch.Generator:
+    """A private CPU random number generator: data drawn from it does not depend on (or disturb) the global one."""
     return torch.Generator().manual_seed(seed)
 
 
 @contextmanager
-def num_threads(threads: int | None) -> Iterator[None]:
-    """Run a block with ``torch.set_num_threads(threads)`` (``None``: leave it), restoring the old count afterwards.
-
-    Small models are dominated by per-operation overhead: on two cores one thread is usually faster, and on a busy
-    machine extra threads that wait for each other can make every step several times slower.
-    """
-    previous = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
+def eval_mode(model: torch.nn.Module) -> Iterator[None]:
+    """Run a block in evaluation mode (no dropout), then put ``model`` back in the mode it was in."""
+    was_training = model.training
+    model.eval()
     try:
         yield
     finally:
-        torch.set_num_threads(previous)
+        model.train(was_training)

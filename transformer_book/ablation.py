@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from transformer.attention import MultiHeadAttention
-from transformer.data import DEFAULT_VOCAB_SIZE, PAD_ID, Batch, task_batch
+from transformer.attention import MultiHeadAttention, masked_heads
 from transformer.model import Transformer
-from transformer.training import evaluate
-from transformer.utils import make_generator
+from transformer.tokens import PAD_ID
+from transformer.train.evaluation import evaluate
+from transformer.train.tasks import DEFAULT_VOCAB_SIZE, Batch, task_batch
+from transformer.utils import make_rng
 
 KINDS = ("encoder", "decoder", "cross")
 
@@ -57,14 +58,8 @@ def ablate_heads(model: Transformer, heads: HeadSelection) -> Iterator[Transform
         mask = torch.ones(module.n_heads, device=module.out_proj.weight.device) if old is None else old.clone()  # (H,)
         mask[indices] = 0.0
         masks[key] = mask
-    saved = {key: modules[key].head_mask for key in masks}
-    try:
-        for key, mask in masks.items():
-            modules[key].head_mask = mask
+    with masked_heads([modules[key] for key in masks], list(masks.values())):
         yield model
-    finally:
-        for key, old in saved.items():
-            modules[key].head_mask = old
 
 
 @dataclass
@@ -101,14 +96,14 @@ def ablation_study(model: Transformer, evaluate: Callable[[Transformer], float])
 
 
 def head_ablation(
-    model: Transformer, task: str, n: int = 200, max_len: int = 10, seed: int | None = None
+    model: Transformer, task: str, n: int = 200, max_seq_len: int = 10, seed: int | None = None
 ) -> tuple[float, list[AblationResult]]:
     """:func:`ablation_study` scored by exact match of greedy decoding on ``n`` fresh sequences of ``task``
-    (:func:`transformer.training.evaluate`; the same sequences for every ablation)."""
+    (:func:`transformer.train.evaluation.evaluate`; the same sequences for every ablation)."""
     seed_kwargs = {} if seed is None else {"seed": seed}
 
     def exact_match(m: Transformer) -> float:
-        return evaluate(m, task, n=n, max_len=max_len, **seed_kwargs).exact_match
+        return evaluate(m, task, n=n, max_seq_len=max_seq_len, **seed_kwargs).exact_match
 
     return ablation_study(model, exact_match)
 
@@ -130,17 +125,17 @@ def aligned_weight(weights: Tensor, expected: Tensor, valid: Tensor) -> Tensor:
 
 
 def _task_maps(
-    model: Transformer, task: str, n: int, max_len: int, seed: int, vocab_size: int
+    model: Transformer, task: str, n: int, max_seq_len: int, seed: int, vocab_size: int
 ) -> tuple[Batch, dict[str, list[Tensor]]]:
     """``n`` random sequences of ``task`` (seeded) and the model's attention maps on them, teacher-forced."""
     device = next(model.parameters()).device
-    batch = task_batch(task, n, vocab_size, max_len=max_len, generator=make_generator(seed)).to(device)
+    batch = task_batch(task, n, vocab_size, max_seq_len=max_seq_len, rng=make_rng(seed)).to(device)
     return batch, model.eval().attention_maps(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
 
 
 @torch.no_grad()
 def source_alignment(
-    model: Transformer, task: str, n: int = 500, max_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
+    model: Transformer, task: str, n: int = 500, max_seq_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
 ) -> Tensor:
     """``(n_decoder_layers, H)``: for each cross-attention head, the mean weight that a decoder position puts on the
     source token it is about to write (teacher forcing, ``n`` random sequences of ``task``).
@@ -152,7 +147,7 @@ def source_alignment(
     """
     if task not in ("copy", "reverse"):
         raise ValueError(f"source_alignment knows where copy and reverse read from; got task {task!r}")
-    batch, maps = _task_maps(model, task, n, max_len, seed, vocab_size)
+    batch, maps = _task_maps(model, task, n, max_seq_len, seed, vocab_size)
     lengths = (batch.src != PAD_ID).sum(dim=1, keepdim=True)  # (B, 1)
     t = torch.arange(batch.tgt_in.size(1), device=batch.src.device)[None, :]  # (1, T)
     expected = t.expand(len(batch), -1) if task == "copy" else lengths - 1 - t  # (B, T)
@@ -162,12 +157,12 @@ def source_alignment(
 
 @torch.no_grad()
 def attention_sharpness(
-    model: Transformer, task: str, n: int = 500, max_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
+    model: Transformer, task: str, n: int = 500, max_seq_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
 ) -> dict[str, Tensor]:
     """How focused each head is: per attention type, ``(layers, H)`` of the largest weight in a query's row,
     averaged over the real (non-padding) queries of ``n`` random sequences of ``task``. 1 means every query looks
     at one key only; a head that spreads evenly over ``k`` keys scores ``1 / k``."""
-    batch, maps = _task_maps(model, task, n, max_len, seed, vocab_size)
+    batch, maps = _task_maps(model, task, n, max_seq_len, seed, vocab_size)
     queries = {"encoder": batch.src != PAD_ID, "decoder": batch.tgt_in != PAD_ID, "cross": batch.tgt_in != PAD_ID}
     sharpness = {}
     for kind in KINDS:

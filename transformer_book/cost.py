@@ -1,4 +1,4 @@
-"""What the model costs, counted exactly and measured: teaching code for chapter 11.
+"""What the model costs, counted exactly and measured: teaching code for chapter 13.
 
 - :func:`encoder_layer_flops` counts the matrix-product FLOPs of one encoder layer's forward pass term by term (the
   projections and the feed-forward network grow as ``T d^2``, the attention scores and their weighted sum as
@@ -22,10 +22,11 @@ import torch
 from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from transformer import MultiHeadAttention, Transformer, scaled_dot_product_attention
+from transformer import MultiHeadAttention, Transformer
+from transformer.attention import scaled_dot_product_attention
 from transformer.embeddings import TokenEmbedding
 from transformer.layers import FeedForward
-from transformer.training import sequence_loss
+from transformer.train.objective import sequence_loss
 from transformer_book.foundations import attention_flops, score_cost
 from transformer_book.results import quiet_stderr
 
@@ -116,7 +117,7 @@ def _component(name: str, module: nn.Module) -> str | None:
         return "feed-forward"
     if isinstance(module, nn.LayerNorm):
         return "layer norms"
-    if name == "generator":
+    if name == "lm_head":
         return "output projection"
     return None
 

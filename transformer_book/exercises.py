@@ -6,15 +6,15 @@ recognises one). :func:`exercise` is what a chapter's check cell calls: it runs 
 says "not done yet" for a starter that still raises ``NotImplementedError``, so a chapter runs from top to bottom as
 the reader first sees it.
 
-- masks (chapter 4): :func:`check_causal_mask`, :func:`check_padding_mask`, :func:`check_target_mask`;
-- positional encoding (chapter 3): :func:`check_sinusoid_table`, :func:`check_offset_matrix`;
-- embeddings (chapter 2): :func:`check_vocabulary_parameters`, :func:`check_cosine_similarity`;
-- the model (chapter 6): :func:`check_parameter_count`, :func:`check_encoder_layer`;
-- training (chapter 7): :func:`check_smoothed_targets`, :func:`check_noam_lr`;
-- decoding (chapter 8): :func:`check_next_token`, :func:`check_greedy_decode`;
-- inside the model (chapter 9): :func:`check_previous_token_weight`, :func:`check_silenced_head`;
-- cost (chapter 11): :func:`check_encoder_layer_flops`, :func:`check_longest_length`;
-- dates (chapter 13): :func:`check_ordinal_words`, :func:`check_length_batches`.
+- masks (chapter 4): :func:`grade_causal_mask`, :func:`grade_padding_mask`, :func:`grade_target_mask`;
+- positional encoding (chapter 3): :func:`grade_sinusoid_table`, :func:`grade_offset_matrix`;
+- embeddings (chapter 2): :func:`grade_vocabulary_parameters`, :func:`grade_cosine_similarity`;
+- the model (chapter 6): :func:`grade_parameter_count`, :func:`grade_encoder_layer`;
+- training (chapter 7): :func:`grade_smoothed_targets`, :func:`grade_noam_lr`;
+- decoding (chapter 8): :func:`grade_next_token`, :func:`grade_greedy_decode`;
+- inside the model (chapter 11): :func:`grade_previous_token_weight`, :func:`grade_silenced_head`;
+- cost (chapter 13): :func:`grade_encoder_layer_flops`, :func:`grade_longest_length`;
+- dates (chapter 9): :func:`grade_ordinal_words`, :func:`grade_length_batches`.
 """
 
 from __future__ import annotations
@@ -28,37 +28,39 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
-from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, causal_mask, padding_mask, sinusoidal_table
-from transformer.bucketing import padding_fraction, random_batches
-from transformer.data import EOS_ID
-from transformer.dates import number_words, ordinal_suffix, ordinal_words
+from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, causal_mask, padding_mask
 from transformer.decoding import greedy_decode, greedy_steps
-from transformer.training import noam_lr, smoothed_targets
-from transformer.utils import make_generator
+from transformer.embeddings import sinusoidal_table
+from transformer.tokens import EOS_ID
+from transformer.train.bucketing import padding_fraction, random_batches
+from transformer.train.dates import number_words, ordinal_suffix, ordinal_words
+from transformer.train.objective import smoothed_targets
+from transformer.train.schedule import noam_lr
+from transformer.utils import make_rng
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
 from transformer_book.viz.overview import meta_model
 
 __all__ = [
-    "check_causal_mask",
-    "check_cosine_similarity",
-    "check_encoder_layer",
-    "check_encoder_layer_flops",
-    "check_greedy_decode",
-    "check_length_batches",
-    "check_longest_length",
-    "check_next_token",
-    "check_noam_lr",
-    "check_offset_matrix",
-    "check_ordinal_words",
-    "check_padding_mask",
-    "check_parameter_count",
-    "check_previous_token_weight",
-    "check_silenced_head",
-    "check_sinusoid_table",
-    "check_smoothed_targets",
-    "check_target_mask",
-    "check_vocabulary_parameters",
+    "grade_causal_mask",
+    "grade_cosine_similarity",
+    "grade_encoder_layer",
+    "grade_encoder_layer_flops",
+    "grade_greedy_decode",
+    "grade_length_batches",
+    "grade_longest_length",
+    "grade_next_token",
+    "grade_noam_lr",
+    "grade_offset_matrix",
+    "grade_ordinal_words",
+    "grade_padding_mask",
+    "grade_parameter_count",
+    "grade_previous_token_weight",
+    "grade_silenced_head",
+    "grade_sinusoid_table",
+    "grade_smoothed_targets",
+    "grade_target_mask",
+    "grade_vocabulary_parameters",
     "exercise",
 ]
 
@@ -105,7 +107,7 @@ def _bool_mask(mask: Tensor, call: str) -> None:
     )
 
 
-def check_causal_mask(causal: Callable[[int], Tensor]) -> None:
+def grade_causal_mask(causal: Callable[[int], Tensor]) -> None:
     """``causal(T)`` must equal ``transformer.causal_mask(T)``: ``(1, 1, T, T)`` bool, ``True`` on and below the
     diagonal, for T = 5, 2, 9, 1."""
     for T in (5, 2, 9, 1):
@@ -131,7 +133,7 @@ def check_causal_mask(causal: Callable[[int], Tensor]) -> None:
 
 def _tokens(seed: int, B: int, S: int, pad_id: int) -> Tensor:
     """``(B, S)`` random ids in 0..5 (``pad_id`` among them), with at least one pad, sometimes first."""
-    tokens = torch.randint(0, 6, (B, S), generator=make_generator(seed))
+    tokens = torch.randint(0, 6, (B, S), generator=make_rng(seed))
     tokens[0, -1] = pad_id  # right padding
     tokens[-1, 0] = pad_id  # and padding first, which a write-up's mask may not expect
     return tokens
@@ -142,7 +144,7 @@ def _mask_cases() -> Iterable[tuple[Tensor, int]]:
         yield _tokens(seed, B, S, pad_id), pad_id
 
 
-def check_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
+def grade_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
     """``padding(tokens (B, S), pad_id)`` must equal ``transformer.padding_mask``: ``(B, 1, 1, S)`` bool, ``True``
     where the *key* is a real token, for several batches, with ``pad_id`` 0 and 3 and padding anywhere."""
     for tokens, pad_id in _mask_cases():
@@ -163,7 +165,7 @@ def check_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
                                  f"{int(tokens[b, s])}{hint}")
 
 
-def check_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
+def grade_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
     """``target(tokens (B, T), pad_id)`` must equal ``transformer.target_mask``: ``(B, 1, T, T)`` bool, a key visible
     only if it is a real token *and* not in the future."""
     for tokens, pad_id in _mask_cases():
@@ -187,8 +189,8 @@ def check_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
 # Chapter 3: positional encoding.
 
 
-def check_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
-    """``table(max_len, d_model)`` must equal ``transformer.sinusoidal_table`` to within 1e-4:
+def grade_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
+    """``table(max_positions, d_model)`` must equal ``transformer.embeddings.sinusoidal_table`` to within 1e-4:
     ``PE[pos, 2i] = sin(pos / 10000^(2i/d))``, ``PE[pos, 2i+1] = cos(...)``, for several sizes."""
     for L, d in ((1, 2), (10, 4), (50, 16), (128, 64)):
         call = f"table({L}, {d})"
@@ -210,7 +212,7 @@ def check_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
                                  f"1 / 10000^(2i/{d}) = {10000.0 ** (-2 * (col // 2) / d):.4g})")
 
 
-def check_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
+def grade_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
     """``offset(k, d_model)`` must be the ``(d_model, d_model)`` matrix ``M_k`` with ``PE(pos + k) = M_k PE(pos)``
     for every position of the package's table (to within 1e-5), for several offsets and widths."""
     L = 200
@@ -249,7 +251,7 @@ def _describe(config: TransformerConfig) -> str:
 
 def _count_cases(small: bool) -> list[TransformerConfig]:
     """Configurations that differ in every size and switch a count depends on (small ones, or the paper's)."""
-    width = dict(d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3, max_len=64) if small else {}
+    width = dict(d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3, max_positions=64) if small else {}
     return [
         TransformerConfig(11, 13, **width),
         TransformerConfig(37_000, 37_000, share_embeddings=True, tie_output_embedding=True),
@@ -262,11 +264,11 @@ def _count_cases(small: bool) -> list[TransformerConfig]:
 
 def _vocabulary_matrices(config: TransformerConfig) -> int:
     model = meta_model(config)
-    parts = {id(p): p for p in (model.src_embed.weight, model.tgt_embed.weight, model.generator.weight)}
+    parts = {id(p): p for p in (model.src_embed.weight, model.tgt_embed.weight, model.lm_head.weight)}
     return sum(p.numel() for p in parts.values())
 
 
-def check_vocabulary_parameters(count: Callable[[TransformerConfig], int]) -> None:
+def grade_vocabulary_parameters(count: Callable[[TransformerConfig], int]) -> None:
     """``count(config)`` must be the number of parameters in the source embedding, the target embedding and the
     output projection's weight, a matrix shared by two of them counted once, for configurations with and without
     ``share_embeddings`` and ``tie_output_embedding`` and with two vocabularies of different sizes."""
@@ -278,11 +280,11 @@ def check_vocabulary_parameters(count: Callable[[TransformerConfig], int]) -> No
         )
 
 
-def check_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
+def grade_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
     """``similarity(E (V, d))`` must be the ``(V, V)`` cosine similarities of the rows of ``E`` (to within 1e-5):
     ``E[i] . E[j] / (|E[i]| |E[j]|)``, for several seeds and shapes."""
     for seed, (V, d) in zip(SEEDS, ((5, 8), (12, 3), (1, 4)), strict=True):
-        E = 3 * torch.randn(V, d, generator=make_generator(seed))
+        E = 3 * torch.randn(V, d, generator=make_rng(seed))
         call = f"similarity(E of shape {(V, d)})"
         mine = _tensor(similarity(E), call)
         _shape(mine, (V, V), call, "one row and one column per token")
@@ -299,7 +301,7 @@ def check_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
 # Chapter 6: the model.
 
 
-def check_parameter_count(count: Callable[[TransformerConfig], int]) -> None:
+def grade_parameter_count(count: Callable[[TransformerConfig], int]) -> None:
     """``count(config)`` must be ``Transformer(config).num_parameters()`` exactly, for the paper's base model and
     small models that differ in vocabularies, layers per stack, sharing, tying, pre-norm (which adds a final layer
     norm to each stack) and learned positions (one table, shared by the encoder and the decoder)."""
@@ -321,7 +323,7 @@ def _encoder_layer_by(layer: EncoderLayer, x: Tensor, mask: Tensor, norm_first: 
     return layer.norm2(x + layer.feed_forward(x))
 
 
-def check_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], Tensor]) -> None:
+def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], Tensor]) -> None:
     """``encoder_layer(layer, x (B, S, d_model), mask (B, 1, 1, S))`` must compute what ``layer(x, mask)[0]`` does
     (to within 1e-5) from the layer's parts, ``layer.self_attn``, ``layer.feed_forward``, ``layer.norm1`` and
     ``layer.norm2``, for post-norm and pre-norm layers (``layer.norm_first``), several seeds, shapes and padding."""
@@ -332,7 +334,7 @@ def check_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
             with torch.no_grad():  # random gains and biases, so that a forgotten norm shows
                 for norm in (layer.norm1, layer.norm2):
                     norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
-            x = 2 * torch.randn(B, S, d, generator=make_generator(seed))
+            x = 2 * torch.randn(B, S, d, generator=make_rng(seed))
             mask = padding_mask(_tokens(seed, B, S, pad_id=0))
             call = f"encoder_layer(layer with norm_first={norm_first}, x of shape {(B, S, d)}, mask)"
             with torch.no_grad():
@@ -353,12 +355,12 @@ def check_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
 # Chapter 7: training.
 
 
-def check_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> None:
+def grade_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> None:
     """``smoothed(target (N,), V, smoothing)`` must be the ``(N, V)`` distribution that
-    ``F.cross_entropy(label_smoothing=smoothing)`` trains towards (``transformer.training.smoothed_targets``), for
+    ``F.cross_entropy(label_smoothing=smoothing)`` trains towards (``transformer.train.objective.smoothed_targets``), for
     several vocabularies, smoothings and seeds."""
     for seed, V, eps in zip(SEEDS, (5, 13, 2), (0.1, 0.3, 0.2), strict=True):
-        target = torch.randint(0, V, (7,), generator=make_generator(seed))
+        target = torch.randint(0, V, (7,), generator=make_rng(seed))
         call = f"smoothed(target, V={V}, smoothing={eps})"
         mine = _tensor(smoothed(target, V, eps), call)
         _shape(mine, (7, V), call, "one distribution over the V tokens per target")
@@ -376,8 +378,8 @@ def check_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> 
                              f"{eps / V:.4f}")
 
 
-def check_noam_lr(rate: Callable[[int, int, int], float]) -> None:
-    """``rate(step, d_model, warmup)`` must be the paper's schedule, ``transformer.training.noam_lr`` (steps count
+def grade_noam_lr(rate: Callable[[int, int, int], float]) -> None:
+    """``rate(step, d_model, warmup)`` must be the paper's schedule, ``transformer.train.schedule.noam_lr`` (steps count
     from 1), to within 1e-6 relative, through the warm-up, at its end and long after, for two model sizes."""
     for d_model, warmup in ((512, 4000), (64, 100)):
         for step in (1, warmup // 2, warmup - 1, warmup, warmup + 1, 10 * warmup):
@@ -392,7 +394,7 @@ def check_noam_lr(rate: Callable[[int, int, int], float]) -> None:
 # Chapter 8: decoding.
 
 
-def check_next_token(next_token: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_len: int) -> None:
+def grade_next_token(next_token: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int) -> None:
     """``next_token(model, src (B, S), decoder_input (B, t))`` must pick what greedy decoding picks at every step of
     every source in ``sources``: the most probable next token, ``<pad>`` and ``<bos>`` excluded (never valid
     outputs). Rows that have already said ``<eos>`` are not compared. Inputs are given on the model's device."""
@@ -400,7 +402,7 @@ def check_next_token(next_token: Callable, model: torch.nn.Module, sources: Iter
     for src in sources:
         src = src.to(device)
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=device)
-        for t, step in enumerate(greedy_steps(model, src, max_len, use_cache=False)):  # the whole prefix, each step
+        for t, step in enumerate(greedy_steps(model, src, max_new_tokens, use_cache=False)):  # the whole prefix, each step
             call = f"next_token(model, src of shape {tuple(src.shape)}, decoder_input of shape " \
                    f"{tuple(step.decoder_input.shape)})"
             with torch.no_grad():
@@ -414,17 +416,17 @@ def check_next_token(next_token: Callable, model: torch.nn.Module, sources: Iter
             finished = step.finished.to(device)
 
 
-def check_greedy_decode(decode: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_len: int) -> None:
-    """``decode(model, src (B, S), max_len)`` must return what ``greedy_decode(model, src, max_len)`` does for every
+def grade_greedy_decode(decode: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int) -> None:
+    """``decode(model, src (B, S), max_new_tokens)`` must return what ``greedy_decode(model, src, max_new_tokens)`` does for every
     source in ``sources``: ``(B, L)`` ids after ``<s>``, each row ending with its ``</s>`` and ``<pad>`` after it, ``L``
-    the step at which the last row finished (or ``max_len``). Inputs are given on the model's device."""
+    the step at which the last row finished (or ``max_new_tokens``). Inputs are given on the model's device."""
     device = next(model.parameters()).device
     for src in sources:
         src = src.to(device)
-        call = f"decode(model, src of shape {tuple(src.shape)}, max_len={max_len})"
+        call = f"decode(model, src of shape {tuple(src.shape)}, max_new_tokens={max_new_tokens})"
         with torch.no_grad():
-            mine = _tensor(decode(model, src, max_len), call).to(device)
-        expected = greedy_decode(model, src, max_len, use_cache=False)  # (B, L): the whole prefix, each step
+            mine = _tensor(decode(model, src, max_new_tokens), call).to(device)
+        expected = greedy_decode(model, src, max_new_tokens, use_cache=False)  # (B, L): the whole prefix, each step
         if mine.dim() == 2 and mine.size(0) == src.size(0) and mine.size(1) == expected.size(1) + 1 \
                 and torch.equal(mine[:, 1:], expected):
             raise AssertionError(f"{call} starts with <s>: return the generated ids only, after <s>")
@@ -443,15 +445,15 @@ def check_greedy_decode(decode: Callable, model: torch.nn.Module, sources: Itera
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Chapter 9: inside the model.
+# Chapter 11: inside the model.
 
 
-def check_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) -> None:
+def grade_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) -> None:
     """``previous(weights (B, H, T, T), valid (B, T))`` must give each head's mean weight on the key just before the
     query, ``(H,)``, averaged over the queries where ``valid`` is True and that have a previous token (t >= 1), for
     several seeds and shapes (with padding)."""
     for seed, (B, H, T) in zip(SEEDS, ((2, 4, 6), (3, 1, 9), (1, 8, 3)), strict=True):
-        g = make_generator(seed)
+        g = make_rng(seed)
         weights = torch.softmax(3 * torch.randn(B, H, T, T, generator=g), dim=-1)
         lengths = torch.randint(2, T + 1, (B,), generator=g)
         t = torch.arange(T)[None, :]  # (1, T)
@@ -469,7 +471,7 @@ def check_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
                              "averaged over the valid queries with t >= 1)")
 
 
-def check_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Tensor]) -> None:
+def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Tensor]) -> None:
     """``silenced(attention, x (B, T, d_model), head)`` must be the self-attention output of ``attention`` with
     ``head`` silenced, as the package computes it with ``attention.head_mask`` (to within 1e-5): the head's output is
     zeroed *before* the heads are concatenated and projected. For several seeds, shapes and heads (biases random)."""
@@ -478,7 +480,7 @@ def check_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
         attention = MultiHeadAttention(d, H).eval()
         with torch.no_grad():  # the package starts its biases at 0: random ones show a forgotten bias
             attention.in_proj.bias.normal_(), attention.out_proj.bias.normal_()
-        x = torch.randn(B, T, d, generator=make_generator(seed))
+        x = torch.randn(B, T, d, generator=make_rng(seed))
         for head in (0, H - 1):
             call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"
             with torch.no_grad():
@@ -501,7 +503,7 @@ def check_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Chapter 11: cost.
+# Chapter 13: cost.
 
 
 def _counted_layer_flops(T: int, d_model: int, d_ff: int, n_heads: int) -> int:
@@ -515,7 +517,7 @@ def _counted_layer_flops(T: int, d_model: int, d_ff: int, n_heads: int) -> int:
     return counter.get_total_flops()
 
 
-def check_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> None:
+def grade_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> None:
     """``flops(T, d_model, d_ff, n_heads)`` must be the matrix-product FLOPs of one encoder layer's forward pass over
     one sequence of ``T`` positions, a multiply-add counting 2, exactly as ``FlopCounterMode`` counts them on the
     package's ``EncoderLayer``: ``8 T d^2 + 4 T^2 d + 4 T d d_ff``, for several lengths, widths and numbers of heads,
@@ -548,7 +550,7 @@ def check_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> Non
                              f"(projections {P:,}, attention {A:,}, feed-forward {FF:,})" + (f": {hint}" if hint else ""))
 
 
-def check_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -> None:
+def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -> None:
     """``longest(memory_bytes, batch, n_heads, dtype)`` must be the longest sequence length ``T`` whose
     ``(batch, n_heads, T, T)`` score tensor of ``dtype`` fits in ``memory_bytes`` (``transformer_book.cost.
     score_bytes``), for several budgets, batches, heads and dtypes, two of them fitting exactly."""
@@ -585,12 +587,12 @@ def check_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Chapter 13: dates.
+# Chapter 9: dates.
 
 
-def check_ordinal_words(ordinal: Callable[[int], str]) -> None:
+def grade_ordinal_words(ordinal: Callable[[int], str]) -> None:
     """``ordinal(n)`` must write every day of a month, 1 to 31, as an English ordinal in words, as
-    ``transformer.dates.ordinal_words`` does: "first", "twelfth", "twentieth", "twenty-third", "thirty-first"."""
+    ``transformer.train.dates.ordinal_words`` does: "first", "twelfth", "twentieth", "twenty-third", "thirty-first"."""
     for n in range(1, 32):
         call = f"ordinal({n})"
         mine, expected = ordinal(n), ordinal_words(n)
@@ -622,16 +624,16 @@ def _index_batches(batches: object, call: str) -> list[list[int]]:
     return [[int(i) for i in batch] for batch in batches]
 
 
-def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generator], Sequence[Sequence[int]]]) -> None:
-    """``batches_of(lengths, batch_size, generator)`` must cut the examples ``0 .. n - 1`` into batches by length:
+def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generator], Sequence[Sequence[int]]]) -> None:
+    """``batches_of(lengths, batch_size, rng)`` must cut the examples ``0 .. n - 1`` into batches by length:
     every example exactly once, ``ceil(n / batch_size)`` batches of at most ``batch_size``, at most half the padding
-    of random batches (``transformer.bucketing.padding_fraction``), the batches not served in order of length, and
-    other batches from another generator (so that every epoch differs), for several data sets and batch sizes."""
+    of random batches (``transformer.train.bucketing.padding_fraction``), the batches not served in order of length, and
+    other batches from another rng (so that every epoch differs), for several data sets and batch sizes."""
     for seed, (n, batch_size, low, high) in zip(SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)),
                                                 strict=True):
-        lengths = torch.randint(low, high + 1, (n,), generator=make_generator(seed)).tolist()
-        call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, generator)"
-        mine = _index_batches(batches_of(lengths, batch_size, make_generator(seed)), call)
+        lengths = torch.randint(low, high + 1, (n,), generator=make_rng(seed)).tolist()
+        call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, rng)"
+        mine = _index_batches(batches_of(lengths, batch_size, make_rng(seed)), call)
         seen = [i for batch in mine for i in batch]
         missing, repeated = n - len(set(seen) & set(range(n))), len(seen) - len(set(seen))
         if missing or repeated or sorted(seen) != list(range(n)):
@@ -647,7 +649,7 @@ def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
             f"{batch_size}, at most one smaller (a batch per length leaves many batches half empty)"
         )
         mine_padding = padding_fraction(lengths, mine)
-        random_padding = padding_fraction(lengths, random_batches(n, batch_size, make_generator(seed)))
+        random_padding = padding_fraction(lengths, random_batches(n, batch_size, make_rng(seed)))
         assert mine_padding <= random_padding / 2, (
             f"{call} pads {mine_padding:.1%} of the slots, random batches {random_padding:.1%}: sort examples by "
             "length before cutting them into batches"
@@ -656,8 +658,8 @@ def check_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
         assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), (
             f"{call} serves its batches in order of length, every epoch the same way: shuffle the batches"
         )
-        again = _index_batches(batches_of(lengths, batch_size, make_generator(seed + 10)), call)
+        again = _index_batches(batches_of(lengths, batch_size, make_rng(seed + 10)), call)
         assert again != mine, (
-            f"{call} gives the same batches with another generator: every epoch would see the same batches in the same "
-            "order; shuffle with the generator (before sorting within pools, and the batches after)"
+            f"{call} gives the same batches with another rng: every epoch would see the same batches in the same "
+            "order; shuffle with the rng (before sorting within pools, and the batches after)"
         )

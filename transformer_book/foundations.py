@@ -23,7 +23,7 @@ from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from transformer import MultiHeadAttention
-from transformer.utils import make_generator
+from transformer.utils import make_rng
 from transformer_book.pitfalls import run_check
 
 __all__ = [
@@ -209,7 +209,7 @@ def retrieval_attention(
 def check_rows_are_distributions(attend: Callable[..., tuple[Tensor, Tensor]]) -> None:
     """``attend(q, k, v) -> (output, weights)`` must give every query a distribution over the keys: weights
     ``(B, T_q, T_k)`` with non-negative rows that sum to 1 (checked with ``T_q != T_k``, so no axis passes for another)."""
-    g = make_generator(0)
+    g = make_rng(0)
     q, k, v = torch.randn(2, 3, 8, generator=g), torch.randn(2, 5, 8, generator=g), torch.randn(2, 5, 4, generator=g)
     with torch.no_grad():
         out, weights = attend(q, k, v)
@@ -225,7 +225,7 @@ def check_rows_are_distributions(attend: Callable[..., tuple[Tensor, Tensor]]) -
 def check_weights_depend_on_query(attend: Callable[..., tuple[Tensor, Tensor]]) -> None:
     """Different queries over the same keys must be able to get different weights: ``attend(q, k, v)`` for 4
     random queries against the same 6 keys must not give every query the same row of weights."""
-    g = make_generator(0)
+    g = make_rng(0)
     q, k, v = torch.randn(1, 4, 8, generator=g), torch.randn(1, 6, 8, generator=g), torch.randn(1, 6, 8, generator=g)
     with torch.no_grad():
         _, weights = attend(q, k, v)  # (1, 4, 6)
@@ -237,7 +237,7 @@ def check_not_drawn_to_itself(self_attention: Callable[[Tensor], Tensor], d_mode
     """A freshly initialised self-attention ``self_attention(x (B, T, d_model)) -> weights (B, H, T, T)`` must not
     make (nearly) every token attend most to itself: with 16 random tokens, the share of queries whose largest weight
     is on their own position must stay below 1/2 (separate random W_Q and W_K give about 1/16; Q = K gives nearly 1)."""
-    g = make_generator(0)
+    g = make_rng(0)
     x = torch.randn(8, 16, d_model, generator=g)  # (B, T, d_model)
     with torch.no_grad():
         weights = self_attention(x)  # (B, H, T, T)
@@ -247,7 +247,7 @@ def check_not_drawn_to_itself(self_attention: Callable[[Tensor], Tensor], d_mode
 
 def compare(check: Callable[[object], None], faulty: object, correct: object) -> None:
     """Run ``check`` on a faulty variant and on a correct one, print what happened, and insist that it catches the
-    first and passes the second (as chapter 10 does)."""
+    first and passes the second (as chapter 12 does)."""
     caught, message = run_check(check, faulty)
     passed, problem = run_check(check, correct)
     print("faulty :", "passes" if caught else f"CAUGHT  {message}")

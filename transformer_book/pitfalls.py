@@ -36,6 +36,7 @@ from transformer.embeddings import sinusoidal_table
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer.masks import causal_mask, padding_mask, padding_mask_from_lengths
 from transformer.model import Transformer
+from transformer_book.parameters import parameter_formula
 
 # ======================================================================================
 # Part 1: the faulty variants (DELIBERATELY WRONG)
@@ -334,11 +335,11 @@ class AttentionGivenTheFunction(nn.Module):
         self.attention = attention
 
     def forward(
-        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, *,
         need_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         # WRONG: the argument `attn_mask`, not the function `padding_mask`
-        return self.attention(query, key, value, padding_mask, need_weights)
+        return self.attention(query, key, value, padding_mask, need_weights=need_weights)
 
 
 class EncoderLayerPassesFunction(EncoderLayer):
@@ -456,16 +457,16 @@ class StdPlusEpsLayerNorm(nn.Module):
 # ---- 13. The base of the sinusoids written as 1000 ----------------------------------
 
 
-def sinusoidal_table_base_1000(max_len: int, d_model: int) -> Tensor:
+def sinusoidal_table_base_1000(max_positions: int, d_model: int) -> Tensor:
     """DELIBERATELY WRONG: the sinusoid table with base 1000, as some write-ups print
     the formula. The longest wavelength shrinks from about
     ``2 pi * 10000`` to ``2 pi * 1000`` positions. Recognise it: compare the constant
     with the paper, ``10000^(2i / d_model)``."""
-    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
+    position = torch.arange(max_positions, dtype=torch.float64)[:, None]  # (L, 1)
     exponents = torch.arange(0, d_model, 2, dtype=torch.float64) / d_model  # 2i / d
     inv_freq = 1000.0**-exponents  # (ceil(d/2),)  WRONG: 10000.0
     angles = position * inv_freq  # (L, ceil(d/2))
-    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    table = torch.zeros(max_positions, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angles)
     table[:, 1::2] = torch.cos(angles[:, : d_model // 2])
     return table.float()
@@ -639,37 +640,10 @@ def check_scores_have_unit_variance(attention: MultiHeadAttention) -> None:
     )
 
 
-def expected_parameter_count(config: TransformerConfig) -> int:
-    """The parameter count the paper's architecture implies for ``config``, written out
-    term by term."""
-    c, d = config, config.d_model
-    attention = 4 * d * d + 4 * d  # W_Q, W_K, W_V, W_O and their biases
-    feed_forward = 2 * d * c.d_ff + c.d_ff + d
-    norm = 2 * d  # gain and bias
-    encoder_layer = attention + feed_forward + 2 * norm
-    decoder_layer = 2 * attention + feed_forward + 3 * norm  # self- AND cross-attention
-    final_norms = 2 * norm if c.use_final_norm else 0
-    embeddings = c.src_vocab_size * d
-    if not c.share_embeddings:
-        embeddings += c.tgt_vocab_size * d
-    positional = c.max_len * d if c.positional_encoding == "learned" else 0
-    generator = c.tgt_vocab_size  # the bias
-    if not c.tie_output_embedding:
-        generator += c.tgt_vocab_size * d
-    return (
-        c.n_encoder_layers * encoder_layer
-        + c.n_decoder_layers * decoder_layer
-        + final_norms
-        + embeddings
-        + positional
-        + generator
-    )
-
-
 def check_parameter_count(model: Transformer) -> None:
     """The model must have exactly the trainable parameters the architecture implies: no
     sub-layer missing, shared by accident or created outside the model's parameters."""
-    got, expected = model.num_parameters(), expected_parameter_count(model.config)
+    got, expected = model.num_parameters(), sum(parameter_formula(model.config).values())
     assert got == expected, (
         f"{got:,} parameters, the architecture implies {expected:,} "
         f"({got - expected:+,})"
@@ -747,7 +721,7 @@ def check_source_padding_is_invisible(
     src = torch.tensor([[3, 4, 5, 6, 7, 8], [3, 4, 5, 6, 0, 0]])  # row 1: 2 padded
     tgt = torch.tensor([[1, 9, 9, 9, 9, 9], [1, 9, 9, 9, 9, 0]])  # row 1: 1 padded
     with torch.no_grad():
-        memory = model.encode(src)  # (B, S, d)
+        memory, _ = model.encode(src)  # (B, S, d)
         mask = make_cross_mask(src, tgt, 0)
         out = model.decode(tgt, memory, src_mask=mask)
         changed = memory.masked_fill((src == 0)[..., None], 5.0)  # only at padding

@@ -29,10 +29,11 @@ from pathlib import Path
 
 import torch
 
-from transformer.data import BOS_ID, EOS_ID, PAD_ID, token_label
 from transformer.decoding import beam_search, greedy_decode
 from transformer.model import Transformer
-from transformer.tokenizer import Vocabulary
+from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.tasks import token_label
+from transformer.train.tokenizer import Vocabulary
 
 from .ablation import KINDS, ablate_heads
 
@@ -74,15 +75,15 @@ class PlaygroundModel:
     ``sources``: the ids the page is tested on (``PAD_ID`` allowed after the first id); the first is the example the
     page starts with. ``source_vocab`` and ``target_vocab``: for a model that reads text (the dates), the
     vocabularies it was trained with; the page tokenizes what the reader types as ``source_vocab`` does. Without
-    them, the reader types the synthetic tasks' symbols. ``max_len``: the most tokens to decode; ``None``: two more
-    than the source has symbols (:func:`default_max_len`). ``examples``: inputs the page offers, as a reader types them.
+    them, the reader types the synthetic tasks' symbols. ``max_new_tokens``: the most tokens to decode; ``None``: two more
+    than the source has symbols (:func:`default_max_new_tokens`). ``examples``: inputs the page offers, as a reader types them.
     """
 
     model: Transformer
     sources: Sequence[Sequence[int]]
     source_vocab: Vocabulary | None = None
     target_vocab: Vocabulary | None = None
-    max_len: int | None = None
+    max_new_tokens: int | None = None
     examples: Sequence[str] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
@@ -116,7 +117,7 @@ class PlaygroundModel:
 @torch.no_grad()
 def reference_case(
     model: Transformer, src: Sequence[int], silenced: Mapping[tuple[str, int], Sequence[int]] | None = None,
-    max_len: int | None = None,
+    max_new_tokens: int | None = None,
 ) -> dict:
     """What the page must compute for one source ``src`` (ids, ``PAD_ID`` allowed anywhere after the first symbol):
     the greedy tokens (``greedy_decode``, up to and with ``</s>``), the logits of each step (the teacher-forced
@@ -128,16 +129,16 @@ def reference_case(
                          f"got {list(src)}")
     device = next(model.parameters()).device
     source = torch.tensor([list(src)], device=device)  # (1, S)
-    max_len = max_len or default_max_len(src)
+    max_new_tokens = max_new_tokens or default_max_new_tokens(src)
     model.eval()
     with ablate_heads(model, silenced or {}):
-        tokens = _until_eos(greedy_decode(model, source, max_len)[0].tolist())  # (L,)
+        tokens = _until_eos(greedy_decode(model, source, max_new_tokens)[0].tolist())  # (L,)
         tgt = torch.tensor([[BOS_ID, *tokens[:-1]]], device=device)  # (1, T): the last step's decoder input
         logits = model(source, tgt)[0]  # (T, V): step t's next-token scores
         maps = model.attention_maps(source, tgt)  # per kind, per layer: (1, H, Tq, Tk)
-        beam, score = beam_search(model, source, BEAM_SIZE, max_len, LENGTH_PENALTY)  # (1, L'), (1,)
+        beam, score = beam_search(model, source, BEAM_SIZE, max_new_tokens, LENGTH_PENALTY)  # (1, L'), (1,)
     return {
-        "src": [int(i) for i in src], "max_len": max_len, "head_mask": head_masks(model, silenced),
+        "src": [int(i) for i in src], "max_new_tokens": max_new_tokens, "head_mask": head_masks(model, silenced),
         "silenced": [[kind, layer, list(heads)] for (kind, layer), heads in (silenced or {}).items()],
         "tokens": tokens, "logits": _rounded(logits.float().cpu()),
         "attention": {kind: [_rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
@@ -150,22 +151,22 @@ def _until_eos(tokens: list[int]) -> list[int]:
     return tokens[: tokens.index(EOS_ID) + 1] if EOS_ID in tokens else tokens
 
 
-def default_max_len(src: Sequence[int]) -> int:
+def default_max_new_tokens(src: Sequence[int]) -> int:
     """The decoding budget the page uses too: two tokens more than the source's symbols (room for ``</s>``)."""
     return sum(int(i) != PAD_ID for i in src) + 2
 
 
 def first_effective_ablation(
-    model: Transformer, src: Sequence[int], max_len: int | None = None,
+    model: Transformer, src: Sequence[int], max_new_tokens: int | None = None,
 ) -> dict[tuple[str, int], list[int]]:
     """The first single head (encoder, decoder, cross; by layer and head) whose silencing changes the greedy output
     for ``src``, else the first whole attention layer (all its heads), in :func:`ablate_heads`' form."""
-    max_len = max_len or default_max_len(src)
+    max_new_tokens = max_new_tokens or default_max_new_tokens(src)
     source = torch.tensor([list(src)], device=next(model.parameters()).device)  # (1, S)
 
     def greedy(silenced: Mapping) -> list[int]:
         with ablate_heads(model, silenced), torch.no_grad():
-            return greedy_decode(model.eval(), source, max_len)[0].tolist()
+            return greedy_decode(model.eval(), source, max_new_tokens)[0].tolist()
 
     intact = greedy({})
     c = model.config
@@ -183,9 +184,9 @@ def reference_cases(entry: PlaygroundModel) -> list[dict]:
     """:func:`reference_case` for every source of ``entry``, then for its first source with the heads of
     :func:`first_effective_ablation` silenced."""
     model, first = entry.model, entry.sources[0]
-    cases = [reference_case(model, src, max_len=entry.max_len) for src in entry.sources]
-    silenced = first_effective_ablation(model, first, entry.max_len)
-    return [*cases, reference_case(model, first, silenced, entry.max_len)]
+    cases = [reference_case(model, src, max_new_tokens=entry.max_new_tokens) for src in entry.sources]
+    silenced = first_effective_ablation(model, first, entry.max_new_tokens)
+    return [*cases, reference_case(model, first, silenced, entry.max_new_tokens)]
 
 
 def tokenizer_cases(vocab: Vocabulary, texts: Sequence[str]) -> list[dict]:
@@ -234,7 +235,7 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
             "input": "symbols" if entry.source_vocab is None else entry.source_vocab.level,
             "src_vocab": entry.labels("source"), "tgt_vocab": entry.labels("target"),
             "output_join": "" if entry.target_vocab is not None and entry.target_vocab.level == "char" else " ",
-            "n_heads": c.n_heads, "max_len": entry.max_len, "graph_max_len": c.max_len,
+            "n_heads": c.n_heads, "max_new_tokens": entry.max_new_tokens, "max_positions": c.max_positions,
             "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
             "examples": list(entry.examples) or [entry.text(entry.sources[0])],
         }

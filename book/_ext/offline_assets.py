@@ -12,7 +12,7 @@
   MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
   ``crossorigin`` attributes that pinned the CDN files.
 
-- The playground (``book/12_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
+- The playground (``book/14_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
   of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js
   and ``playground.js`` (beside this module) to the page that has a playground; that script loads ONNX Runtime Web
   (``_static/vendor/ort/``) only when the reader first uses it. When that folder holds no models (a fresh output

@@ -5,9 +5,9 @@
 // _static/playground/<model>/{encoder,decoder_step}.onnx, listed in _static/playground/manifest.json. ONNX Runtime
 // Web (_static/vendor/ort/, fetched by scripts/vendor_assets.sh) loads at the reader's first interaction, not before.
 // Greedy decoding is transformer.decoding.greedy_steps: encode once, then run the decoder on <s> + the tokens so far,
-// take the most probable token (<pad> and <s> excluded), stop at </s> or after max_len tokens. Beam search is
+// take the most probable token (<pad> and <s> excluded), stop at </s> or after max_new_tokens tokens. Beam search is
 // transformer.decoding.beam_search for one source: the beams run as one batch through the same decoder step.
-// A model that reads text tokenizes it as transformer.tokenizer.tokenize(level="word") does.
+// A model that reads text tokenizes it as transformer.train.tokenizer.tokenize(level="word") does.
 // window.transformerPlayground.{decode, beamSearch, encode} are what the book's browser test and benchmark call.
 (function () {
   "use strict";
@@ -16,7 +16,7 @@
   var MODELS = STATIC + "playground/";
   var KINDS = ["encoder", "decoder", "cross"];
   var KIND_NAMES = {encoder: "encoder self-attention", decoder: "decoder masked self-attention", cross: "cross-attention"};
-  var MAX_SYMBOLS = 20, MAX_PADDING = 10; // 30 positions at most: the graphs take up to the models' max_len (64)
+  var MAX_SYMBOLS = 20, MAX_PADDING = 10; // 30 positions at most: the graphs take up to the models' max_positions (64)
   var manifestPromise = null, ortPromise = null, sessions = {};
 
   function manifest() {
@@ -104,8 +104,8 @@
     return new ort.Tensor("int64", BigInt64Array.from(flatIds), [rows.length, rows[0].length]);
   }
 
-  function defaultMaxLen(m, info, src) { // as transformer_book.playground.default_max_len, unless the model sets one
-    return info.max_len || src.filter(function (i) { return i !== m.pad_id; }).length + 2;
+  function defaultMaxNewTokens(m, info, src) { // as transformer_book.playground.default_max_new_tokens, unless the model sets one
+    return info.max_new_tokens || src.filter(function (i) { return i !== m.pad_id; }).length + 2;
   }
 
   // Encode one source (ids, padding allowed) once, with head masks {encoder, decoder, cross}: (L, H) of 1/0. Returns
@@ -170,10 +170,10 @@
 
   // Decode one source greedily, or along given tokens (forced: teacher forcing, to draw a beam's best hypothesis).
   // Returns every step's logits, probabilities and chosen token, and every attention map of the last step.
-  function decode(name, src, masks, maxLen, forced) {
+  function decode(name, src, masks, maxNewTokens, forced) {
     return encode(name, src, masks).then(function (ctx) {
       var m = ctx.m, V = ctx.info.tgt_vocab.length;
-      maxLen = forced ? forced.length : maxLen || defaultMaxLen(m, ctx.info, src);
+      maxNewTokens = forced ? forced.length : maxNewTokens || defaultMaxNewTokens(m, ctx.info, src);
       var result = {src: src, tokens: [], logits: [], probs: [], stepMs: [], encodeMs: ctx.encodeMs,
         attention: {encoder: ctx.encoderAttention}};
       var ids = [m.bos_id];
@@ -187,7 +187,7 @@
           result.attention.decoder = maps(out.self_attention);
           result.attention.cross = maps(out.cross_attention);
           result.stepMs.push(performance.now() - t0);
-          if ((!forced && chosen === m.eos_id) || result.tokens.length >= maxLen) {
+          if ((!forced && chosen === m.eos_id) || result.tokens.length >= maxNewTokens) {
             result.totalMs = performance.now() - ctx.started;
             result.tgt = ids.slice(); // the last step's decoder input: <s> + every token but the last
             return result;
@@ -214,10 +214,10 @@
   // Beam search for one source, as transformer.decoding.beam_search: beams (all beamSize of them after the first
   // step) run as one batch; a finished hypothesis stays in the beam, grown by <pad> at no cost; at the end the
   // summed log-probabilities are divided by the length penalty and the best is returned, with every step (trace).
-  function beamSearch(name, src, masks, beamSize, maxLen, alpha) {
+  function beamSearch(name, src, masks, beamSize, maxNewTokens, alpha) {
     return encode(name, src, masks).then(function (ctx) {
       var m = ctx.m, V = ctx.info.tgt_vocab.length, K = beamSize;
-      maxLen = maxLen || defaultMaxLen(m, ctx.info, src);
+      maxNewTokens = maxNewTokens || defaultMaxNewTokens(m, ctx.info, src);
       alpha = alpha === undefined ? m.beam.length_penalty : alpha;
       var beams = [{tokens: [m.bos_id], score: 0, length: 0, finished: false}];
       var trace = {parents: [], tokens: [], scores: []}, stepMs = [];
@@ -243,7 +243,7 @@
           trace.tokens.push(beams.map(function (b) { return b.tokens[b.tokens.length - 1]; }));
           trace.scores.push(beams.map(function (b) { return b.score; }));
           stepMs.push(performance.now() - t0);
-          if (beams.every(function (b) { return b.finished; }) || trace.tokens.length >= maxLen) return finish();
+          if (beams.every(function (b) { return b.finished; }) || trace.tokens.length >= maxNewTokens) return finish();
           return next();
         });
       }
@@ -261,7 +261,7 @@
     });
   }
 
-  // What transformer.tokenizer.tokenize(text, "word") does, with Python's Unicode classes: lower-case, then runs of
+  // What transformer.train.tokenizer.tokenize(text, "word") does, with Python's Unicode classes: lower-case, then runs of
   // letters ([^\W\d_]+), single decimal digits (\d), single other non-space characters ([^\w\s]) and "_".
   var SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"; // str.isspace
   var WORD = new RegExp("[\\p{L}\\p{Nl}\\p{No}]+|\\p{Nd}|[^\\p{L}\\p{N}_" + SPACE + "]|_", "gu");

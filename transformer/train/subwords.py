@@ -1,17 +1,27 @@
 """A shared subword vocabulary: byte-pair encoding (Sennrich et al., 2016), learned by hand and with `tokenizers`.
 
-A word vocabulary (:mod:`transformer.tokenizer`) gives every word an id, so a word it has not seen, such as the
+A word vocabulary (:mod:`transformer.train.tokenizer`) gives every word an id, so a word it has not seen, such as the
 German number "dreihundertzweiundvierzig", is ``<unk>``. Byte-pair encoding starts from characters and learns
 **merges**: count every pair of neighbouring symbols in the training text, merge the most frequent pair into a new
-symbol, count again, and repeat. Frequent words end up whole, rarer ones as a few frequent pieces
-(``▁drei hundert zwei und vierzig``), and any word of known characters can be written.
+symbol, count again, and repeat. Frequent words end up whole, rarer ones as a few frequent pieces (after 300 symbols
+learned from the translation task's pairs, ``▁drei hundert zwei undvier zig``), and any word of known characters can
+be written.
 
 The text is first cut into **pieces** that merges never cross (:func:`pre_tokenize`): a space becomes ``▁`` (U+2581)
 glued to the word after it, as in SentencePiece (so decoding knows where the spaces were), every digit stands alone
 (numbers are read digit by digit, as in the dates chapter), and so does every other sign. :func:`learn_merges` and
 :func:`apply_merges` are the algorithm written out; :class:`SubwordVocabulary` trains and applies the same
 algorithm with Hugging Face's `tokenizers` (fast, and saved as one JSON file that other languages can read), and the
-tests check that both cut every text the same way.
+tests check that both learn the same merges and cut every text the same way.
+
+A port of the tokenizer to another language (a web page) needs what :meth:`SubwordVocabulary.reference_encode`
+does, with the vocabulary and the merges of :meth:`SubwordVocabulary.to_json`: Unicode NFC; ``▁`` read as a space;
+every run of the :data:`WHITESPACE` characters one space, none at either end; spaces to ``▁`` and one ``▁`` in front
+(unless the text is empty); the pieces :data:`PIECE_PATTERN` finds (a regular expression with Unicode property
+classes, as JavaScript's ``u`` flag reads them); in each piece, the merge of lowest rank among neighbouring pairs,
+leftmost first, until none applies; each symbol's id, or ``UNK_ID`` for a symbol not in the vocabulary (a character
+never seen). Text that spells a special token ("<pad>") is plain text. Decoding joins the symbols, turns ``▁`` into
+spaces and drops the first one.
 """
 
 from __future__ import annotations
@@ -23,11 +33,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor
 
-from ..data import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS
-from ..tokenizer import UNK, UNK_ID
+from ..checks import check_int
+from ..tokens import SPECIAL_TOKENS
+from .tokenizer import UNK, UNK_ID, IdVocabulary, text_ids
 
 SPACE = "\u2581"  # ▁, which stands for the space before a word
 WHITESPACE = "\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"  # Unicode's White_Space, as a regex class
@@ -86,8 +96,7 @@ def learn_merges(texts: Iterable[str], n_merges: int) -> list[Merge]:
     (:func:`pre_tokenize`), start each from its characters, then repeatedly merge the most frequent pair of
     neighbouring symbols everywhere it occurs. Ties go to the pair whose symbols came first (characters in
     code-point order, merged symbols in the order they were made), the rule of `tokenizers`' trainer."""
-    if isinstance(n_merges, bool) or not isinstance(n_merges, int) or n_merges < 0:
-        raise ValueError(f"n_merges must be a non-negative int; got {n_merges!r}")
+    check_int("n_merges", n_merges, minimum=0)
     pieces = Counter(piece for text in texts for piece in pre_tokenize(text))
     order = {char: i for i, char in enumerate(sorted({char for piece in pieces for char in piece}))}
     words = [(list(piece), count) for piece, count in pieces.items()]
@@ -135,13 +144,13 @@ def apply_merges(piece: str, merges: Sequence[Merge] | Sequence[tuple[str, str]]
 # The library
 
 
-class SubwordVocabulary:
+class SubwordVocabulary(IdVocabulary):
     """A byte-pair vocabulary shared by both languages, trained and applied by Hugging Face's `tokenizers`.
 
     Ids follow the package: ``PAD_ID``, ``BOS_ID``, ``EOS_ID`` and ``UNK_ID`` first (``<unk>`` for a character the
     vocabulary has never seen), then the characters, then the merged symbols in the order they were learned. It has
-    the interface of :class:`~transformer.tokenizer.Vocabulary` (``tokenize``, ``encode``, ``decode``, their batch
-    forms, ``len``), so batching by length and the training loop take it unchanged.
+    the interface of :class:`~transformer.train.tokenizer.Vocabulary` (``tokenize``, ``encode``, ``decode``, their
+    batch forms, ``len``), so batching by length and the training loop take it unchanged.
     """
 
     def __init__(self, tokenizer: object):
@@ -167,8 +176,7 @@ class SubwordVocabulary:
 
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of strings, not one string (wrap it in a list)")
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= len(SPECIALS):
-            raise ValueError(f"vocab_size must be an int above {len(SPECIALS)} (the special ids); got {vocab_size!r}")
+        check_int("vocab_size", vocab_size, minimum=len(SPECIALS) + 1)  # room for a character after the special ids
         tokenizer = Tokenizer(models.BPE(unk_token=UNK))
         tokenizer.normalizer = normalizers.Sequence([
             normalizers.NFC(), normalizers.Replace(SPACE, " "), normalizers.Replace(Regex(f"[{WHITESPACE}]+"), " "),
@@ -192,17 +200,11 @@ class SubwordVocabulary:
         """Everything needed to tokenize as this vocabulary does, as `tokenizers`' JSON (merges in order)."""
         return self.tokenizer.to_str()
 
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def __contains__(self, token: object) -> bool:
-        return token in self.stoi
-
     def __repr__(self) -> str:
         return f"SubwordVocabulary({len(self)} ids)"
 
     def tokenize(self, text: str) -> list[str]:
-        """The subword tokens of ``text``: ``"dreihundertzweiundvierzig"`` -> ``▁drei hundert zwei und vierzig``."""
+        """The subword tokens of ``text``, e.g. ``"dreihundertzweiundvierzig"`` -> ``▁drei hundertzweiundvierzig``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str; got {type(text).__name__}: {text!r}")
         return self.tokenizer.encode(text, add_special_tokens=False).tokens
@@ -227,29 +229,5 @@ class SubwordVocabulary:
     def decode(self, ids: Sequence[int] | Tensor) -> str:
         """Text from ids: stops at the first EOS, skips PAD and BOS, joins the tokens and turns ``▁`` back into
         spaces. ``decode(encode(text)) == text`` for text of known characters in :func:`normalize`'s form."""
-        ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
-        kept = []
-        for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-                raise ValueError(f"ids must be ints in [0, {len(self)}) (this vocabulary's size); got {i!r}")
-            if i == EOS_ID:
-                break
-            if i not in (PAD_ID, BOS_ID):
-                kept.append(i)
-        return self.tokenizer.decode(kept, skip_special_tokens=False)
+        return self.tokenizer.decode(text_ids(ids, len(self)), skip_special_tokens=False)
 
-    def encode_batch(self, texts: Sequence[str]) -> Tensor:
-        """``(B, L)`` long: the ids of every text, right-padded with ``PAD_ID`` to the longest (``L >= 1``)."""
-        if isinstance(texts, str) or not len(texts):
-            raise ValueError(f"texts must be a non-empty sequence of strings; got {texts!r}")
-        encoded = [self.encode(text) for text in texts]
-        out = torch.full((len(encoded), max(1, *map(len, encoded))), PAD_ID, dtype=torch.long)  # (B, L)
-        for row, ids in enumerate(encoded):
-            out[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-        return out
-
-    def decode_batch(self, ids: Tensor) -> list[str]:
-        """One text per row of ``ids (B, L)``, each decoded as :meth:`decode` does (so up to its first EOS)."""
-        if not isinstance(ids, Tensor) or ids.dim() != 2:
-            raise ValueError(f"ids must be a 2-D tensor (B, L); got {getattr(ids, 'shape', type(ids).__name__)}")
-        return [self.decode(row) for row in ids]

@@ -41,13 +41,16 @@ from babel.numbers import format_currency
 from babel.units import format_unit
 from num2words import num2words
 
-from ..bucketing import batch_stream, text_batch
+from ..checks import check_choice, check_int
 from ..config import TransformerConfig
-from ..data import Batch
 from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
-from ..training import History, TrainConfig, small_model_config, train
+from .bucketing import batch_stream, text_batch
+from .config import TrainConfig
+from .loop import History, train
+from .recipes import small_model_config
 from .subwords import SubwordVocabulary
+from .tasks import Batch
 
 LANGUAGES = ("en", "de")  # source, target
 KINDS = ("number", "date", "time", "relative", "unit", "money", "list")
@@ -214,8 +217,7 @@ _ALWAYS_TRAINING: Mapping[str, Callable[[tuple], bool]] = {  # values whose word
 @functools.cache  # values repeat in training (a number below 1,000, a date): write each once
 def write(kind: str, key: tuple, style: object = None) -> Pair:
     """The pair that writes value ``key`` of ``kind`` in ``style``, in English and in German."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
+    check_choice("kind", kind, KINDS)
     english, german = (plain_spaces(_WRITE[kind](key, style, language)) for language in LANGUAGES)
     return Pair(english, german, kind, key)
 
@@ -224,8 +226,7 @@ def is_held_out(kind: str, key: tuple, test_fraction: float = 0.1, seed: int = 0
     """Whether value ``key`` of ``kind`` belongs to the test set: a hash of ``seed``, ``kind`` and ``key`` below
     ``test_fraction``, the same on every machine and in every Python (unlike ``hash()``). Values whose words no
     other value teaches (the numbers below 20 and the tens, a unit's singular) are always training values."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
+    check_choice("kind", kind, KINDS)
     if kind in _ALWAYS_TRAINING and _ALWAYS_TRAINING[kind](key):
         return False
     digest = hashlib.blake2b(repr((seed, kind, key)).encode(), digest_size=8).digest()
@@ -238,10 +239,8 @@ def translation_pairs(
     """``n`` pairs of the ``split`` ("train" or "test") side of :func:`is_held_out`, drawn with a
     ``random.Random(seed)``: each pair's kind with probability ``shares[kind]``, then a value of that kind (drawn
     again until it falls on ``split``'s side) and a style. Training pairs may repeat; test pairs are distinct."""
-    if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test'; got {split!r}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int; got {n!r}")
+    check_choice("split", split, ("train", "test"))
+    check_int("n", n, minimum=1)
     if not isinstance(test_fraction, float) or not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be a float in (0, 1); got {test_fraction!r}")
     if not shares or set(shares) - set(KINDS) or any(not share >= 0 for share in shares.values()) or not sum(shares.values()) > 0:
@@ -286,8 +285,7 @@ class TranslationData:
 
     def test_batches(self, batch_size: int = 500) -> list[Batch]:
         """The test pairs in order, as batches of ``batch_size`` (the last one may be smaller)."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int; got {batch_size!r}")
+        check_int("batch_size", batch_size, minimum=1)
         chunks = [self.test[i : i + batch_size] for i in range(0, len(self.test), batch_size)]
         return [text_batch([p.english for p in c], [p.german for p in c], self.vocab, self.vocab) for c in chunks]
 
@@ -334,7 +332,7 @@ def train_translation(
     ``data.train`` in batches bucketed by source length, drawn with ``config.seed``, and evaluated on
     ``data.test``. ``config``'s steps, batch size, schedule and device are used; its task and lengths are not."""
     stream = batch_stream([p.english for p in data.train], [p.german for p in data.train], data.vocab, data.vocab,
-                          config.batch_size, torch.Generator().manual_seed(config.seed))
+                          config.batch_size, rng=torch.Generator().manual_seed(config.seed))
     torch.manual_seed(config.seed)
     model = Transformer(model_config or translation_config(len(data.vocab)))
     return model, train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches())
@@ -350,23 +348,9 @@ def translate(
     for start in range(0, len(texts), batch_size):
         src = vocab.encode_batch(texts[start : start + batch_size])  # (B, S)
         if beam_size == 1:
-            ids = greedy_decode(model, src, max_len=max_new_tokens)  # (B, <= max_new_tokens)
+            ids = greedy_decode(model, src, max_new_tokens=max_new_tokens)  # (B, <= max_new_tokens)
         else:
-            ids, _ = beam_search(model, src, beam_size=beam_size, max_len=max_new_tokens, length_penalty=length_penalty)
+            ids, _ = beam_search(model, src, beam_size=beam_size, max_new_tokens=max_new_tokens,
+                                 length_penalty=length_penalty)
         outputs += vocab.decode_batch(ids)
     return outputs
-
-
-def translation_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Corpus BLEU and chrF (sacrebleu's defaults: 13a tokenization, one reference each) and exact match (the share
-    of hypotheses equal to their reference), all in percent."""
-    import sacrebleu
-
-    if len(hypotheses) != len(references) or not len(references):
-        raise ValueError(f"hypotheses and references must be non-empty and as long as each other; got "
-                         f"{len(hypotheses)} and {len(references)}")
-    return {
-        "BLEU": sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score,
-        "chrF": sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score,
-        "exact match": 100 * sum(h == r for h, r in zip(hypotheses, references, strict=True)) / len(references),
-    }

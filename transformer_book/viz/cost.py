@@ -1,4 +1,4 @@
-"""Figures of chapter 11 (what the model costs, :mod:`transformer_book.cost`): cost against sequence length or width
+"""Figures of chapter 13 (what the model costs, :mod:`transformer_book.cost`): cost against sequence length or width
 on log-log axes, and where a training step's work and time go, by component.
 
 Made for a phone's width too: short titles, legends above the plot, one tick label per power of two with short

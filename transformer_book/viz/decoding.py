@@ -11,8 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from transformer.data import BOS_ID, PAD_ID
 from transformer.decoding import BeamTrace, GreedyStep
+from transformer.tokens import BOS_ID, PAD_ID
 
 from .attention import to_numpy
 from .style import style

@@ -196,7 +196,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
 def embedding_parameters(model: nn.Module) -> tuple[int, int]:
     """``(embedding, rest)``: the parameters of the source and target embeddings and of the output projection's
     weight (each shared tensor counted once), and all the others. Works on the meta device (shapes only)."""
-    parts = [model.src_embed.weight, model.tgt_embed.weight, model.generator.weight]
+    parts = [model.src_embed.weight, model.tgt_embed.weight, model.lm_head.weight]
     embedding_ids = {id(p) for p in parts}
     embedding = sum(p.numel() for p in {id(p): p for p in parts}.values())
     rest = sum(p.numel() for p in model.parameters() if id(p) not in embedding_ids)

@@ -18,9 +18,10 @@ from IPython.display import HTML
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from transformer.data import BOS_ID, EOS_ID, FIRST_SYMBOL, token_label
 from transformer.decoding import greedy_decode
 from transformer.model import Transformer
+from transformer.tokens import BOS_ID, EOS_ID, FIRST_SYMBOL
+from transformer.train.tasks import token_label
 
 from ..ablation import KINDS, AblationResult
 from .attention import token_labels
@@ -138,7 +139,7 @@ def decoded_example(model: Transformer, symbols: Sequence[int], name: str = "") 
     of the source and the decoder input it produced (``BOS`` + the output, up to the position that says ``EOS``)."""
     device = next(model.parameters()).device
     src = torch.tensor([list(symbols)], dtype=torch.long, device=device)  # (1, S)
-    output = greedy_decode(model, src, max_len=len(symbols) + 2)[0].tolist()  # (L,)
+    output = greedy_decode(model, src, max_new_tokens=len(symbols) + 2)[0].tolist()  # (L,)
     output = output[: output.index(EOS_ID)] if EOS_ID in output else output
     tgt_in = torch.tensor([[BOS_ID, *output]], dtype=torch.long, device=device)  # (1, T)
     maps = model.attention_maps(src, tgt_in)
@@ -238,7 +239,7 @@ def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9
             try:
                 ids = parse_symbols(symbols.value, model.config.src_vocab_size)
                 example = decoded_example(model, ids, name=" ".join(map(str, ids)))
-            except ValueError as error:  # not symbols, or longer than the model's max_len
+            except ValueError as error:  # not symbols, or longer than the model's max_positions
                 print(error)
                 return
             print("output:", " ".join(example.tgt_tokens[1:]))

@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from transformer.config import TransformerConfig
 from transformer.model import Encoder
 
+from ..parameters import parameter_formula, sublayer_parameters
 from .controls import dropdown
 from .overview import COLOURS, arrow, meta_model
 from .style import SIGNED_SCALE, style
@@ -31,30 +32,6 @@ VARIANT_NAMES = {False: "post-norm (paper)", True: "pre-norm"}
 
 
 # ---------------------------------------------------------------------------------------------------------- parameters
-def parameter_formula(config: TransformerConfig) -> dict[str, int]:
-    """The parameter count written out by component, from the sizes alone (no model is built).
-
-    Attention has four ``d x d`` projections with biases, the feed-forward network ``d -> d_ff -> d`` with biases, a
-    layer norm ``2 d`` (gain and bias). Shared and tied matrices are counted once.
-    """
-    c = config
-    d, f = c.d_model, c.d_ff
-    attention, feed_forward, norm = 4 * d * d + 4 * d, 2 * d * f + f + d, 2 * d
-    final = norm if c.use_final_norm else 0
-    return {
-        "token embeddings": c.src_vocab_size * d + (0 if c.share_embeddings else c.tgt_vocab_size * d),
-        "learned positions": c.max_len * d if c.positional_encoding == "learned" else 0,
-        "encoder self-attention": c.n_encoder_layers * attention,
-        "encoder feed-forward": c.n_encoder_layers * feed_forward,
-        "encoder layer norms": c.n_encoder_layers * 2 * norm + final,
-        "decoder masked self-attention": c.n_decoder_layers * attention,
-        "decoder cross-attention": c.n_decoder_layers * attention,
-        "decoder feed-forward": c.n_decoder_layers * feed_forward,
-        "decoder layer norms": c.n_decoder_layers * 3 * norm + final,
-        "output projection": (0 if c.tie_output_embedding else d * c.tgt_vocab_size) + c.tgt_vocab_size,
-    }
-
-
 _PARTS = {"self_attn": "self-attention", "cross_attn": "cross-attention", "feed_forward": "feed-forward"}
 
 
@@ -77,7 +54,7 @@ def parameter_tree(config: TransformerConfig) -> dict[tuple[str, str], int]:
             key = ("embeddings", "target embedding" + (" (+ output)" if c.tie_output_embedding else ""))
         elif parts[0] == "positional":
             key = ("embeddings", "learned positions")
-        elif parts[0] == "generator":
+        elif parts[0] == "lm_head":
             key = ("output", f"projection {parts[1]}")
         elif parts[1] == "norm":  # the final norm of a stack
             key = (parts[0], "layer norms")
@@ -384,8 +361,7 @@ def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) ->
 def layer_diagram(config: TransformerConfig) -> go.Figure:
     """One encoder layer and one decoder layer; a dropdown highlights a sub-layer (with what it attends to, its mask
     and its parameters for ``config``) or redraws both layers in the pre-norm arrangement."""
-    d, f = config.d_model, config.d_ff
-    numbers = dict(attention=f"{4 * d * d + 4 * d:,}", ffn=f"{2 * d * f + f + d:,}", norm=f"{2 * d:,}")
+    numbers = {name: f"{count:,}" for name, count in sublayer_parameters(config.d_model, config.d_ff).items()}
     encoder = [("Multi-head self-attention", "self"), ("Feed-forward", "ffn")]
     decoder = [("Masked multi-head self-attention", "masked"), ("Multi-head cross-attention", "cross"),
                ("Feed-forward", "ffn")]
@@ -468,7 +444,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
                            line=dict(color=memory_colour, width=2.5 if highlight == "cross" else 1.4), opacity=1 if on else 0.5))
         notes.append(arrow(bend, y, 7.3 - width / 2, y, memory_colour))
     dec_top = dec_boxes[-1].y1 + 0.9
-    notes.append(dict(x=7.3, y=dec_top + 0.25, text="→ generator → logits (B, T, V)", showarrow=False, font=dict(size=12)))
+    notes.append(dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12)))
     text = "<br>".join(textwrap.wrap(html.escape(explanation), 100))
     notes.append(dict(x=0.0, y=-0.55, xanchor="left", yanchor="top", align="left", showarrow=False, text=text,
                       font=dict(size=12.5, color="#333"), xref="x", yref="y"))

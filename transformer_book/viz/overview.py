@@ -45,7 +45,7 @@ def _block_params(model: Transformer) -> dict[str, int]:
         "dec_cross": per_stack(dec, "cross_attn"),
         "dec_ffn": per_stack(dec, "feed_forward"),
         "dec_norm": norms(dec),
-        "generator": model.generator.bias.numel() + (0 if c.tie_output_embedding else model.generator.weight.numel()),
+        "lm_head": model.lm_head.bias.numel() + (0 if c.tie_output_embedding else model.lm_head.weight.numel()),
     }
 
 
@@ -97,7 +97,7 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
         )
         block(
             xc, 2.4, 3.1, f"+ {c.positional_encoding} positions", COLOURS["position"],
-            f"adds position information, max_len={c.max_len}", "Chapter: Positional encoding",
+            f"adds position information, max_positions={c.max_positions}", "Chapter: Positional encoding",
         )
         fig.add_annotation(arrow(xc, 0.7, xc, 1.2))
         fig.add_annotation(arrow(xc, 1.9, xc, 2.4))
@@ -149,7 +149,7 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     # Output.
     tied = " (weights tied to the target embedding)" if c.tie_output_embedding else ""
     block(dec_x, 11.6, 12.3, f"linear → logits (B, T, {c.tgt_vocab_size})", COLOURS["output"],
-          f"one score per vocabulary entry{tied}<br>{fmt('generator')}", "Chapter: The full model")
+          f"one score per vocabulary entry{tied}<br>{fmt('lm_head')}", "Chapter: The full model")
     block(dec_x, 12.8, 13.5, "softmax: in the loss or when decoding", "#ffffff",
           "never inside the model: cross_entropy applies log-softmax itself", "Chapters: Training, Decoding")
     fig.add_annotation(arrow(dec_x, 10.0, dec_x, 11.6))

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from .style import style
 
 if TYPE_CHECKING:
-    from transformer.training import History
+    from transformer.train.loop import History
 
 CORRECT_COLOUR, FAULTY_COLOUR = "#2563eb", "#dc2626"
 
@@ -70,7 +70,7 @@ def training_picker(
 
     Left: the training loss the loop prints (moving average over ``window`` steps, log scale). Right: the last
     evaluation on fresh sequences, teacher-forced token accuracy next to greedy-decoding exact match, the two numbers
-    a mistake can pull apart. ``runs`` maps names to :class:`~transformer.training.History`; ``baseline`` names the
+    a mistake can pull apart. ``runs`` maps names to :class:`~transformer.train.loop.History`; ``baseline`` names the
     correct run, drawn in every state; ``notes`` adds one line per mistake under the title.
     """
     if baseline not in runs:

@@ -13,8 +13,10 @@ import torch
 import torch.nn.functional as F
 from plotly.subplots import make_subplots
 
-from transformer.data import BOS_ID, EOS_ID, PAD_ID, Batch, token_label
-from transformer.training import History, smoothed_targets
+from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.loop import History
+from transformer.train.objective import smoothed_targets
+from transformer.train.tasks import Batch, token_label
 
 from .style import style
 

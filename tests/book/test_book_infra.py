@@ -1,0 +1,182 @@
+"""The book's machinery without a browser: plotly renderer, live-only explorers, CDN rewriting, notebook refreshing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+import transformer_book.viz as viz
+
+ROOT = Path(__file__).resolve().parents[2]
+PLOTLY_JSON = "application/vnd.plotly.v1+json"
+
+
+def _load(path: Path, name: str) -> object:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def static_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(viz.BOOK_ENV, "1")
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(viz.BOOK_ENV, raising=False)
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+
+
+def _figure() -> go.Figure:
+    return go.Figure(go.Scatter(x=[1, 2, 3], y=[3, 1, 2]))
+
+
+def test_setup_notebook_selects_the_book_renderer_and_importing_does_not() -> None:
+    import transformer_book
+
+    pio.renderers.default = "json"
+    import transformer_book.viz.attention  # noqa: F401  (an import changes nothing global)
+
+    assert pio.renderers.default == "json"
+    transformer_book.setup_notebook()
+    assert pio.renderers.default == viz.RENDERER
+
+
+@pytest.fixture(autouse=True)
+def book_renderer() -> None:
+    viz.use_book_renderer()
+
+
+def test_static_build_writes_html_without_plotlyjs(static_build: None) -> None:
+    bundle = _figure()._repr_mimebundle_()
+    assert set(bundle) == {"text/html"}
+    html = bundle["text/html"]
+    assert "plotly-graph-div" in html and "Plotly.newPlot" in html
+    assert len(html) < 50_000, "plotly.js must not be embedded"
+    assert "https://" not in html and "<script src" not in html  # no CDN, no MathJax
+
+
+def test_live_bundle_has_plotly_json_and_html_fallback(live: None) -> None:
+    bundle = _figure()._repr_mimebundle_()
+    assert PLOTLY_JSON in bundle and bundle[PLOTLY_JSON]["data"][0]["y"] == [3, 1, 2]
+    html = bundle["text/html"]
+    assert "if (window.Plotly) { draw(); return; }" in html and "Plotly.newPlot" in html
+    assert len(html) < 50_000
+
+
+def test_in_static_build_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for value, expected in (("1", True), ("yes", True), ("", False), ("0", False), ("false", False)):
+        monkeypatch.setenv(viz.BOOK_ENV, value)
+        assert viz.in_static_build() is expected
+    monkeypatch.delenv(viz.BOOK_ENV)
+    assert viz.in_static_build() is False
+
+
+def test_live_only_builds_the_widget_in_a_live_kernel(live: None) -> None:
+    assert viz.live_only(lambda: "the widget", "Vary the temperature.") == "the widget"
+
+
+def test_live_only_shows_a_note_in_the_static_book(static_build: None) -> None:
+    def factory() -> None:
+        raise AssertionError("the factory must not run in the static build")
+
+    note = viz.live_only(factory, "Vary the temperature.", static=_figure())
+    html = note._repr_html_()
+    assert "Vary the temperature." in html and "live kernel" in html and "rocket button" in html
+    assert note.static is not None
+
+
+def test_rewrite_html_points_cdns_at_the_vendor_folder() -> None:
+    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py", "offline_assets")
+    page = (
+        '<script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js"></script>\n'
+        "<script>require.config({paths: {d3: 'https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min',\n"
+        "jquery: 'https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min'}});</script>\n"
+        '<script integrity="sha256-x" crossorigin="anonymous" '
+        'src="https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@1.0.6/dist/embed-amd.js"></script>\n'
+        '<script charset="utf-8" src="https://cdn.plot.ly/plotly-4.1.1.min.js"></script>\n'
+        '<a href="https://github.com/transformer-interactive/transformer-interactive">repository</a>'
+    )
+    out = assets.rewrite_html(page, "../_static/vendor")
+    assert '<script src="../_static/vendor/require.js"></script>' in out
+    assert "d3: '../_static/vendor/d3.min'" in out and "jquery: '../_static/vendor/jquery.min'" in out
+    assert '<script src="../_static/vendor/html-manager/embed-amd.js"></script>' in out  # SRI pins dropped
+    assert 'src="../_static/vendor/plotly.min.js"' in out
+    assert 'href="https://github.com/transformer-interactive/transformer-interactive"' in out  # links stay
+
+
+def test_vendor_url_is_relative_to_each_page(tmp_path: Path) -> None:
+    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py", "offline_assets")
+    assert assets.vendor_url_for(tmp_path / "index.html", tmp_path) == "_static/vendor"
+    assert assets.vendor_url_for(tmp_path / "book" / "01.html", tmp_path) == "../_static/vendor"
+
+
+def test_refresh_keeps_outputs_of_checked_cells_only() -> None:
+    refresh = _load(ROOT / "scripts" / "refresh_notebooks.py", "refresh_notebooks")
+    checked = nbformat.v4.new_code_cell("print(1)", execution_count=2, metadata={"tags": ["nbval-check-output"]})
+    checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    other = nbformat.v4.new_code_cell("fig", execution_count=3, metadata={"execution": {"iopub.status.idle": "x"}})
+    other.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<div></div>"})]
+    nb = nbformat.v4.new_notebook(cells=[checked, other], metadata={"widgets": {"state": {}}})
+    assert refresh.strip_outputs(nb) == (1, 1)
+    assert checked.outputs and checked.execution_count == 2
+    assert other.outputs == [] and other.execution_count is None and "execution" not in other.metadata
+    assert "widgets" not in nb.metadata
+
+
+def test_toc_lists_existing_notebooks() -> None:
+    refresh = _load(ROOT / "scripts" / "refresh_notebooks.py", "refresh_notebooks")
+    notebooks = refresh.toc_notebooks()
+    assert notebooks[0].name == "01_introduction.ipynb"
+    assert all(path.is_file() for path in notebooks), [str(p) for p in notebooks if not p.is_file()]
+
+
+def test_every_notebook_cell_has_a_unique_id() -> None:
+    """nbformat 4.5 cells carry ids (nbformat warns without one, and will refuse); jupyter-cache and nbval key on them."""
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        ids = [cell.get("id") for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]  # as stored: nbformat adds ids
+        assert None not in ids, f"{path.name}: cells {[i for i, x in enumerate(ids) if x is None]} have no id"
+        assert len(set(ids)) == len(ids), f"{path.name}: repeated cell ids"
+
+
+def test_execute_notebooks_runs_uncached_notebooks_and_playground_ones_without_exports(tmp_path: Path) -> None:
+    """scripts/execute_notebooks.py fills the build's jupyter-cache before the build: it must skip what is cached, and
+    run a cached playground notebook again when its exported models are gone (the build would fail without them)."""
+    from jupyter_cache import get_cache
+
+    execute = _load(ROOT / "scripts" / "execute_notebooks.py", "execute_notebooks")
+    paths = []
+    for name, code in (("play", "write_playground(entries, folder)"), ("plain", "print(1)"), ("new", "print(2)")):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        paths.append(tmp_path / f"{name}.ipynb")
+        nbformat.write(nb, paths[-1])
+    cache = get_cache(tmp_path / "cache")
+    for path in paths[:2]:
+        cache.cache_notebook_file(str(path), check_validity=False)
+    playground = tmp_path / "playground"
+    playground.mkdir()
+    (playground / "manifest.json").write_text("{}")
+    records, stale = execute.stale_notebooks(cache, paths, playground)
+    assert len(records) == 3 and [Path(r.uri).name for r in stale] == ["new.ipynb"]
+    (playground / "manifest.json").unlink()
+    _, stale = execute.stale_notebooks(cache, paths, playground)
+    assert [Path(r.uri).name for r in stale] == ["play.ipynb", "new.ipynb"]
+
+
+def test_importing_the_kit_loads_no_plotly_until_a_figure_is_asked_for() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import transformer_book, transformer_book.results, sys; print('plotly' in sys.modules)"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout
+    assert out.strip() == "False"

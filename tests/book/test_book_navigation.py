@@ -1,0 +1,86 @@
+"""The chapter menu of the built book opens and closes, on a phone and on a laptop, in headless Chromium.
+
+pydata-sphinx-theme 0.17 binds its sidebar toggle to a hidden button (pydata/pydata-sphinx-theme#2451); the book's
+extension forwards the visible one's clicks (``NAV_JS`` in book/_ext/offline_assets.py). Needs the built site, as
+tests/book/test_book_browser.py does, whose server and browser this test shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from test_book_browser import SITE, browser, server  # noqa: F401  (pytest fixtures)
+
+PHONE, LAPTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
+PAGE = "book/02_embeddings.html"
+
+pytestmark = pytest.mark.skipif(not (SITE / "index.html").is_file(), reason="the book is not built: run `make book`")
+
+
+def _visible_toggle(page: object) -> object:
+    """The one ☰ a reader can see (the theme renders two)."""
+    toggles = [t for t in page.query_selector_all(".primary-toggle") if t.is_visible()]
+    assert len(toggles) == 1, f"expected one visible chapter-menu button, found {len(toggles)}"
+    return toggles[0]
+
+
+@pytest.fixture(scope="module")
+def chapter(browser: object, server: tuple) -> Iterator[Callable[[dict], object]]:  # noqa: F811
+    """The chapter at a screen size, in one tab per size that this file's tests share: loading the chapter is most of
+    a test's time. The tab is loaded again only when a test left the chapter (the search, last in the file, does)."""
+    contexts = {}
+
+    def open_at(viewport: dict) -> object:
+        size = (viewport["width"], viewport["height"])
+        if size not in contexts:
+            contexts[size] = browser.new_context(viewport=viewport)
+            contexts[size].new_page()
+        page = contexts[size].pages[0]
+        if page.url != f"{server[0]}/{PAGE}":
+            page.goto(f"{server[0]}/{PAGE}", wait_until="load")
+        return page
+
+    yield open_at
+    for context in contexts.values():
+        context.close()
+
+
+def test_the_chapter_menu_opens_and_closes_on_a_phone(chapter: Callable[[dict], object]) -> None:
+    page = chapter(PHONE)
+    modal = page.locator("#pst-primary-sidebar-modal")
+    assert not modal.evaluate("d => d.open")
+    _visible_toggle(page).click()
+    page.wait_for_function("document.querySelector('#pst-primary-sidebar-modal').open")
+    chapters = modal.locator("a.reference.internal")
+    assert chapters.count() >= 10, "the opened menu lists the chapters"
+    assert chapters.first.is_visible()
+    page.keyboard.press("Escape")
+    page.wait_for_function("!document.querySelector('#pst-primary-sidebar-modal').open")
+
+
+def test_the_chapter_menu_hides_and_shows_on_a_laptop(chapter: Callable[[dict], object]) -> None:
+    page = chapter(LAPTOP)
+    sidebar = page.locator("#pst-primary-sidebar")
+    assert sidebar.is_visible(), "the chapter list starts open on a laptop"
+    toggle = _visible_toggle(page)
+    toggle.click()
+    # Hidden on wide screens means visibility: hidden after a transition, which Playwright's visibility counts.
+    sidebar.wait_for(state="hidden")
+    toggle.click()
+    sidebar.wait_for(state="visible")
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_one_search_box_and_it_opens_the_search(chapter: Callable[[dict], object], viewport: dict) -> None:
+    page = chapter(viewport)
+    searches = [
+        s for s in page.query_selector_all(".search-button__button, form.bd-search")
+        if s.evaluate("e => e.checkVisibility({visibilityProperty: true})")
+    ]
+    assert len(searches) == 1, f"expected one visible search box or button, found {len(searches)}"
+    searches[0].click()
+    page.wait_for_function("document.querySelector('#pst-search-dialog').open")
+    page.keyboard.type("attention")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/search.html?q=attention*")
+    page.wait_for_selector("#search-results li", timeout=15_000)

@@ -1,0 +1,637 @@
+"""The chapters' exercises (transformer_book.exercises): every check passes a right answer, fails the classic wrong
+ones with a message that names the mistake, and `exercise` says "not done yet" for a starter."""
+
+import copy
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer import Transformer, TransformerConfig, causal_mask, padding_mask, target_mask
+from transformer.attention import scaled_dot_product_attention
+from transformer.decoding import greedy_decode
+from transformer.embeddings import sinusoidal_table
+from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.bucketing import length_batches, random_batches
+from transformer.train.dates import ordinal_words
+from transformer.train.objective import smoothed_targets
+from transformer.train.schedule import noam_lr
+from transformer.train.tasks import task_batch
+from transformer_book import exercises as ex
+from transformer_book.cost import encoder_layer_flops, score_bytes
+from transformer_book.viz.overview import meta_model
+
+
+def starter(*args):
+    raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# exercise()
+
+
+def test_exercise_says_not_done_yet_for_a_starter_and_correct_for_a_right_answer(capsys):
+    ex.exercise(ex.grade_causal_mask, starter)
+    assert "starter: not done yet" in capsys.readouterr().out
+
+    def my_causal_mask(T):
+        return torch.ones(T, T, dtype=torch.bool).tril()[None, None]
+
+    ex.exercise(ex.grade_causal_mask, my_causal_mask)
+    assert capsys.readouterr().out.strip() == "my_causal_mask: correct"
+
+
+def test_exercise_raises_on_a_wrong_answer_naming_it():
+    def my_causal_mask(T):
+        return torch.ones(1, 1, T, T, dtype=torch.bool).triu()
+
+    with pytest.raises(AssertionError, match="my_causal_mask is not right yet: .*the future"):
+        ex.exercise(ex.grade_causal_mask, my_causal_mask)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Masks
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda T: torch.ones(T, T, dtype=torch.bool).tril(), r"shape \(5, 5\)"),
+        (lambda T: torch.ones(1, 1, T, T).tril(), "dtype torch.float32"),
+        (lambda T: ~causal_mask(T), "inverted"),
+        (lambda T: causal_mask(T).transpose(-2, -1), "the future"),
+        (lambda T: torch.ones(1, 1, T, T, dtype=torch.bool).tril(-1), "diagonal"),
+        (lambda T: torch.ones(1, 1, T, T, dtype=torch.bool), r"\[0, 0, 0, 1\] is True"),
+    ],
+)
+def test_causal_mask_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_causal_mask(wrong)
+
+
+def test_causal_mask_check_passes_the_package_and_a_loop():
+    ex.grade_causal_mask(causal_mask)
+
+    def by_loop(T):
+        mask = torch.zeros(1, 1, T, T, dtype=torch.bool)
+        for i in range(T):
+            mask[0, 0, i, : i + 1] = True
+        return mask
+
+    ex.grade_causal_mask(by_loop)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda tokens, pad_id: (tokens != pad_id)[:, None, :, None], r"padding \*queries\*"),
+        (lambda tokens, pad_id: tokens != pad_id, r"shape \(2, 5\)"),
+        (lambda tokens, pad_id: (tokens == pad_id)[:, None, None, :], "True on the padding"),
+        (lambda tokens, pad_id: (tokens != 0)[:, None, None, :], "pad_id used"),
+        (lambda tokens, pad_id: (tokens != pad_id)[:, None, None, :].long(), "dtype torch.int64"),
+    ],
+)
+def test_padding_mask_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_padding_mask(wrong)
+
+
+def test_padding_and_target_mask_checks_pass_the_package():
+    ex.grade_padding_mask(padding_mask)
+    ex.grade_target_mask(target_mask)
+    ex.grade_target_mask(lambda tokens, pad_id: padding_mask(tokens, pad_id) & causal_mask(tokens.size(1)))
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda tokens, pad_id: padding_mask(tokens, pad_id) | causal_mask(tokens.size(1)), r"not \|"),
+        (lambda tokens, pad_id: padding_mask(tokens, pad_id), r"shape \(2, 1, 1, 5\)"),
+        (lambda tokens, pad_id: causal_mask(tokens.size(1)).expand(tokens.size(0), 1, -1, -1), "is True: key"),
+        (lambda tokens, pad_id: (padding_mask(tokens, pad_id) & causal_mask(tokens.size(1))).float(), "dtype"),
+    ],
+)
+def test_target_mask_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_target_mask(wrong)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Positional encoding
+
+
+def table_with(layout: str, base: float = 10000.0, pair_exponent: bool = True):
+    def table(max_len, d_model):
+        pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+        i = torch.arange(0, d_model, 2) if pair_exponent else torch.arange(d_model // 2)
+        angles = pos * base ** (-i / d_model)  # (L, d / 2)
+        if layout == "halves":
+            return torch.cat([angles.sin(), angles.cos()], dim=1)
+        pe = torch.zeros(max_len, d_model)
+        first, second = (angles.sin(), angles.cos()) if layout == "interleaved" else (angles.cos(), angles.sin())
+        pe[:, 0::2], pe[:, 1::2] = first, second
+        return pe
+
+    return table
+
+
+def test_sinusoid_table_check_passes_a_float32_table_and_the_package():
+    ex.grade_sinusoid_table(table_with("interleaved"))
+    ex.grade_sinusoid_table(sinusoidal_table)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (table_with("halves"), "tensor2tensor"),
+        (table_with("swapped"), "cosines in the even columns"),
+        (table_with("interleaved", base=1000.0), r"pair i = 1, frequency"),
+        (table_with("interleaved", pair_exponent=False), r"pair i = "),
+        (lambda L, d: sinusoidal_table(L, d).T, r"shape \(2, 1\)"),
+    ],
+)
+def test_sinusoid_table_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_sinusoid_table(wrong)
+
+
+def rotation(k, d_model, transpose=False, frequency_scale=1.0):
+    M = torch.zeros(d_model, d_model, dtype=torch.float64)
+    for i in range(d_model // 2):
+        angle = k * frequency_scale * 10000.0 ** (-2 * i / d_model)
+        c, s = math.cos(angle), math.sin(angle)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor([[c, -s], [s, c]] if transpose else [[c, s], [-s, c]])
+    return M
+
+
+def test_offset_matrix_check_passes_the_rotation_blocks():
+    ex.grade_offset_matrix(rotation)
+    ex.grade_offset_matrix(lambda k, d: rotation(k, d).float())
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda k, d: rotation(k, d, transpose=True), "the wrong way"),
+        (lambda k, d: rotation(k, d, frequency_scale=2.0), r"offset\(1, 4\), pos = \d+ \(pair i = 0"),
+        (lambda k, d: torch.eye(d), r"offset\(1, 4\)"),
+        (lambda k, d: rotation(k, d)[: d // 2], r"shape \(2, 4\)"),
+    ],
+)
+def test_offset_matrix_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_offset_matrix(wrong)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Embeddings
+
+
+def vocabulary_parameters(config):
+    V_src, V_tgt, d = config.src_vocab_size, config.tgt_vocab_size, config.d_model
+    return (V_src * d) + (0 if config.share_embeddings else V_tgt * d) + (0 if config.tie_output_embedding else V_tgt * d)
+
+
+def test_vocabulary_parameters_check_passes_the_closed_form():
+    ex.grade_vocabulary_parameters(vocabulary_parameters)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda c: 3 * c.src_vocab_size * c.d_model, r"count\(TransformerConfig\(src_vocab_size=11, tgt_vocab_size=13"),
+        (lambda c: (3 - c.share_embeddings - c.tie_output_embedding) * c.tgt_vocab_size * c.d_model, "vocab_size=11"),
+        (lambda c: vocabulary_parameters(c) + c.tgt_vocab_size, r"hold [\d,]+ parameters"),  # the bias is not one
+    ],
+)
+def test_vocabulary_parameters_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_vocabulary_parameters(wrong)
+
+
+def test_cosine_similarity_check():
+    ex.grade_cosine_similarity(lambda E: F.normalize(E, dim=-1) @ F.normalize(E, dim=-1).T)
+    with pytest.raises(AssertionError, match="not 1: a vector's cosine"):
+        ex.grade_cosine_similarity(lambda E: E @ E.T)
+    with pytest.raises(AssertionError, match="not 1"):
+        ex.grade_cosine_similarity(lambda E: F.normalize(E, dim=0) @ F.normalize(E, dim=0).T)
+    with pytest.raises(AssertionError, match=r"shape \(8, 8\)"):
+        ex.grade_cosine_similarity(lambda E: F.normalize(E, dim=-1).T @ F.normalize(E, dim=-1))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The model
+
+
+def parameter_count(config, biases=True, norms=True, cross=True, final_norm=True):
+    d, ff, b = config.d_model, config.d_ff, int(biases)
+    attention = 4 * d * d + 4 * d * b
+    ffn = 2 * d * ff + (ff + d) * b
+    norm = 2 * d * int(norms)
+    encoder = config.n_encoder_layers * (attention + ffn + 2 * norm)
+    decoder = config.n_decoder_layers * (attention * (1 + int(cross)) + ffn + (2 + int(cross)) * norm)
+    finals = 2 * norm if config.use_final_norm and final_norm else 0
+    positions = config.max_positions * d if config.positional_encoding == "learned" else 0
+    return vocabulary_parameters(config) + config.tgt_vocab_size * b + encoder + decoder + finals + positions
+
+
+def test_parameter_count_check_passes_the_closed_form():
+    ex.grade_parameter_count(parameter_count)
+    ex.grade_parameter_count(lambda config: meta_model(config).num_parameters())
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda c: parameter_count(c, biases=False), r"short by [\d,]+; d_model = 512"),
+        (lambda c: parameter_count(c, norms=False), "short by"),
+        (lambda c: parameter_count(c, cross=False), "short by"),
+        (lambda c: parameter_count(c, final_norm=False), "norm_first=True"),  # pre-norm's final norms
+        (lambda c: parameter_count(c) + 2 * c.tgt_vocab_size * c.d_model, "over by"),  # the tied matrix thrice
+    ],
+)
+def test_parameter_count_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_parameter_count(wrong)
+
+
+def encoder_layer(layer, x, mask, layout=None, residual=True, mask_on=True):
+    norm_first = layer.norm_first if layout is None else layout == "pre"
+    keep = 1.0 if residual else 0.0
+
+    def attend(h):
+        return layer.self_attn(h, h, h, mask if mask_on else None)[0]
+
+    if norm_first:
+        x = keep * x + attend(layer.norm1(x))
+        return keep * x + layer.feed_forward(layer.norm2(x))
+    x = layer.norm1(keep * x + attend(x))
+    return layer.norm2(keep * x + layer.feed_forward(x))
+
+
+def test_encoder_layer_check():
+    ex.grade_encoder_layer(encoder_layer)
+    ex.grade_encoder_layer(lambda layer, x, mask: layer(x, mask)[0])
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: encoder_layer(*a, layout="pre"), r"norm_first=False.*is the pre-norm"),
+        (lambda *a: encoder_layer(*a, layout="post"), r"norm_first=True.*is the post-norm"),
+        (lambda *a: encoder_layer(*a, residual=False), "two residual blocks"),
+        (lambda *a: encoder_layer(*a, mask_on=False), "with the mask"),
+        (lambda layer, x, mask: layer(x, mask), "returned tuple"),
+    ],
+)
+def test_encoder_layer_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_encoder_layer(wrong)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+
+
+def test_smoothed_targets_check():
+    ex.grade_smoothed_targets(smoothed_targets)
+
+    def uniform_everywhere(target, V, eps):
+        return F.one_hot(target, V) * (1 - eps) + eps / V
+
+    ex.grade_smoothed_targets(uniform_everywhere)
+
+    def over_the_others(target, V, eps):
+        return F.one_hot(target, V) * (1 - eps) + (1 - F.one_hot(target, V)) * eps / (V - 1)
+
+    with pytest.raises(AssertionError, match="the right one included"):
+        ex.grade_smoothed_targets(over_the_others)
+    with pytest.raises(AssertionError, match="not 1: a target must be a distribution"):
+        ex.grade_smoothed_targets(lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps)
+    with pytest.raises(AssertionError, match="shape"):
+        ex.grade_smoothed_targets(lambda target, V, eps: F.one_hot(target, V + 1).float())
+
+
+def test_noam_lr_check():
+    ex.grade_noam_lr(noam_lr)
+    ex.grade_noam_lr(lambda step, d, w: d**-0.5 * min(step**-0.5, step * w**-1.5))
+    with pytest.raises(AssertionError, match=r"rate\(1, d_model=512"):
+        ex.grade_noam_lr(lambda step, d, w: d**-0.5 * max(step**-0.5, step * w**-1.5))
+    with pytest.raises(AssertionError, match="not"):
+        ex.grade_noam_lr(lambda step, d, w: min(step**-0.5, step * w**-1.5))
+    with pytest.raises(AssertionError, match=r"rate\(2000"):
+        ex.grade_noam_lr(lambda step, d, w: d**-0.5 * min((step + 1) ** -0.5, (step + 1) * w**-1.5) if step > 1
+                         else noam_lr(step, d, w))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Decoding
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    torch.manual_seed(0)
+    config = TransformerConfig(12, 12, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2,
+                               dropout=0.0)
+    sources = [task_batch("copy", 4, 12, max_seq_len=6, rng=torch.Generator().manual_seed(s)).src for s in (0, 1)]
+    return Transformer(config).eval(), sources
+
+
+@pytest.fixture(scope="module")
+def eos_model(tiny_model):
+    """The tiny model with a bias towards </s>: rows of one source finish at different steps (one never), all rows of
+    the other before max_len, which is what a decoding loop must get right."""
+    model, sources = tiny_model
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        model.lm_head.bias[EOS_ID] += 1.5
+    outputs = [greedy_decode(model, src, 8, use_cache=False) for src in sources]
+    assert outputs[0].size(1) == 8 and (outputs[0][:, :-1] == EOS_ID).any(dim=1).sum() >= 2
+    assert outputs[1].size(1) < 8
+    return model, sources
+
+
+def next_token(model, src, decoder_input, last=True, exclude=True):
+    memory, src_mask = model.encode(src)
+    hidden = model.decode(decoder_input, memory, src_mask, causal_mask(decoder_input.size(1)))  # (B, t, d_model)
+    logits = model.lm_head(hidden[:, -1] if last else hidden[:, 0])  # (B, V)
+    if exclude:
+        logits[:, [PAD_ID, BOS_ID]] = -math.inf
+    return logits.argmax(-1)
+
+
+def test_next_token_check_passes_a_right_step(tiny_model):
+    model, sources = tiny_model
+    ex.grade_next_token(next_token, model, sources, max_new_tokens=8)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(last=False), "at step 1 "),  # step 0 has one position only: first = last
+        (dict(exclude=False), "greedy decoding chose"),  # an untrained model says PAD or BOS
+    ],
+)
+def test_next_token_check_catches_classic_mistakes(tiny_model, options, message):
+    model, sources = tiny_model
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_next_token(lambda *a: next_token(*a, **options), model, sources, max_new_tokens=8)
+
+
+def test_next_token_check_wants_one_id_per_row(tiny_model):
+    model, sources = tiny_model
+
+    def all_positions(model, src, decoder_input):
+        hidden = model.decode(decoder_input, *model.encode(src), causal_mask(decoder_input.size(1)))
+        return model.lm_head(hidden).argmax(-1)  # (B, t)
+
+    with pytest.raises(AssertionError, match=r"shape \(4, 1\), not \(4,\)"):
+        ex.grade_next_token(all_positions, model, sources, max_new_tokens=8)
+
+
+def greedy(model, src, max_len, pad_after_eos=True, stop=True, keep_bos=False):
+    tokens = torch.full((src.size(0), 1), BOS_ID)
+    finished = torch.zeros(src.size(0), dtype=torch.bool)
+    for _ in range(max_len):
+        chosen = next_token(model, src, tokens)
+        if pad_after_eos:
+            chosen = chosen.masked_fill(finished, PAD_ID)
+        tokens = torch.cat([tokens, chosen[:, None]], dim=1)
+        finished |= chosen == EOS_ID
+        if stop and finished.all():
+            break
+    return tokens if keep_bos else tokens[:, 1:]
+
+
+def test_greedy_decode_check_passes_a_right_loop_and_the_package(eos_model):
+    model, sources = eos_model
+    ex.grade_greedy_decode(greedy, model, sources, max_new_tokens=8)
+    ex.grade_greedy_decode(lambda m, src, n: greedy_decode(m, src, n, use_cache=False), model, sources, max_new_tokens=8)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(keep_bos=True), "starts with <s>"),
+        (dict(stop=False), "stop when every row"),
+        (dict(pad_after_eos=False), "gets <pad> from then on"),
+    ],
+)
+def test_greedy_decode_check_catches_classic_mistakes(eos_model, options, message):
+    model, sources = eos_model
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_greedy_decode(lambda *a: greedy(*a, **options), model, sources, max_new_tokens=8)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inside the model
+
+
+def previous_token_weight(weights, valid, use_valid=True):
+    T = weights.size(-1)
+    on_previous = weights.diagonal(offset=-1, dim1=-2, dim2=-1)  # (B, H, T - 1): query t on key t - 1
+    keep = (valid[:, 1:] if use_valid else torch.ones_like(valid[:, 1:])).float()[:, None, :]  # (B, 1, T - 1)
+    assert on_previous.size(-1) == T - 1
+    return (on_previous * keep).sum(dim=(0, 2)) / keep.sum(dim=(0, 2))
+
+
+def test_previous_token_weight_check():
+    ex.grade_previous_token_weight(previous_token_weight)
+    with pytest.raises(AssertionError, match="padding queries"):
+        ex.grade_previous_token_weight(lambda w, v: previous_token_weight(w, v, use_valid=False))
+    with pytest.raises(AssertionError, match="the weight of query t on key t - 1"):
+        ex.grade_previous_token_weight(lambda w, v: w.diagonal(dim1=-2, dim2=-1).mean(dim=(0, 2)))
+    with pytest.raises(AssertionError, match=r"shape \(2, 4\)"):
+        ex.grade_previous_token_weight(lambda w, v: w.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1))
+
+
+def silenced(attention, x, head, where="before", bias=True):
+    B, T, d = x.shape
+    H, d_k = attention.n_heads, attention.d_k
+    q, k, v = (t.view(B, T, H, d_k).transpose(1, 2) for t in attention.in_proj(x).chunk(3, dim=-1))
+    out, _ = scaled_dot_product_attention(q, k, v)  # (B, H, T, d_k)
+    if where == "before":
+        out[:, head] = 0
+    merged = out.transpose(1, 2).reshape(B, T, d)
+    projected = merged @ attention.out_proj.weight.T + (attention.out_proj.bias if bias else 0)
+    if where == "after":
+        projected[..., head * d_k : (head + 1) * d_k] = 0
+    return projected
+
+
+def test_silenced_head_check():
+    ex.grade_silenced_head(silenced)
+    with pytest.raises(AssertionError, match=r"\*projected\* output"):
+        ex.grade_silenced_head(lambda *a: silenced(*a, where="after"))
+    with pytest.raises(AssertionError, match="is not silenced"):
+        ex.grade_silenced_head(lambda *a: silenced(*a, where="nowhere"))
+    with pytest.raises(AssertionError, match="differs from the package's"):
+        ex.grade_silenced_head(lambda *a: silenced(*a, bias=False))
+
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cost
+
+
+def layer_flops(T, d, d_ff, H, multiply_add=2, projections=4, attention_products=2, ff_products=2, per_head=True):
+    d_attention = d // H if per_head else d  # the width each head's products run over
+    return multiply_add * (projections * T * d * d + attention_products * H * T * T * d_attention
+                           + ff_products * T * d * d_ff)
+
+
+def test_encoder_layer_flops_check_passes_the_closed_form_and_the_package():
+    ex.grade_encoder_layer_flops(layer_flops)
+    ex.grade_encoder_layer_flops(lambda *a: sum(encoder_layer_flops(*a).values()))
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: layer_flops(*a, multiply_add=1), "a multiply-add is 2 FLOPs"),
+        (lambda *a: layer_flops(*a, projections=3), "W_O"),
+        (lambda *a: layer_flops(*a, attention_products=1), "weighted sum of the values"),
+        (lambda *a: layer_flops(*a, ff_products=1), "two products"),
+        (lambda *a: layer_flops(*a, per_head=False), "d_k = d_model / n_heads"),
+        (lambda T, d, d_ff, H: layer_flops(T, d, d_ff, H) - 4 * T * T * d + 4 * T * T * (d // H), "for one head"),
+        (lambda T, d, d_ff, H: layer_flops(T, d, 4 * d, H), "use the d_ff given"),
+        (lambda T, d, d_ff, H: layer_flops(T, d, d_ff, H) + 1, r"is 473,601, but FlopCounterMode counts 473,600"),
+        (lambda *a: float(layer_flops(*a)), "not an int"),
+    ],
+)
+def test_encoder_layer_flops_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_encoder_layer_flops(wrong)
+
+
+def longest_length(memory, batch, n_heads, dtype, itemsize=None, squared=True, heads=True, batches=True):
+    numbers = memory // ((batch if batches else 1) * (n_heads if heads else 1)
+                         * (itemsize or torch.empty((), dtype=dtype).element_size()))
+    return math.isqrt(numbers) if squared else numbers
+
+
+def test_longest_length_check_passes_the_square_root_and_a_search():
+    ex.grade_longest_length(longest_length)
+
+    def by_search(memory, batch, n_heads, dtype):
+        T = 1
+        while score_bytes(batch, n_heads, T + 1, T + 1, dtype) <= memory:
+            T *= 2
+        low, high = T // 2 if T > 1 else 1, T  # the answer lies in [low, high]
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if score_bytes(batch, n_heads, middle, middle, dtype) <= memory else \
+                (low, middle - 1)
+        return low
+
+    ex.grade_longest_length(by_search)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: longest_length(*a, squared=False), "grows as T\\^2"),
+        (lambda *a: longest_length(*a, itemsize=1), "counts numbers, not bytes"),
+        (lambda *a: longest_length(*a, itemsize=4), "4 bytes a number assumed"),
+        (lambda *a: longest_length(*a, heads=False), "one per head"),
+        (lambda *a: longest_length(*a, batches=False), "one per sequence of the batch"),
+        (lambda *a: longest_length(*a) + 1, "more than 1,073,741,824"),
+        (lambda *a: longest_length(*a) - 1, "T = 5,792 fits too"),
+        (lambda *a: math.sqrt(a[0] / (a[1] * a[2] * 4)), "not an int"),
+    ],
+)
+def test_longest_length_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_longest_length(wrong)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Dates
+
+
+ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+IRREGULAR = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth",
+             "twelve": "twelfth"}
+
+
+def ordinal(n, irregular=True, ieth=True, hyphen="-", every_word=False):
+    words = ([*ONES, *TEENS][n - 1] if n < 20 else
+             ["twenty", "thirty"][n // 10 - 2] + (f"-{ONES[n % 10 - 1]}" if n % 10 else "")).split("-")
+
+    def th(word):
+        if irregular and word in IRREGULAR:
+            return IRREGULAR[word]
+        return word[:-1] + "ieth" if ieth and word.endswith("y") else word + "th"
+
+    return hyphen.join([th(w) if every_word else w for w in words[:-1]] + [th(words[-1])])
+
+
+def test_ordinal_words_check_passes_a_right_answer_and_the_package():
+    ex.grade_ordinal_words(ordinal)
+    ex.grade_ordinal_words(ordinal_words)
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda n: ordinal(n, irregular=False), r"ordinal\(1\) is 'oneth'.*irregular"),
+        (lambda n: ordinal(n, ieth=False), r"ordinal\(20\) is 'twentyth'.*-ieth"),
+        (lambda n: ordinal(n, hyphen=" "), r"ordinal\(21\) is 'twenty first'.*hyphen"),
+        (lambda n: ordinal(n, every_word=True), r"'twentieth-first'.*only the last word"),
+        (lambda n: ordinal(n).capitalize(), "lower case"),
+        (lambda n: f"{n}{'st' if n == 1 else 'th'}", "in words"),
+        (lambda n: ordinal(n) if n != 31 else "thirty-one", r"ordinal\(31\) is 'thirty-one', not 'thirty-first'$"),
+        (lambda n: n, "not a str"),
+    ],
+)
+def test_ordinal_words_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_ordinal_words(wrong)
+
+
+def sorted_batches(lengths, batch_size, generator, shuffle_first=True, shuffle_batches=True, drop_last=False):
+    order = torch.randperm(len(lengths), generator=generator).tolist() if shuffle_first else list(range(len(lengths)))
+    order.sort(key=lambda i: lengths[i])  # stable: ties keep the shuffled order
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if drop_last and len(batches[-1]) < batch_size:
+        batches = batches[:-1]
+    if shuffle_batches:
+        batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+    return batches
+
+
+def test_length_batches_check_passes_the_package_and_a_whole_sort():
+    ex.grade_length_batches(length_batches)
+    ex.grade_length_batches(lambda *a: length_batches(*a, pool=4))
+    ex.grade_length_batches(sorted_batches)
+    ex.grade_length_batches(lambda *a: [torch.tensor(b) for b in sorted_batches(*a)])
+
+
+def one_batch_per_length(lengths, batch_size, generator):
+    by_length = {}
+    for i in torch.randperm(len(lengths), generator=generator).tolist():
+        by_length.setdefault(lengths[i], []).append(i)
+    batches = [same[i : i + batch_size] for same in by_length.values() for i in range(0, len(same), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda lengths, b, g: random_batches(len(lengths), b, g), "sort examples by length"),
+        (lambda *a: sorted_batches(*a, shuffle_batches=False), "in order of length"),
+        (lambda *a: sorted_batches(*a, shuffle_first=False, shuffle_batches=False)[::-1], "in order of length"),
+        (lambda lengths, b, g: sorted_batches(lengths, b, torch.Generator().manual_seed(0)), "another rng"),
+        (lambda *a: sorted_batches(*a, drop_last=True), "8 missing, 0 repeated .*smaller batch dropped"),
+        (lambda *a: [b + b[:1] for b in sorted_batches(*a)], "0 missing, 32 repeated"),
+        (lambda *a: [[i] for i in range(len(a[0]))], "1000 batches, not 32"),
+        (one_batch_per_length, "batches, not 32: .*a batch per length"),
+        (lambda lengths, b, g: [list(range(len(lengths)))], "at most batch_size = 32"),
+        (lambda lengths, b, g: {"batches": []}, "not a list of batches"),
+    ],
+)
+def test_length_batches_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_length_batches(wrong)

@@ -1,0 +1,31 @@
+"""The README's Python examples run as printed."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from transformer import Transformer, save_checkpoint
+from transformer.train.recipes import small_model_config
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+EXAMPLES = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_readme_has_python_examples():
+    assert len(EXAMPLES) >= 2
+
+
+@pytest.mark.parametrize("index", range(len(EXAMPLES)))
+def test_readme_python_example_runs(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the decoding example loads copy.pt, which `python -m transformer train` writes
+    save_checkpoint(Transformer(small_model_config()), tmp_path / "copy.pt")
+    exec(compile(EXAMPLES[index], f"README.md example {index + 1}", "exec"), {})
+
+
+def test_the_torch_version_the_readme_names_is_the_makefiles() -> None:
+    """The Makefile's TORCH_VERSION is the one place the version is chosen; the README's commands must name it."""
+    makefile = (README.parent / "Makefile").read_text()
+    version = re.search(r"^TORCH_VERSION \?= (\S+)$", makefile, re.MULTILINE)[1]
+    named = set(re.findall(r"torch==([0-9][0-9.]*[0-9])", README.read_text()))
+    assert named == {version}, f"the README names torch {sorted(named)}; the Makefile installs {version}"

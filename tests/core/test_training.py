@@ -1,0 +1,173 @@
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer import Transformer, TransformerConfig
+from transformer.tokens import PAD_ID
+from transformer.train.config import TrainConfig
+from transformer.train.evaluation import evaluate
+from transformer.train.loop import train
+from transformer.train.objective import exact_match, label_smoothing_kl, sequence_loss, smoothed_targets
+from transformer.train.recipes import annotated_transformer_configs, small_model_config, train_task
+from transformer.train.schedule import linear_scheduler, noam_lr, noam_scheduler
+from transformer.utils import select_device
+
+
+def _logits_and_target():
+    logits = torch.randn(3, 5, 7)
+    target = torch.tensor([[4, 5, 2, 0, 0], [3, 2, 0, 0, 0], [6, 6, 6, 6, 2]])
+    return logits, target
+
+
+def test_loss_is_the_mean_cross_entropy_over_real_tokens_only():
+    logits, target = _logits_and_target()
+    real = target != PAD_ID
+    expected = F.cross_entropy(logits[real], target[real])
+    torch.testing.assert_close(sequence_loss(logits, target), expected)
+    changed = logits.clone()
+    changed[~real] = 100 * torch.randn_like(changed[~real])  # whatever the model says at padding
+    torch.testing.assert_close(sequence_loss(changed, target), expected)
+
+
+def test_label_smoothed_cross_entropy_is_the_papers_kl_form_plus_the_targets_entropy():
+    logits, target = _logits_and_target()
+    q = smoothed_targets(target[target != PAD_ID], 7, 0.1)  # (N, V)
+    torch.testing.assert_close(q.sum(-1), torch.ones(len(q)))
+    entropy = -(q * q.log()).sum(-1).mean()
+    ce = sequence_loss(logits, target, label_smoothing=0.1)
+    torch.testing.assert_close(ce, label_smoothing_kl(logits, target, 0.1) + entropy)
+    assert label_smoothing_kl(torch.log(smoothed_targets(target, 7, 0.1)), target, 0.1) == pytest.approx(0, abs=1e-6)
+
+
+def test_noam_scheduler_reproduces_the_papers_formula_and_peaks_at_warmup():
+    d_model, warmup = 512, 4000
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.Adam([parameter], lr=(d_model * warmup) ** -0.5)  # the paper's rates
+    scheduler = noam_scheduler(optimizer, warmup)
+    rates = []
+    for _ in range(8000):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    for step in (1, 2, 100, 4000, 4001, 8000):
+        assert rates[step - 1] == pytest.approx(noam_lr(step, d_model, warmup))
+    assert max(range(8000), key=rates.__getitem__) == warmup - 1
+    assert noam_lr(4000, 512, 4000) == pytest.approx(1 / math.sqrt(512 * 4000))
+
+
+def test_linear_scheduler_warms_up_to_the_peak_then_anneals_to_nearly_zero():
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([parameter], lr=0.1)
+    scheduler = linear_scheduler(optimizer, warmup=10, total_steps=100)
+    rates = []
+    for _ in range(100):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert rates[0] == pytest.approx(0.01) and rates[9] == pytest.approx(0.1)
+    assert all(a > b for a, b in zip(rates[9:], rates[10:], strict=False)) and 0 < rates[-1] < 0.002
+
+
+def test_exact_match_needs_every_token_including_the_end():
+    target = torch.tensor([[5, 6, 2, 0], [7, 2, 0, 0], [3, 3, 2, 0]])
+    predicted = torch.tensor([[5, 6, 2], [7, 9, 2], [3, 3, 3]])
+    assert exact_match(predicted, target).tolist() == [True, False, False]
+
+
+def test_training_is_deterministic_for_a_seed():
+    def run(seed):
+        torch.manual_seed(seed)
+        model = Transformer(small_model_config(d_model=32, d_ff=64))
+        config = TrainConfig(steps=8, batch_size=16, eval_every=4, eval_size=8, seed=seed, device="cpu")
+        return train(model, config, progress=False)
+
+    first, again, other = run(0), run(0), run(1)
+    assert first.loss == again.loss and first.eval_exact_match == again.eval_exact_match
+    assert first.loss != other.loss
+    assert first.step == list(range(1, 9)) and first.eval_step == [4, 8] and len(first.lr) == 8
+
+
+def test_bf16_autocast_trains_with_finite_losses():
+    torch.manual_seed(0)
+    model = Transformer(small_model_config(d_model=32, d_ff=64))
+    history = train(model, TrainConfig(steps=3, batch_size=8, eval_every=3, eval_size=4, bf16=True, device="cpu"),
+                    progress=False)
+    assert all(math.isfinite(loss) for loss in history.loss)
+
+
+@pytest.mark.parametrize("task", ["copy", "reverse"])
+@pytest.mark.slow
+def test_the_small_configuration_learns_the_task_to_100_percent_on_1000_fresh_sequences(task):
+    steps = 3 * TrainConfig().steps // 2  # a generous budget: the benchmark measures the documented one
+    model, history = train_task(task, steps=steps, device="cpu", progress=False, eval_every=steps, eval_size=10)
+    result = evaluate(model, task, n=1000)
+    assert result.exact_match == 1.0, (result, history.eval_exact_match)
+    assert result.token_accuracy == 1.0
+
+
+def test_configurations_and_arguments_are_validated():
+    with pytest.raises(ValueError, match="task"):
+        TrainConfig(task="shuffle")
+    with pytest.raises(ValueError, match="steps"):
+        TrainConfig(steps=0)
+    with pytest.raises(ValueError, match="schedule"):
+        TrainConfig(schedule="cosine")
+    with pytest.raises(ValueError, match="max_seq_len must be an int >= 5; got 3"):
+        TrainConfig(min_seq_len=5, max_seq_len=3)
+    with pytest.raises(ValueError, match="max_seq_len must be an int >= 1; got 0"):
+        TrainConfig(min_seq_len=1, max_seq_len=0)
+    with pytest.raises(TypeError, match="no argument 'max_len' any more: it is called 'max_seq_len'"):
+        TrainConfig(max_len=3)
+    with pytest.raises(ValueError, match="vocab_size must be an int >= 4; got 3"):
+        TrainConfig(vocab_size=3)
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="clip_norm must be a positive finite number"):
+            TrainConfig(clip_norm=bad)
+    with pytest.raises(TypeError, match="clip_norm must be a number"):  # the same error types as TransformerConfig's
+        TrainConfig(clip_norm="1")
+    with pytest.raises(TypeError, match="steps must be an int; got float 1.5"):
+        TrainConfig(steps=1.5)
+    with pytest.raises(TypeError, match="bf16 must be a bool"):
+        TrainConfig(bf16="yes")
+    assert TrainConfig(clip_norm=None).clip_norm is None
+    tiny = Transformer(small_model_config(d_model=8, n_heads=2, d_ff=8))
+    with pytest.raises(ValueError, match="n must be an int >= 1; got 0"):
+        evaluate(tiny, n=0)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1"):
+        evaluate(tiny, n=4, batch_size=0)
+    with pytest.raises(ValueError, match="pad"):
+        train(Transformer(TransformerConfig(13, 13, d_model=8, n_heads=2, d_ff=8, pad_id=3)), progress=False)
+    with pytest.raises(ValueError, match="device"):
+        select_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="no CUDA"):
+            select_device("cuda")
+    assert select_device("cpu") == torch.device("cpu")
+
+
+def test_annotated_transformer_setup_matches_its_published_numbers():
+    model_config, train_config = annotated_transformer_configs()
+    assert (model_config.d_model, model_config.n_heads, model_config.d_ff) == (512, 8, 2048)
+    assert (model_config.n_encoder_layers, model_config.n_decoder_layers, model_config.dropout) == (2, 2, 0.1)
+    assert (train_config.batch_size, train_config.steps, train_config.warmup) == (80, 400, 400)
+    assert train_config.lr == pytest.approx(0.5 * 512**-0.5 * 400**-0.5)
+    assert train_config.label_smoothing == 0 and train_config.clip_norm is None and train_config.schedule == "noam"
+
+
+def test_the_small_model_has_under_an_80th_of_the_annotated_transformers_parameters():
+    small = Transformer(small_model_config()).num_parameters()
+    big = Transformer(annotated_transformer_configs()[0]).num_parameters()
+    assert big / small > 80  # small_model_config's docstring
+
+
+@pytest.mark.parametrize("progress, lines", [("text", 1), (False, 0)])
+def test_text_progress_prints_one_final_line_and_none_prints_nothing(capsys, progress, lines):
+    model = Transformer(small_model_config(d_model=32, d_ff=64))
+    config = TrainConfig(steps=6, batch_size=8, eval_every=3, eval_size=8, device="cpu")
+    train(model, config, progress=progress)
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == lines and "\r" not in out
+    if lines:
+        assert out.startswith("training copy: 6 steps in ") and "exact_match" in out

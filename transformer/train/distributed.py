@@ -1,0 +1,17 @@
+"""Data-parallel training with PyTorch's own engine (DistributedDataParallel): each rank's slice of a batch."""
+
+from __future__ import annotations
+
+from ..tokens import PAD_ID
+from .tasks import Batch
+
+
+def shard(batch: Batch, rank: int, world_size: int) -> Batch:
+    """Rank ``rank``'s rows of ``batch``: the ``rank``-th of ``world_size`` equal slices, the sampler of data-parallel
+    training. Every rank draws the same batch from the shared seeded generator, so the slices together are the
+    batch one process would train on, and no two ranks see the same sequence."""
+    size = len(batch) // world_size
+    rows = slice(rank * size, (rank + 1) * size)
+    tgt_out = batch.tgt_out[rows]
+    return Batch(batch.src[rows], batch.tgt_in[rows], tgt_out, batch.src_mask[rows], batch.tgt_mask[rows],
+                 int((tgt_out != PAD_ID).sum()))

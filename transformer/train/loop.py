@@ -1,0 +1,204 @@
+"""The training loop: Adam, the schedule, one step at a time, with periodic evaluation.
+
+With ``TrainConfig(distributed=True)`` the same loop runs data-parallel under PyTorch's own engine
+(``torchrun ... --distributed``, :class:`~torch.nn.parallel.DistributedDataParallel`): every rank draws the same
+global batch from the shared seeded generator and trains on its own slice of the rows, DDP averages the gradients,
+and rank 0 evaluates, shows progress and (in the command line) saves the checkpoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+from torch.optim.lr_scheduler import LambdaLR
+
+from ..model import Transformer
+from ..tokens import PAD_ID
+from ..utils import make_rng, select_device
+from .config import TrainConfig
+from .distributed import shard
+from .evaluation import EvalResult, evaluate, evaluate_batches
+from .objective import sequence_loss, token_accuracy
+from .progress import progress_bar
+from .schedule import linear_scheduler, noam_scheduler
+from .tasks import Batch, task_batch
+
+
+@dataclass
+class History:
+    """What happened during training, for plotting: every step's loss, token accuracy (on its training batch) and
+    learning rate, and every evaluation's exact match, token accuracy and loss on fresh sequences, with the training
+    wall time (evaluations excluded) at which it ran."""
+
+    step: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
+    token_accuracy: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    eval_step: list[int] = field(default_factory=list)
+    eval_exact_match: list[float] = field(default_factory=list)
+    eval_token_accuracy: list[float] = field(default_factory=list)
+    eval_loss: list[float] = field(default_factory=list)
+    eval_seconds: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def train_step(
+    model: Transformer | DistributedDataParallel, batch: Batch, optimizer: torch.optim.Optimizer,
+    label_smoothing: float = 0.0, clip_norm: float | None = None, bf16: bool = False, loss_weight: float = 1.0,
+) -> tuple[float, float]:
+    """One optimisation step on ``batch``; returns its (loss, token accuracy).
+
+    The gradient is that of ``loss_weight`` times the loss: a data-parallel rank weights the mean over its own tokens
+    by its share of the global batch's tokens times the number of ranks, so that the gradients DDP averages add up to
+    the gradient of the mean over all the batch's tokens (ranks hold different numbers of real tokens).
+    """
+    pad_id = getattr(model, "module", model).config.pad_id  # DistributedDataParallel wraps the model as .module
+    with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=bf16):
+        logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
+    loss = sequence_loss(logits.float(), batch.tgt_out, pad_id, label_smoothing)
+    optimizer.zero_grad(set_to_none=True)
+    (loss * loss_weight).backward()
+    if clip_norm is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    optimizer.step()
+    return loss.item(), token_accuracy(logits.detach(), batch.tgt_out, pad_id)
+
+
+def train(
+    model: Transformer, config: TrainConfig | None = None, progress: bool | str = True,
+    stop_at_exact_match: float | None = None, batches: Iterator[Batch] | None = None,
+    eval_batches: Sequence[Batch] | None = None,
+) -> History:
+    """Train ``model`` on ``config.task`` with Adam and the paper's schedule; returns the :class:`History`.
+
+    Batches come from a generator seeded with ``config.seed`` and the global generator (dropout) is seeded too, so
+    a run repeats bit for bit on the same machine. Every ``config.eval_every`` steps (and at the end) the model is
+    scored on ``config.eval_size`` fresh sequences; with ``stop_at_exact_match`` training stops as soon as that
+    score is reached. ``progress=True`` shows a live tqdm bar (a widget in notebooks, text in terminals); ``"text"``
+    prints one line when training ends (for pages that cannot redraw a line, such as the static book), ``False``
+    shows nothing.
+
+    Any other task trains the same way: pass its training ``batches`` (an iterator that yields one
+    :class:`~transformer.train.tasks.Batch` per step, such as :func:`transformer.train.bucketing.batch_stream`; the same on
+    every rank when distributed) and the fixed ``eval_batches`` it is scored on; ``config.task`` and its sizes
+    are then not used.
+    """
+    if progress not in (True, False, "text"):
+        raise ValueError(f"progress must be True, False or 'text'; got {progress!r}")
+    config = TrainConfig() if config is None else config
+    if (batches is None) != (eval_batches is None):
+        raise ValueError("batches and eval_batches go together: pass both (a task of your own) or neither "
+                         f"(config.task); got batches={type(batches).__name__}, eval_batches={type(eval_batches).__name__}")
+    if batches is not None and not isinstance(batches, Iterator):
+        raise TypeError(f"batches must be an iterator of Batch (one per step, e.g. a generator); got {type(batches).__name__}")
+    if model.config.pad_id != PAD_ID:
+        raise ValueError(f"the tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={model.config.pad_id}")
+    if batches is None and min(model.config.src_vocab_size, model.config.tgt_vocab_size) < config.vocab_size:
+        raise ValueError(f"the model's vocabularies must hold the task's {config.vocab_size} ids")
+    if config.distributed and not dist.is_initialized():
+        raise ValueError("distributed=True needs a process group: launch with torchrun (see "
+                         "`python -m transformer train --help`) or call torch.distributed.init_process_group first")
+    device = select_device(config.device)
+    model.to(device)
+    torch.manual_seed(config.seed)
+    rng = make_rng(config.seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, betas=config.betas, eps=config.eps)
+    if config.schedule == "noam":
+        scheduler = noam_scheduler(optimizer, config.warmup)
+    else:
+        scheduler = linear_scheduler(optimizer, config.warmup, config.steps)
+    history = History()
+    if batches is None:
+        c = config
+        batches = (task_batch(c.task, c.batch_size, c.vocab_size, c.min_seq_len, c.max_seq_len, rng) for _ in range(c.steps))
+    with num_threads(config.threads if device.type == "cpu" else None):
+        _run(model, config, device, optimizer, scheduler, batches, eval_batches, history, progress, stop_at_exact_match)
+    model.eval()
+    return history
+
+
+def _run(
+    model: Transformer, c: TrainConfig, device: torch.device, optimizer: torch.optim.Optimizer, scheduler: LambdaLR,
+    batches: Iterator[Batch], eval_batches: Sequence[Batch] | None, history: History, progress: bool | str,
+    stop_at_exact_match: float | None,
+) -> None:
+    """The loop itself: draw a batch, take a step, log it, evaluate now and then. The steps run through ``net``:
+    the model, wrapped in DistributedDataParallel when distributed, then compiled when ``c.compile``."""
+    rank, world_size = (dist.get_rank(), dist.get_world_size()) if c.distributed else (0, 1)
+    if c.batch_size % world_size:
+        raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
+    net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
+    net = torch.compile(net) if c.compile else net
+    description = f"training {c.task}" if eval_batches is None else "training"  # given batches: the task is the caller's
+    bar = progress_bar(range(1, c.steps + 1), description, progress if rank == 0 else False)
+    for step in bar:
+        start = time.perf_counter()
+        model.train()
+        batch = next(batches, None)
+        if batch is None:
+            raise ValueError(f"batches ran out after {step - 1} steps; config.steps asks for {c.steps}")
+        rows = (shard(batch, rank, world_size) if c.distributed else batch).to(device)
+        lr = optimizer.param_groups[0]["lr"]
+        weight = rows.n_tokens * world_size / batch.n_tokens
+        loss, accuracy = train_step(net, rows, optimizer, c.label_smoothing, c.clip_norm, c.bf16, weight)
+        if c.distributed:  # the whole batch's loss and accuracy: sums over every rank's tokens
+            totals = torch.tensor([loss * rows.n_tokens, accuracy * rows.n_tokens], device=device, dtype=torch.float64)
+            dist.all_reduce(totals)
+            loss, accuracy = (totals / batch.n_tokens).tolist()
+        scheduler.step()
+        history.seconds += time.perf_counter() - start
+        for name, value in (("step", step), ("loss", loss), ("token_accuracy", accuracy), ("lr", lr)):
+            getattr(history, name).append(value)
+        if step % c.eval_every == 0 or step == c.steps:
+            result = _evaluate_on_rank0(model, c, rank, eval_batches)
+            history.eval_step.append(step)
+            history.eval_exact_match.append(result.exact_match)
+            history.eval_token_accuracy.append(result.token_accuracy)
+            history.eval_loss.append(result.loss)
+            history.eval_seconds.append(history.seconds)
+            bar.set_postfix(loss=f"{loss:.3f}", exact_match=f"{result.exact_match:.1%}")
+            if stop_at_exact_match is not None and result.exact_match >= stop_at_exact_match:
+                break
+    bar.close()
+
+
+def _evaluate_on_rank0(model: Transformer, c: TrainConfig, rank: int, eval_batches: Sequence[Batch] | None) -> EvalResult:
+    """The periodic evaluation (on ``eval_batches`` when given, else on ``c.eval_size`` fresh sequences of ``c.task``).
+    Data-parallel, rank 0 scores and sends every rank its result, so that all of them log the same history and stop
+    at the same step."""
+    if rank != 0:
+        result = None
+    elif eval_batches is not None:
+        result = evaluate_batches(model, eval_batches)
+    else:
+        result = evaluate(model, c.task, c.eval_size, c.vocab_size, c.min_seq_len, c.max_seq_len)
+    if c.distributed:
+        received = [result]
+        dist.broadcast_object_list(received, src=0)
+        result = received[0]
+    return result
+
+
+@contextmanager
+def num_threads(threads: int | None) -> Iterator[None]:
+    """Run a block with ``torch.set_num_threads(threads)`` (``None``: leave it), restoring the old count afterwards.
+
+    Small models are dominated by per-operation overhead: on two cores one thread is usually faster, and on a busy
+    machine extra threads that wait for each other can make every step several times slower.
+    """
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

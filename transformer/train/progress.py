@@ -1,0 +1,55 @@
+"""What training shows while it runs: a live tqdm bar, one line at the end, or nothing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+
+
+class _NoBar:
+    """What :func:`progress_bar` returns when nothing is to be shown while training: the steps, and no output."""
+
+    def __init__(self, steps: range):
+        self.steps = steps
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.steps)
+
+    def set_postfix(self, **values: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _FinalLine(_NoBar):
+    """A progress report for pages that cannot redraw a line (the static book): one line when training ends."""
+
+    def __init__(self, steps: range, description: str):
+        super().__init__(steps)
+        self.description, self.postfix, self.done = description, {}, 0
+        self.start = time.perf_counter()
+
+    def __iter__(self) -> Iterator[int]:
+        for step in self.steps:
+            self.done = step
+            yield step
+
+    def set_postfix(self, **values: object) -> None:
+        self.postfix = values
+
+    def close(self) -> None:
+        values = "".join(f", {name} {value}" for name, value in self.postfix.items())
+        print(f"{self.description}: {self.done} steps in {time.perf_counter() - self.start:.1f} s{values}", flush=True)
+
+
+def progress_bar(steps: range, description: str, progress: bool | str) -> Iterable[int]:
+    """What training shows while it runs: ``True``, a live tqdm bar (a widget in notebooks, text in terminals);
+    ``"text"``, one plain line when it ends; ``False``, nothing. tqdm is optional: without it, ``True`` shows nothing."""
+    if progress == "text":
+        return _FinalLine(steps, description)
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _NoBar(steps)
+    return tqdm(steps, desc=description, leave=True) if progress else _NoBar(steps)

@@ -1,0 +1,129 @@
+"""Synthetic sequence tasks (copy, reverse, sort) and the batches a Transformer trains on.
+
+Three ids are reserved (:mod:`transformer.tokens`): ``PAD_ID`` fills short sequences up to the batch's width,
+``BOS_ID`` starts every decoder input, ``EOS_ID`` ends every decoder output. The task's symbols are the ids
+``FIRST_SYMBOL .. vocab_size - 1``, so a real symbol is never mistaken for padding or for the start signal.
+
+A training pair for the target ``y1 .. yn`` is the decoder input ``BOS y1 .. yn`` and the decoder output
+``y1 .. yn EOS``: the output is the input shifted left by one, so position t learns to predict token t + 1 from the
+tokens up to t (teacher forcing), and learns to say when to stop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+from torch import Tensor
+
+from ..checks import check_choice, check_int, renamed_keywords
+from ..masks import padding_mask, target_mask
+from ..tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, SPECIAL_TOKENS
+
+TASKS = ("copy", "reverse", "sort")
+DEFAULT_VOCAB_SIZE = 13  # the three special ids + 10 symbols
+
+
+@dataclass
+class Batch:
+    """One batch of a sequence-to-sequence task, every tensor on the same device.
+
+    ``src (B, S)``, ``tgt_in (B, T)`` (BOS + target: the decoder input, shifted right), ``tgt_out (B, T)``
+    (target + EOS: what each decoder position must predict), ``src_mask (B, 1, 1, S)``, ``tgt_mask (B, 1, T, T)``
+    and ``n_tokens``, the number of real (non-pad) tokens in ``tgt_out``, which is what the loss averages over.
+    """
+
+    src: Tensor
+    tgt_in: Tensor
+    tgt_out: Tensor
+    src_mask: Tensor
+    tgt_mask: Tensor
+    n_tokens: int
+
+    def to(self, device: torch.device | str) -> Batch:
+        moved = {f.name: getattr(self, f.name) for f in fields(self)}
+        return Batch(**{k: v.to(device) if isinstance(v, Tensor) else v for k, v in moved.items()})
+
+    def __len__(self) -> int:
+        return self.src.size(0)
+
+
+@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len", generator="rng")
+def random_sequences(
+    n: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
+    rng: torch.Generator | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``n`` random symbol sequences with lengths drawn uniformly from ``min_seq_len .. max_seq_len``.
+
+    Returns ``(tokens (n, L), lengths (n,))``: symbols in ``[FIRST_SYMBOL, vocab_size)``, right-padded with PAD_ID
+    to the longest drawn length ``L``.
+    """
+    check_task_sizes(n, vocab_size, min_seq_len, max_seq_len)
+    lengths = torch.randint(min_seq_len, max_seq_len + 1, (n,), generator=rng)  # (n,)
+    width = int(lengths.max())
+    symbols = torch.randint(FIRST_SYMBOL, vocab_size, (n, width), generator=rng)  # (n, L)
+    real = torch.arange(width)[None, :] < lengths[:, None]  # (n, L)
+    return symbols.masked_fill(~real, PAD_ID), lengths
+
+
+def task_target(task: str, src: Tensor, lengths: Tensor) -> Tensor:
+    """What the model must output for ``src (n, L)``: the copy, the reversal or the sorted sequence, right-padded."""
+    check_choice("task", task, TASKS)
+    positions = torch.arange(src.size(1), device=src.device)[None, :]  # (1, L)
+    real = positions < lengths[:, None]  # (n, L)
+    if task == "copy":
+        return src.clone()
+    if task == "reverse":
+        source_position = (lengths[:, None] - 1 - positions).clamp(min=0)  # (n, L): read row i from its end
+        return src.gather(1, source_position).masked_fill(~real, PAD_ID)
+    padding_last = src.masked_fill(~real, torch.iinfo(src.dtype).max)  # sort padding behind every symbol
+    return padding_last.sort(dim=1).values.masked_fill(~real, PAD_ID)
+
+
+def make_batch(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Batch:
+    """Build the decoder input and output and the masks from right-padded ``src (B, S)`` and ``tgt (B, T)``.
+
+    ``tgt`` holds the bare target symbols; BOS and EOS are added here: ``tgt_in = BOS + tgt`` and
+    ``tgt_out = tgt + EOS``, both ``(B, T + 1)``.
+    """
+    if src.dim() != 2 or tgt.dim() != 2 or src.size(0) != tgt.size(0):
+        raise ValueError(f"src and tgt must be 2-D with the same batch size; got {tuple(src.shape)} and {tuple(tgt.shape)}")
+    B = tgt.size(0)
+    lengths = (tgt != pad_id).sum(dim=1)  # (B,)
+    bos = torch.full((B, 1), BOS_ID, dtype=tgt.dtype, device=tgt.device)
+    tgt_in = torch.cat([bos, tgt], dim=1)  # (B, T + 1): shifted right
+    tgt_out = torch.cat([tgt, torch.full_like(bos, pad_id)], dim=1)  # (B, T + 1)
+    tgt_out = tgt_out.scatter(1, lengths[:, None], EOS_ID)  # EOS right after the last real symbol
+    return Batch(
+        src=src,
+        tgt_in=tgt_in,
+        tgt_out=tgt_out,
+        src_mask=padding_mask(src, pad_id),  # (B, 1, 1, S)
+        tgt_mask=target_mask(tgt_in, pad_id),  # (B, 1, T + 1, T + 1)
+        n_tokens=int((tgt_out != pad_id).sum()),
+    )
+
+
+@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len", generator="rng")
+def task_batch(
+    task: str, batch_size: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
+    rng: torch.Generator | None = None,
+) -> Batch:
+    """A fresh random batch of ``task`` ("copy", "reverse" or "sort"), drawn from ``rng``."""
+    check_choice("task", task, TASKS)
+    src, lengths = random_sequences(batch_size, vocab_size, min_seq_len, max_seq_len, rng)
+    return make_batch(src, task_target(task, src, lengths))
+
+
+def token_label(token_id: int) -> str:
+    """A readable name for an id: ``<pad>``, ``<s>``, ``</s>``, or the symbol's number."""
+    return SPECIAL_TOKENS.get(int(token_id), str(int(token_id)))
+
+
+def check_task_sizes(n: int, vocab_size: int, min_seq_len: int, max_seq_len: int) -> None:
+    """Raise a clear error unless ``n`` sequences of ``min_seq_len .. max_seq_len`` symbols from a vocabulary of
+    ``vocab_size`` ids (the special ids included) can be drawn."""
+    check_int("n", n, minimum=1)
+    check_int("vocab_size", vocab_size, minimum=FIRST_SYMBOL + 1)
+    check_int("min_seq_len", min_seq_len, minimum=1)
+    check_int("max_seq_len", max_seq_len, minimum=min_seq_len)
