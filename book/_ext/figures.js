@@ -5,7 +5,7 @@
       They run the very same plotly calls the menu would (a button's method and args). The room the menus took in
       the figure's top margin is given back.
    2. A narrow column (a phone): panels side by side are stacked into one column, each full width; long titles wrap;
-      heatmap numbers too small to read are left to the hover label. Widening the column again restores the figure.
+      heatmap numbers too small to read, or too wide for their cells, are left to the hover label. Widening the column again restores the figure.
    3. Figures follow their column's width when it changes (rotation, the sidebar opening).
    Live notebooks (Jupyter, Colab) do not load this file: there plotly draws its own menus, where the figures put them. */
 (function () {
@@ -251,12 +251,20 @@
     if (wrapped !== text) update["title.text"] = wrapped;
   }
 
-  /* Heatmap numbers drawn smaller than MIN_TEXT say nothing: leave the values to the hover label. */
-  function hideTinyNumbers(gd) {
-    var tiny = Array.prototype.some.call(gd.querySelectorAll(".heatmaplayer text, .hm text"), function (t) {
-      return t.textContent.trim() && parseFloat(getComputedStyle(t).fontSize) < MIN_TEXT;
+  /* Heatmap numbers drawn smaller than MIN_TEXT, or wider than their cells (so that a row's numbers run into each
+     other), say nothing: leave the values to the hover label. */
+  function hideUnreadableNumbers(gd) {
+    var texts = Array.prototype.filter.call(gd.querySelectorAll(".heatmaplayer text, .hm text"), function (t) {
+      return t.textContent.trim() && t.getBoundingClientRect().width > 0;
     });
-    if (!tiny) return Promise.resolve();
+    var tiny = texts.some(function (t) { return parseFloat(getComputedStyle(t).fontSize) < MIN_TEXT; });
+    var boxes = texts.map(function (t) { return t.getBoundingClientRect(); })
+      .sort(function (a, b) { return a.top - b.top || a.left - b.left; });
+    var overlap = boxes.some(function (b, k) {
+      var a = boxes[k - 1];
+      return k > 0 && Math.abs(a.top - b.top) < 1 && a.right > b.left + 0.5;
+    });
+    if (!tiny && !overlap) return Promise.resolve();
     var indices = [];
     gd.data.forEach(function (trace, i) { if (trace.type === "heatmap" && trace.texttemplate) indices.push(i); });
     return indices.length ? window.Plotly.restyle(gd, {texttemplate: ""}, indices) : Promise.resolve();
@@ -360,7 +368,7 @@
       placeTitle(gd, update, above);
       window.Plotly.relayout(gd, update).then(function () { fitHeight(gd); return settleTitle(gd, above); });
     }
-    hideTinyNumbers(gd);
+    hideUnreadableNumbers(gd);
   }
 
   function setUp(gd) {
@@ -386,7 +394,7 @@
         setNarrow(gd, now < NARROW).then(function () { window.Plotly.Plots.resize(gd); });
       }).observe(gd.parentElement);
     }).then(function () {
-      return hideTinyNumbers(gd);
+      return hideUnreadableNumbers(gd);
     }).then(function () {
       gd.setAttribute("data-book-figure", "ready");
     });

@@ -5,7 +5,8 @@ Needs the built site (``make book``; ``make test`` builds it first) and Debian's
 and recorded, and the test fails if there was one. Every page is opened once at 390 x 844 (a phone) and once at
 1280 x 900 (a laptop), and every check of that size runs on that one load (a load is most of a page's time). At both
 sizes: no JavaScript errors, no page scrolls sideways, no figure is wider than the screen, and every figure is saved
-as a PNG in ``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through. At the
+as a PNG in ``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through, and no
+figure's text is smaller than 9 px, under its title, or (heatmap numbers) run into its neighbour. At the
 laptop's size, after those screenshots: every plotly figure drawn, as many as the build's executed notebook made (and
 at least ``MIN_FIGURES``); operating each control of each figure (a slider step, a menu entry) changes what the figure
 draws; every bertviz view drawn; MathJax typeset the math. With ``BOOK_SCREENSHOTS=dir`` each page is saved as a
@@ -181,6 +182,13 @@ TINY_TEXT = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap
   [...gd.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0
     && parseFloat(getComputedStyle(t).fontSize) < 8.95)
   .map(t => ({figure: i, text: t.textContent.slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))).slice(0, 5)"""
+# Numbers in a heatmap's cells must not run into their neighbours (figures.js hides a heatmap's numbers when they would).
+NUMBERS_OVERLAP = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) => {
+  const boxes = [...gd.querySelectorAll('.heatmaplayer text, .hm text')].filter(t => t.textContent.trim())
+    .map(t => t.getBoundingClientRect()).filter(b => b.width > 0).sort((a, b) => a.top - b.top || a.left - b.left);
+  return boxes.some((b, k) => k > 0 && Math.abs(boxes[k - 1].top - b.top) < 1 && boxes[k - 1].right > b.left + 0.5)
+    ? [{figure: i}] : [];
+})"""
 # A figure's title must not be drawn over any other text of the figure (legend, annotations, axis titles, ticks).
 TITLE_COLLISIONS = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) => {
   const title = gd.querySelector('.g-gtitle text');
@@ -326,8 +334,9 @@ BERTVIZ_FIT = """() => [...document.querySelectorAll('.bertviz-frame')].map((fra
 
 
 def check_fits_the_screen(run: PageRun, name: str, size: str) -> None:
-    """At ``size``: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 9 px or drawn
-    under its title, bertviz views readable and within reach; each figure saved as a PNG (before any control moves)."""
+    """At ``size``: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 9 px, drawn
+    under its title or (heatmap numbers) run into its neighbour, bertviz views readable and within reach; each figure
+    saved as a PNG (before any control moves)."""
     page = run.page
     figures = page.locator(".plotly-graph-div")
     if figures.count():
@@ -337,6 +346,8 @@ def check_fits_the_screen(run: PageRun, name: str, size: str) -> None:
         assert not tiny, f"{name} at {size} width: figure text too small to read: {tiny}"
         collisions = page.evaluate(TITLE_COLLISIONS)
         assert not collisions, f"{name} at {size} width: a figure's title overlaps its other text: {collisions}"
+        overlapping = page.evaluate(NUMBERS_OVERLAP)
+        assert not overlapping, f"{name} at {size} width: heatmap numbers run into each other: {overlapping}"
     if page.locator(".bertviz-frame").count():
         page.wait_for_function(BERTVIZ_DRAWN, timeout=30_000)
         unfit = page.evaluate(BERTVIZ_FIT)

@@ -148,7 +148,7 @@ def attention_picker(
              args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, list(range(G))])
         for h in range(H)
     ]
-    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else 0)
+    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else None)  # None: turned only if they overlap
     fig.update_yaxes(title_text="query", autorange="reversed")
     style(fig, title, height=int(min(720, 280 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=120))
