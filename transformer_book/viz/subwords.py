@@ -37,10 +37,10 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
         fig.add_trace(go.Bar(
             y=ys, x=widths, base=bases, orientation="h", text=texts, textposition="inside", insidetextanchor="middle",
             textfont=dict(size=13), marker=dict(color=fills, line=dict(color="#555555", width=1)), visible=k == 0,
-            name=f"{k} merges", hovertemplate="%{text}<extra></extra>", textangle=0,
+            name=f"after {k} merges", hovertemplate="%{text}<extra></extra>", textangle=0,
         ))
     titles = [_merge_title(merges, k) for k in range(len(merges) + 1)]
-    buttons = [dict(label=f"{k} merges", method="update",
+    buttons = [dict(label=f"{k} merge" + ("" if k == 1 else "s"), method="update",
                     args=[{"visible": [i == k for i in range(len(merges) + 1)]}, {"title.text": titles[k]}])
                for k in range(len(merges) + 1)]
     style(fig, titles[0] if title is None else title, height=130 + 44 * len(pieces))
