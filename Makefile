@@ -25,10 +25,27 @@ STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
 # Debian packages (each named as its command) that make setup installs with apt when they are missing.
 APT_TOOLS := chromium npm
-NBVAL := $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
+# nbval compares the cells tagged nbval-check-output with their committed outputs (the sanitizers cover ids and
+# addresses); tests/nbval_kernels.py gives each kernel Unix sockets instead of TCP ports, which two kernels starting at
+# once can collide on.
+NBVAL := $(PYTHON) -m pytest -p tests.nbval_kernels --nbval-lax --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
+# The reader's environment: made by scripts/reader_env.py from the README's local path (a fresh venv, the pip lines
+# verbatim), its kernel registered inside it as READER_KERNEL, which a client finds through JUPYTER_PATH.
+READER_VENV ?= $(CURDIR)/_build/reader-venv
+READER_KERNEL := transformer-reader
+READER := VIRTUAL_ENV=$(READER_VENV) PATH=$(READER_VENV)/bin:$$PATH JUPYTER_PATH=$(READER_VENV)/share/jupyter \
+	TRANSFORMER_BOOK_READER_PYTHON=$(READER_VENV)/bin/python
+# The CPU's vector instructions one level below this one's (AVX-512 -> AVX2, AVX2 -> none), for PyTorch's own kernels
+# (ATEN_CPU_CAPABILITY), MKL's matrix products and oneDNN's: sums are split and rounded differently, as on another
+# machine, so a checked output or an assert that holds on one machine only fails here. (The chapters pin
+# torch.set_num_threads(1), and training its own thread count, so a thread-count change would not reach them.)
+PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.get_cpu_capability())"); \
+	if [ "$$native" = AVX512 ]; then set -- avx2 AVX2 AVX2; else set -- default SSE4_2 SSE41; fi; \
+	echo "this CPU runs PyTorch with $$native; the notebooks run with $$1 instead"; \
+	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval nbval-perturbed browser-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -40,9 +57,11 @@ help:
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
 	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
-	@echo "make nbval         run every notebook live; compare cells tagged nbval-check-output"
-	@echo "make nbval-perturbed   nbval again with the CPU's vector instructions one level down (AVX-512 -> AVX2 -> none)"
-	@echo "make test          check + book + the other tests (slow core, book kit, browser) + nbval + nbval-perturbed"
+	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
+	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[live] jupyterlab)"
+	@echo "make nbval-reader  every chapter in a live kernel of the reader's environment, with the CPU's vector instructions"
+	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output"
+	@echo "make test          check + book + the other tests (slow core, book kit, browser) + nbval-reader"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -101,29 +120,30 @@ sync-url:
 	$(PYTHON) scripts/sync_repository_url.py
 
 nbval: setup
-	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) book/
+	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) --nbval-current-env book/
 
-# The guard against checked outputs and asserts that hold on one machine only (a digit that rounds the other way on
-# an AVX2 laptop or a GPU). CI has one CPU and no GPU, so it runs nbval again with the low-order bits of every
-# computation changed: PyTorch's own kernels (ATEN_CPU_CAPABILITY), MKL's matrix products (MKL_ENABLE_INSTRUCTIONS) and oneDNN's
-# (ONEDNN_MAX_CPU_ISA) use the vector instructions one level below this CPU's (AVX-512 -> AVX2, AVX2 -> none), so
-# sums are split and rounded differently, as on another machine; every checked output must survive it. (The chapters
-# pin torch.set_num_threads(1), and training pins its own thread count, so a thread-count change would not reach them.)
-nbval-perturbed: setup
-	@native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.get_cpu_capability())"); \
-	if [ "$$native" = AVX512 ]; then set -- avx2 AVX2 AVX2; else set -- default SSE4_2 SSE41; fi; \
-	echo "nbval-perturbed: this CPU runs PyTorch with $$native; running the notebooks with $$1 instead"; \
-	env -u TRANSFORMER_BOOK_STATIC ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3 \
-		$(NBVAL) book/
+# Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
+# check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel.
+reader-env:
+	$(BOOTSTRAP_PYTHON) scripts/reader_env.py $(READER_VENV)
+
+# The chapters as a reader runs them: each in a live kernel of the reader's environment (nbval and pytest stay in this
+# one), with another CPU's rounding; and the chapters' first cells, whose check must find in that environment
+# everything each chapter needs. The one run of the notebooks in `make test` besides the static build's.
+nbval-reader: setup reader-env
+	@$(PERTURBED_CPU); \
+	env -u TRANSFORMER_BOOK_STATIC $(READER) $(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/book/test_first_cells.py
 
 browser-test:
 	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
 
-# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's.
-test: check book
+# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's, and the
+# chapters in the reader's environment. That environment is made while the book builds (each target's output printed
+# when it ends): jupyter-book's own build after the notebooks, about a minute, runs on one core.
+test: check
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target book reader-env
 	$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
-	$(MAKE) --no-print-directory nbval
-	$(MAKE) --no-print-directory nbval-perturbed
+	$(MAKE) --no-print-directory nbval-reader
 
 refresh: setup
 	$(PYTHON) scripts/refresh_notebooks.py $(NB)

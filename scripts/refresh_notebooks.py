@@ -14,6 +14,14 @@ names (``python3``: the Python this script runs with, as in the book build) and 
 
 So committed notebooks stay small and diff well, and the book build executes them itself (cached by jupyter-cache).
 A notebook that raises stops the script with the error and is not written.
+
+The client does not play the part of ipywidgets' Output widget, which nbclient does by default: what a cell shows
+inside one stays among the cell's own outputs, as nbval sees it. That is also what keeps the run from stalling.
+nbclient's stand-in answers every output captured by the widget with a message to the kernel on the shell channel,
+and jupyter_client sends it through a synchronous twin of the client's asyncio socket; a send processes the socket's
+pending events, so when the kernel's reply to the cell arrives at that moment, its wake-up is used up and zmq.asyncio
+never sees it: the client waits until the cell's timeout for a reply that has arrived (a chapter with a live
+explorer stalled for the whole 600 s now and then, more often on a busy machine).
 """
 
 from __future__ import annotations
@@ -58,11 +66,17 @@ def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
     return kept, stripped
 
 
-def refresh(path: Path, timeout: int) -> None:
-    nb = nbformat.read(path, as_version=4)
+def execute(nb: nbformat.NotebookNode, timeout: int | None) -> None:
+    """Run ``nb`` top to bottom in a live kernel, in book/, filling in its outputs; ``timeout``: seconds per cell."""
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(BOOK)}})
+    client.widget_registry = {}  # no stand-in for ipywidgets' Output widget: see the module docstring
     client.execute()
+
+
+def refresh(path: Path, timeout: int) -> None:
+    nb = nbformat.read(path, as_version=4)
+    execute(nb, timeout)
     kept, stripped = strip_outputs(nb)
     nbformat.validate(nb)
     nbformat.write(nb, path)

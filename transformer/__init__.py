@@ -4,6 +4,8 @@
 wing :mod:`transformer.train`, which this never imports.
 """
 
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here); training checkpoints record it
+
 from .attention import MultiHeadAttention
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TransformerConfig

@@ -134,6 +134,25 @@ def test_refresh_keeps_outputs_of_checked_cells_only() -> None:
     assert "widgets" not in nb.metadata
 
 
+def test_refresh_records_output_widget_contents_as_nbval_sees_them_and_does_not_stall(tmp_path: Path) -> None:
+    """What a cell shows inside an ipywidgets Output widget stays among its outputs (nbval compares those), and the
+    kernel's reply to a cell is never left unseen: with nbclient's stand-in for the widget, a reply that arrived while
+    the stand-in wrote to the kernel waited out the cell's timeout (here none: the run would hang)."""
+    capture = "out = w.Output()\ndisplay(out)\nwith out:\n    for i in range(30):\n        display(i)"
+    cells = [nbformat.v4.new_code_cell("import ipywidgets as w\nfrom IPython.display import display")]
+    cells += [nbformat.v4.new_code_cell(capture) for _ in range(20)]
+    path = tmp_path / "widgets.ipynb"
+    kernelspec = {"name": "python3", "display_name": "Python 3"}
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec}), path)
+    code = "import sys, nbformat, refresh_notebooks as r; nb = nbformat.read(sys.argv[1], 4); r.execute(nb, None); " \
+           "nbformat.write(nb, sys.argv[1])"
+    subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT / "scripts", timeout=120, check=True,
+                   capture_output=True)
+    last = nbformat.read(path, as_version=4).cells[-1]
+    shown = [o["data"]["text/plain"] for o in last.outputs if o["output_type"] == "display_data"]
+    assert shown == ["Output()"] + [str(i) for i in range(30)]  # the widget, then what it captured
+
+
 def test_toc_lists_existing_notebooks() -> None:
     refresh = _load(ROOT / "scripts" / "refresh_notebooks.py", "refresh_notebooks")
     notebooks = refresh.toc_notebooks()

@@ -10,7 +10,6 @@ from collections import defaultdict
 from decimal import Decimal
 
 import pytest
-import sacrebleu
 import torch
 from babel.dates import format_date
 from babel.lists import format_list
@@ -21,6 +20,7 @@ from num2words import num2words
 
 from transformer import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.evaluation import translate
 from transformer.train.subwords import (
     PIECE_PATTERN,
     SPACE,
@@ -35,20 +35,19 @@ from transformer.train.tokenizer import UNK_ID
 from transformer.train.translation import (
     KIND_EXAMPLES,
     KINDS,
+    MAX_GERMAN_TOKENS,
     Pair,
     TranslationData,
     composition,
     is_held_out,
     plain_spaces,
     train_translation,
-    translate,
     translation_config,
     translation_data,
     translation_pairs,
     translation_train_config,
     write,
 )
-from transformer_book.scores import translation_scores
 
 EXAMPLE_VALUES = {  # the value and style of each kind's documented example
     "number": ((342,), None),
@@ -290,27 +289,16 @@ def test_train_translation_is_seeded_and_learns(small_data: TranslationData) -> 
     assert translation_train_config().schedule == "linear" and translation_train_config().label_smoothing == 0.1
 
 
-def test_translate_decodes_greedy_and_beam_in_batches(small_data: TranslationData) -> None:
+def test_the_wings_translate_takes_the_subword_vocabulary(small_data: TranslationData) -> None:
     torch.manual_seed(0)
     model = Transformer(translation_config(len(small_data.vocab))).eval()
-    texts = [p.english for p in small_data.test[:7]]
-    greedy = translate(model, small_data.vocab, texts, max_new_tokens=8)
-    assert greedy == translate(model, small_data.vocab, texts, max_new_tokens=8, batch_size=3)
-    assert greedy == translate(model, small_data.vocab, texts, beam_size=1, max_new_tokens=8)
-    beam = translate(model, small_data.vocab, texts, beam_size=4, max_new_tokens=8)
-    assert len(beam) == 7 and all(isinstance(t, str) for t in beam)
-
-
-def test_scores_are_sacrebleus_corpus_scores_and_exact_match() -> None:
-    references = ["dreihundertzweiundvierzig", "in 3 Tagen", "25. November 2026"]
-    perfect = translation_scores(references, references)
-    assert perfect == pytest.approx({"BLEU": 100.0, "chrF": 100.0, "exact match": 1.0})
-    partly = translation_scores(["dreihundertzweiundvierzig", "in 4 Tagen", "25. November 2026"], references)
-    assert partly["exact match"] == pytest.approx(2 / 3) and 0 < partly["BLEU"] < 100 and partly["chrF"] > partly["BLEU"]
-    assert partly["BLEU"] == sacrebleu.corpus_bleu(["dreihundertzweiundvierzig", "in 4 Tagen", "25. November 2026"],
-                                                   [references]).score
-    with pytest.raises(ValueError, match="as long as each other"):
-        translation_scores(["a"], references)
+    texts, vocab = [p.english for p in small_data.test[:7]], small_data.vocab
+    greedy = translate(model, texts, vocab, vocab, MAX_GERMAN_TOKENS)
+    assert greedy == translate(model, texts, vocab, vocab, MAX_GERMAN_TOKENS, batch_size=3)
+    assert greedy == translate(model, texts, vocab, vocab, MAX_GERMAN_TOKENS, beam_size=1)
+    assert len(translate(model, texts, vocab, vocab, MAX_GERMAN_TOKENS, beam_size=4)) == 7
+    longest = max(len(vocab.encode(p.german)) for p in translation_pairs(5000, "train", seed=0))  # 300 ids
+    assert longest < MAX_GERMAN_TOKENS < translation_config(len(vocab)).max_positions  # room for </s> and BOS
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 import torch
 from babel import Locale
@@ -43,7 +44,6 @@ from num2words import num2words
 
 from ..checks import check_choice, check_int
 from ..config import TransformerConfig
-from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
 from .bucketing import batch_stream, text_batch
 from .config import TrainConfig
@@ -324,33 +324,22 @@ def translation_train_config(**overrides) -> TrainConfig:
     return TrainConfig(**values)
 
 
+MAX_GERMAN_TOKENS = 48  # decoding stops here at the latest: longer than any German sentence, in subwords of 300 ids or more
+
+
 def train_translation(
     data: TranslationData, config: TrainConfig, model_config: TransformerConfig | None = None,
-    progress: bool | str = True,
+    progress: bool | str = True, save_to: str | Path | None = None, save_every: int | None = None,
+    resume_from: str | Path | None = None,
 ) -> tuple[Transformer, History]:
     """A model (:func:`translation_config` unless ``model_config``, seeded with ``config.seed``) trained on
     ``data.train`` in batches bucketed by source length, drawn with ``config.seed``, and evaluated on
-    ``data.test``. ``config``'s steps, batch size, schedule and device are used; its task and lengths are not."""
+    ``data.test``. ``config``'s steps, batch size, schedule and device are used; its task and lengths are not.
+    ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
     stream = batch_stream([p.english for p in data.train], [p.german for p in data.train], data.vocab, data.vocab,
                           config.batch_size, rng=torch.Generator().manual_seed(config.seed))
     torch.manual_seed(config.seed)
     model = Transformer(model_config or translation_config(len(data.vocab)))
-    return model, train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches())
-
-
-def translate(
-    model: Transformer, vocab: SubwordVocabulary, texts: Sequence[str], beam_size: int = 1,
-    length_penalty: float = 0.6, max_new_tokens: int = 48, batch_size: int = 500,
-) -> list[str]:
-    """``texts`` translated by ``model``: greedy decoding (``beam_size=1``) or the paper's beam search (section 6.1:
-    a beam of 4 and length penalty 0.6), in batches of ``batch_size``, on the model's device."""
-    outputs = []
-    for start in range(0, len(texts), batch_size):
-        src = vocab.encode_batch(texts[start : start + batch_size])  # (B, S)
-        if beam_size == 1:
-            ids = greedy_decode(model, src, max_new_tokens=max_new_tokens)  # (B, <= max_new_tokens)
-        else:
-            ids, _ = beam_search(model, src, beam_size=beam_size, max_new_tokens=max_new_tokens,
-                                 length_penalty=length_penalty)
-        outputs += vocab.decode_batch(ids)
-    return outputs
+    history = train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches(), save_to=save_to,
+                    save_every=save_every, resume_from=resume_from, task="translation")
+    return model, history
