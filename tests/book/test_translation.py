@@ -324,3 +324,13 @@ def test_lengths_figure_draws_one_line_per_language() -> None:
     fig = lengths_figure({"English": [9.0, 7.0], "German": [8.0, 6.0]}, [300, 1000], chosen=1000)
     assert [t.name for t in fig.data] == ["English", "German"] and list(fig.data[1].y) == [8.0, 6.0]
     assert fig.layout.xaxis.type == "log"
+
+
+def test_html_table_escapes_cells_and_checks_their_number() -> None:
+    from transformer_book.viz.tables import html_table
+
+    page = html_table(["token", "count"], [["<s>", 3], ["und", 1_000]]).data
+    assert "<td>&lt;s&gt;</td>" in page and '<td style="text-align: right">1000</td>' in page
+    assert page.startswith('<div style="overflow-x: auto"><table class="table">')
+    with pytest.raises(ValueError, match="every row must have the header's 2 cells"):
+        html_table(["token", "count"], [["<s>"]])
