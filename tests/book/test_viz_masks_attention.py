@@ -84,6 +84,17 @@ def test_attention_picker_head_buttons_and_group_dropdown_touch_different_attrib
     assert [b.args[0]["visible"] for b in groups.buttons] == [[True, False], [False, True]]
 
 
+def test_attention_picker_can_open_on_any_group_and_head():
+    w = random_weights(2, 3, 6, 6)
+    fig = va.attention_picker(w, TOKENS, TOKENS, group_names=["layer 0", "layer 1"], group=1, head=2)
+    assert [t.visible for t in fig.data] == [False, True]
+    assert np.allclose(np.array(fig.data[1].z), w[1, 2].numpy(), atol=1e-4)
+    heads, groups = fig.layout.updatemenus
+    assert (heads.active, groups.active) == (2, 1)
+    with pytest.raises(ValueError, match="group and head must index the weights' 2 groups and 3 heads; got group=2"):
+        va.attention_picker(w, TOKENS, TOKENS, group=2)
+
+
 def test_attention_steps_slider_shows_three_panels_per_step_with_the_package_weights():
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 4), torch.randn(4, 4), torch.randn(4, 2)

@@ -4,7 +4,9 @@
 (:mod:`.schedule`), the loop with its configuration, evaluation, progress and data-parallel pieces (:mod:`.loop`,
 :mod:`.config`, :mod:`.evaluation`, :mod:`.progress`, :mod:`.distributed`), the documented recipes (:mod:`.recipes`),
 training checkpoints that resume a run exactly (:mod:`.resume`), the tasks (:mod:`.tasks`: copy, reverse, sort;
-:mod:`.dates`: dates in words), text to ids (:mod:`.tokenizer`), batching by length (:mod:`.bucketing`) and the
+:mod:`.dates`: dates in words; :mod:`.translation`: English to German from CLDR and num2words, which needs Babel,
+num2words and tokenizers and is not imported here), text to ids (:mod:`.tokenizer`: words; :mod:`.subwords`:
+byte-pair encoding), batching by length (:mod:`.bucketing`) and the
 command line (:mod:`.cli`).
 """
 

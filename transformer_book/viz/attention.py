@@ -121,8 +121,11 @@ def attention_picker(
     group_label: str = "layer",
     head_label: str = "head",
     title: str | None = None,
+    group: int = 0,
+    head: int = 0,
 ) -> go.Figure:
-    """One large map with a head picker (buttons) and, for ``(G, H, T_q, T_k)`` weights, a group picker (dropdown).
+    """One large map with a head picker (buttons) and, for ``(G, H, T_q, T_k)`` weights, a group picker (dropdown),
+    showing ``group`` and ``head`` first.
 
     The two controls combine without a kernel because each changes a different attribute: the group picker shows one
     trace per group (``visible``), the head picker rewrites every group trace's data (``z``) with that head's weights
@@ -131,13 +134,15 @@ def attention_picker(
     w = _grouped(weights)  # (G, H, T_q, T_k)
     G, H = w.shape[:2]
     _check_tokens(w.shape, q_tokens, k_tokens, ndim=4)
+    if not (0 <= group < G and 0 <= head < H):
+        raise ValueError(f"group and head must index the weights' {G} groups and {H} heads; got group={group}, head={head}")
     names = _names(group_names, G, group_label)
     q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     show_values = w.shape[2] * w.shape[3] <= 100
     fig = go.Figure()
     for g in range(G):
-        trace = _weights_heatmap(w[g, 0], q_labels, k_labels, name=names[g], show_values=show_values)
-        trace.visible = g == 0
+        trace = _weights_heatmap(w[g, head], q_labels, k_labels, name=names[g], show_values=show_values)
+        trace.visible = g == group
         fig.add_trace(trace)
     def titled(h: int) -> str:
         return f"{title} · {head_label} {h}" if title else f"{head_label} {h}"
@@ -147,18 +152,19 @@ def attention_picker(
              args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))])
         for h in range(H)
     ]
-    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else None)
+    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else None)  # None: turned only if they overlap
     fig.update_yaxes(title_text="query", autorange="reversed")
-    style(fig, titled(0), height=int(min(720, 280 + 36 * len(q_tokens))))
+    style(fig, titled(head), height=int(min(720, 280 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=120))
     y = _above(fig, 12)
     menus = [
-        dict(type="buttons", direction="right", buttons=head_buttons, showactive=True, active=0,
+        dict(type="buttons", direction="right", buttons=head_buttons, showactive=True, active=head,
              x=0.0, xanchor="left", y=y, yanchor="bottom", pad=dict(r=4, t=0), name=head_label)
     ]
     if G > 1:
         group_buttons = [dict(label=names[g], method="restyle", args=[{"visible": [i == g for i in range(G)]}]) for g in range(G)]
-        menus.append(dropdown(group_buttons, x=1.0, y=y, xanchor="right", name=group_label, pad=dict(t=0, b=0)))
+        menus.append(dropdown(group_buttons, x=1.0, y=y, xanchor="right", active=group, name=group_label,
+                              pad=dict(t=0, b=0)))
     fig.update_layout(updatemenus=menus)
     return fig
 
