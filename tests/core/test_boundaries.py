@@ -23,14 +23,10 @@ OPTIONAL = ("tqdm", "sacrebleu")
 
 def _imported_modules(code: str) -> set[str]:
     """The top-level names of every module a fresh interpreter has loaded after running ``code``."""
-    out = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
-    ).stdout
-    return {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
+    return {name.split(".")[0] for name in _loaded(code)}
 
 
-CORE_LINES = 1830  # the core stays small enough to read in one sitting (1800 until checkpoints became atomic)
+CORE_LINES = 1800  # the core stays small enough to read in one sitting
 
 
 def _loaded(code: str) -> list[str]:
