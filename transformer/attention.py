@@ -32,14 +32,17 @@ def scaled_dot_product_attention(
     the weights are taken before dropout.
 
     Hidden scores are filled with the most negative number of their dtype (not a hard-coded -1e9, which overflows in
-    float16), and a query row with no visible key gets zero weights instead of NaN or a uniform average.
+    float16), and a query row with no visible key gets zero weights instead of NaN or a uniform average. Half
+    precision (float16, bfloat16) takes the softmax in float32, as PyTorch's fused kernels do; float32 and float64
+    keep their own precision.
     """
     if checking_inputs():
         check_attention_inputs(q, k, v, mask)
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(v.dtype)  # (..., T_q, T_k)
+    upcast = torch.float32 if scores.dtype in (torch.float16, torch.bfloat16) else None
+    weights = torch.softmax(scores, dim=-1, dtype=upcast).to(v.dtype)  # (..., T_q, T_k)
     if mask is not None:
         weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     attended = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
@@ -143,13 +146,7 @@ class MultiHeadAttention(nn.Module):
             nn.init.zeros_(self.out_proj.bias)
 
     def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        need_weights: bool = False,
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *, need_weights: bool = False,
         cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """``query (B, T_q, d_model)``, ``key``/``value (B, T_k, d_model)``, ``mask`` bool broadcastable to

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .checks import check_int, check_length, check_token_id, input_checks, renamed_keywords
+from .checks import check_int, check_length, check_real, check_token_id, input_checks, renamed_keywords
 from .masks import causal_mask
 from .model import DecoderCache, Transformer
 from .tokens import BOS_ID, EOS_ID
@@ -109,89 +109,114 @@ def greedy_decode(
     ``src``'s device.
     """
     steps = greedy_steps(model, src, max_new_tokens, use_cache, src_mask, bos_id, eos_id)
-    chosen = [step.next_tokens for step in steps]
-    return torch.stack(chosen, dim=1)  # (B, L), on src's device
+    return torch.stack([step.next_tokens for step in steps], dim=1)  # (B, L), on src's device
 
 
 @dataclass
-class BeamTrace:
-    """Every step of a beam search, for drawing its hypotheses: at step t, beam k of source b extended beam
-    ``parents[t][b, k]`` of step t - 1 with token ``tokens[t][b, k]``, reaching the summed log-probability
-    ``scores[t][b, k]``. ``best[b]`` is the final beam returned for source b."""
+class BeamStep:
+    """The state of a beam search after one step, for every source: the ``K`` live hypotheses, which may still grow,
+    and the ``K`` best finished ones (ended by EOS, or cut at ``max_new_tokens``), both best first."""
 
-    parents: list[Tensor]  # (B, K) each
-    tokens: list[Tensor]  # (B, K) each
-    scores: list[Tensor]  # (B, K) each
-    best: Tensor  # (B,)
+    tokens: Tensor  # (B, K, t): the live hypotheses' tokens after BOS
+    scores: Tensor  # (B, K): their summed log-probabilities (-inf: no hypothesis in that slot)
+    parents: Tensor  # (B, K): the live hypothesis of the step before that each one extends
+    finished: Tensor  # (B, K, max_new_tokens): finished hypotheses, EOS included, padded with PAD
+    finished_scores: Tensor  # (B, K): their summed log-probabilities divided by length_penalty_factor
 
 
-def length_penalty_factor(lengths: Tensor, alpha: float) -> Tensor:
+def length_penalty_factor(lengths: Tensor | int | list[int], alpha: float) -> Tensor:
     """GNMT's length normalisation ``((5 + |Y|) / 6) ** alpha`` (Wu et al., 2016), used by the paper with alpha 0.6.
+    Summed log-probabilities only fall as a hypothesis grows: dividing by it (1 for alpha 0) evens that out."""
+    return ((5.0 + torch.as_tensor(lengths).float()) / 6.0) ** alpha
 
-    Summed log-probabilities only fall as a hypothesis grows, so unnormalised beam search prefers short outputs;
-    dividing by this factor (1 for alpha 0) evens that out.
+
+def _keep_best(finished: Tensor, scores: Tensor, new: Tensor, new_scores: Tensor) -> tuple[Tensor, Tensor]:
+    """The ``K`` best of the finished hypotheses ``(B, K, N)`` and new ones ``(B, K', N)`` by score, best first."""
+    scores, best = torch.cat([scores, new_scores], dim=1).topk(scores.size(1), dim=1)  # (B, K) each
+    pool = torch.cat([finished, new], dim=1)  # (B, K + K', N)
+    return pool.gather(1, best[..., None].expand(-1, -1, pool.size(2))), scores
+
+
+@renamed_keywords(max_len="max_new_tokens")
+def beam_steps(
+    model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
+    use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    finished_in_beam: bool = False,
+) -> Iterator[BeamStep]:
+    """Beam search one step at a time (a generator), batched over sources; :func:`beam_search` runs it.
+
+    As tensor2tensor, the paper's code, does it: every live hypothesis is extended by every token; an extension by EOS
+    joins the finished list, ranked by its length-penalised score (the list keeps the ``beam_size`` best); the others
+    compete for the ``beam_size`` live slots on their summed log-probability. The search stops when the best finished
+    score beats what the best live hypothesis could still reach (its sum over the largest penalty), or after
+    ``max_new_tokens``, where the live hypotheses end as they are. (tensor2tensor looks for EOS among its
+    ``2 * beam_size`` best extensions only; here every live hypothesis's EOS extension is a candidate.)
+    ``finished_in_beam=True`` is the simpler search of many tutorials, kept to show the difference: a finished
+    hypothesis holds its slot, grown by PAD at no cost, and the penalty only reranks the beams left at the end.
     """
-    return ((5.0 + lengths.float()) / 6.0) ** alpha
+    _check_arguments(model, max_new_tokens, bos_id, eos_id)
+    check_int("beam_size", beam_size, minimum=1)
+    check_real("length_penalty", length_penalty)
+    home, (src, src_mask) = src.device, _on_model_device(model, src, src_mask)
+    K, N, pad_id = beam_size, max_new_tokens, model.config.pad_id
+    with eval_mode(model), torch.no_grad():
+        memory, src_mask = model.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1|T, S)
+        B, device = src.size(0), src.device
+        memory = memory.repeat_interleave(K, dim=0)  # (B * K, S, d_model): one copy per beam
+        src_mask = src_mask.expand(B, *src_mask.shape[1:]).repeat_interleave(K, dim=0)  # (B * K, 1, 1|T, S)
+        cache = model.new_cache(capacity=N) if use_cache else None
+        bias = _output_bias(model, bos_id, device)  # (V,)
+        tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B * K, 1 + t): live hypotheses
+        scores = torch.full((B, K), -math.inf, device=device)  # (B, K)
+        scores[:, 0] = 0.0  # one live hypothesis to start with, so the first step does not pick K copies of it
+        finished = torch.full((B, K, N), pad_id, dtype=torch.long, device=device)  # (B, K, N)
+        finished_scores = torch.full((B, K), -math.inf, device=device)  # (B, K)
+        best_possible = length_penalty_factor([1, N], length_penalty).max()  # the largest divisor
+        for t in range(N):
+            with input_checks(enabled=t == 0):  # as in greedy_steps: later steps only add ids chosen by topk
+                log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bias)  # (B * K, V)
+            V = log_probs.size(-1)
+            if finished_in_beam:  # a finished hypothesis may only grow by PAD, at no cost
+                ended = (tokens[:, -1] == eos_id) | (tokens[:, -1] == pad_id)  # (B * K,)
+                log_probs[ended] = -math.inf
+                log_probs[ended, pad_id] = 0.0
+            else:  # extensions by EOS leave the beam for the finished list
+                ending = (scores + log_probs[:, eos_id].view(B, K)) / length_penalty_factor(t + 1, length_penalty)
+                done = F.pad(tokens[:, 1:], (0, N - t), value=pad_id)  # (B * K, N): each hypothesis, then its EOS
+                done[:, t] = eos_id
+                finished, finished_scores = _keep_best(finished, finished_scores, done.view(B, K, N), ending)
+                log_probs[:, eos_id] = -math.inf
+            candidates = (scores.view(B * K, 1) + log_probs).view(B, K * V)  # (B, K * V)
+            scores, index = candidates.topk(K, dim=1)  # (B, K) each
+            parent, token = index // V, index % V  # (B, K) each
+            rows = (torch.arange(B, device=device)[:, None] * K + parent).view(-1)  # (B * K,)
+            tokens = torch.cat([tokens[rows], token.view(-1, 1)], dim=1)  # (B * K, t + 2)
+            if cache is not None:
+                cache.reorder(rows)
+            if t == N - 1:  # out of steps: the live hypotheses end here, as they are
+                lengths = (tokens[:, 1:] != pad_id).sum(1).view(B, K)  # PAD not counted (finished_in_beam)
+                live = scores / length_penalty_factor(lengths, length_penalty)  # (B, K)
+                finished, finished_scores = _keep_best(finished, finished_scores, tokens[:, 1:].view(B, K, N), live)
+            yield BeamStep(*(x.to(home) for x in (tokens[:, 1:].view(B, K, -1), scores, parent, finished,
+                                                   finished_scores)))
+            if (finished_scores[:, 0] > scores[:, 0] / best_possible).all():
+                break  # no live hypothesis can beat the best finished one any more
 
 
 @renamed_keywords(max_len="max_new_tokens")
 def beam_search(
     model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
     use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
-    return_trace: bool = False,
-) -> tuple[Tensor, Tensor] | tuple[Tensor, Tensor, BeamTrace]:
-    """Keep the ``beam_size`` most probable partial outputs per source instead of one, batched over sources.
-
-    Returns ``(tokens (B, L), scores (B,))``: the best hypothesis per source in the format of :func:`greedy_decode`,
-    and its summed log-probability divided by :func:`length_penalty_factor`. A finished hypothesis stays in the beam,
-    extended with PAD at no cost. ``beam_size=1`` is greedy decoding exactly. With ``return_trace``, also returns a
-    :class:`BeamTrace` (on the CPU). The model decodes on its own device; tokens and scores come back on ``src``'s.
-    """
-    _check_arguments(model, max_new_tokens, bos_id, eos_id)
-    src_device = src.device
-    src, src_mask = _on_model_device(model, src, src_mask)
-    check_int("beam_size", beam_size, minimum=1)
-    pad_id, K = model.config.pad_id, beam_size
-    with eval_mode(model), torch.no_grad():
-        memory, src_mask = model.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1|T, S)
-        B = src.size(0)
-        memory = memory.repeat_interleave(K, dim=0)  # (B * K, S, d_model): one copy per beam
-        src_mask = src_mask.expand(B, *src_mask.shape[1:]).repeat_interleave(K, dim=0)  # (B * K, 1, 1|T, S)
-        cache = model.new_cache(capacity=max_new_tokens) if use_cache else None
-        bias = _output_bias(model, bos_id, src.device)  # (V,)
-        tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)  # (B * K, 1)
-        scores = torch.full((B, K), -math.inf, device=src.device)  # (B, K)
-        scores[:, 0] = 0.0  # one live hypothesis to start with, so the first step does not pick K copies of it
-        finished = torch.zeros(B * K, dtype=torch.bool, device=src.device)  # (B * K,)
-        lengths = torch.zeros(B * K, dtype=torch.long, device=src.device)  # generated tokens, EOS included
-        trace = BeamTrace([], [], [], torch.zeros(B, dtype=torch.long))
-        for t in range(max_new_tokens):
-            with input_checks(enabled=t == 0):  # as in greedy_steps: later steps only add ids chosen by topk
-                log_probs = _next_log_probs(model, tokens, memory, src_mask, cache, bias)  # (B * K, V)
-            V = log_probs.size(-1)
-            log_probs[finished] = -math.inf  # a finished hypothesis may only grow by PAD, at no cost
-            log_probs[finished, pad_id] = 0.0
-            candidates = (scores.view(B * K, 1) + log_probs).view(B, K * V)  # (B, K * V)
-            scores, index = candidates.topk(K, dim=1)  # (B, K) each
-            parent, token = index // V, index % V  # (B, K) each
-            rows = (torch.arange(B, device=src.device)[:, None] * K + parent).view(-1)  # (B * K,)
-            tokens = torch.cat([tokens[rows], token.view(-1, 1)], dim=1)  # (B * K, t + 1)
-            lengths = lengths[rows] + (~finished[rows]).long()
-            finished = finished[rows] | (token.view(-1) == eos_id)
-            if cache is not None:
-                cache.reorder(rows)
-            trace.parents.append(parent.cpu())
-            trace.tokens.append(token.cpu())
-            trace.scores.append(scores.cpu())
-            if finished.all():
-                break
-        normalised = scores / length_penalty_factor(lengths.view(B, K), length_penalty)  # (B, K)
-        best_score, best = normalised.max(dim=1)  # (B,) each
-        chosen = tokens.view(B, K, -1)[torch.arange(B, device=src.device), best, 1:]  # (B, t), BOS dropped
-        width = int(lengths.view(B, K).gather(1, best[:, None]).max())
-        trace.best = best.cpu()
-    result = (chosen[:, :width].to(src_device), best_score.to(src_device))
-    return (*result, trace) if return_trace else result
+    finished_in_beam: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """Keep the ``beam_size`` most probable partial outputs per source instead of one (:func:`beam_steps`).
+    Returns ``(tokens (B, L), scores (B,))``: the best finished hypothesis per source in the format of
+    :func:`greedy_decode`, and its summed log-probability divided by :func:`length_penalty_factor`. The model decodes
+    on its own device; tokens and scores come back on ``src``'s."""
+    *_, last = beam_steps(model, src, beam_size, max_new_tokens, length_penalty, use_cache, src_mask, bos_id, eos_id,
+                          finished_in_beam)
+    best = last.finished[:, 0]  # (B, N): the best finished hypothesis of each source
+    return best[:, : int((best != model.config.pad_id).sum(1).max())], last.finished_scores[:, 0]
 
 
 def _check_arguments(model: Transformer, max_new_tokens: int, bos_id: int, eos_id: int) -> None:

@@ -22,8 +22,8 @@ def copy_from_torch(model: nn.Module, reference: nn.Module) -> nn.Module:
     size, layer count or layout that differs, and ``TypeError`` for an unsupported pair of modules."""
     pairs = (
         (Transformer, nn.Transformer, _copy_transformer),
-        (Encoder, nn.TransformerEncoder, _copy_encoder),
-        (Decoder, nn.TransformerDecoder, _copy_decoder),
+        (Encoder, nn.TransformerEncoder, lambda ours, theirs: _copy_stack("encoder", ours, theirs)),
+        (Decoder, nn.TransformerDecoder, lambda ours, theirs: _copy_stack("decoder", ours, theirs)),
         (MultiHeadAttention, nn.MultiheadAttention, _copy_attention),
     )
     for ours, theirs, copy in pairs:
@@ -39,16 +39,8 @@ def copy_from_torch(model: nn.Module, reference: nn.Module) -> nn.Module:
 
 
 def _copy_transformer(model: Transformer, reference: nn.Transformer) -> None:
-    _copy_encoder(model.encoder, reference.encoder)
-    _copy_decoder(model.decoder, reference.decoder)
-
-
-def _copy_encoder(model: Encoder, reference: nn.TransformerEncoder) -> None:
-    _copy_stack("encoder", model, reference)
-
-
-def _copy_decoder(model: Decoder, reference: nn.TransformerDecoder) -> None:
-    _copy_stack("decoder", model, reference)
+    _copy_stack("encoder", model.encoder, reference.encoder)
+    _copy_stack("decoder", model.decoder, reference.decoder)
 
 
 def _copy_stack(name: str, model: Encoder | Decoder, reference: nn.Module) -> None:

@@ -80,14 +80,8 @@ class Decoder(nn.Module):
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
-        self,
-        y: Tensor,
-        memory: Tensor,
-        src_mask: Tensor | None = None,
-        tgt_mask: Tensor | None = None,
-        *,
-        need_weights: bool = False,
-        cache: DecoderCache | None = None,
+        self, y: Tensor, memory: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None, *,
+        need_weights: bool = False, cache: DecoderCache | None = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
         ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. Returns ``(y,

@@ -24,9 +24,7 @@ def select_device(device: str | torch.device = "auto") -> torch.device:
     if not isinstance(device, str) or device.split(":")[0] not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES} (optionally 'cuda:N'); got {device!r}")
     if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        return torch.device("mps") if _mps_available() else torch.device("cpu")
+        return torch.device("cuda" if torch.cuda.is_available() else "mps" if _mps_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError(f"device {device!r} was asked for, but this PyTorch build sees no CUDA GPU; use 'auto' or 'cpu'")
     if device == "mps" and not _mps_available():

@@ -16,7 +16,13 @@ Importing this package loads no plotly: a chapter calls :func:`setup_notebook` i
 
 from __future__ import annotations
 
-__all__ = ["progress", "setup_notebook"]
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["press_stop_when_saved", "progress", "setup_notebook"]
 
 
 def setup_notebook() -> None:
@@ -33,3 +39,27 @@ def progress() -> bool | str:
     from .viz import in_static_build
 
     return "text" if in_static_build() else True
+
+
+@contextmanager
+def press_stop_when_saved(path: str | Path, poll_seconds: float = 0.005) -> Iterator[None]:
+    """Inside the block, press the stop button for the reader once a new file appears at ``path`` (a run's first
+    training checkpoint): send this process SIGINT, as Jupyter's stop button and Ctrl-C do, once. A chapter shows an
+    interrupted run this way without waiting for a reader to interrupt it."""
+    path = Path(path)
+    before = path.stat().st_mtime_ns if path.exists() else None
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(poll_seconds):
+            if path.exists() and path.stat().st_mtime_ns != before:
+                signal.raise_signal(signal.SIGINT)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()

@@ -1,6 +1,6 @@
 """The chapters' exercises: the reader writes a small piece of the model, and a check compares it with the package.
 
-Each ``check_*`` function takes the reader's function (and, for decoding, a model), runs it on several shapes and
+Each ``grade_*`` function takes the reader's function (and, for decoding, a model), runs it on several shapes and
 seeds against :mod:`transformer`, and raises ``AssertionError`` with what is wrong (naming a classic mistake when it
 recognises one). :func:`exercise` is what a chapter's check cell calls: it runs a check on the reader's answer and
 says "not done yet" for a starter that still raises ``NotImplementedError``, so a chapter runs from top to bottom as
@@ -9,7 +9,8 @@ the reader first sees it.
 - masks (chapter 4): :func:`grade_causal_mask`, :func:`grade_padding_mask`, :func:`grade_target_mask`;
 - positional encoding (chapter 3): :func:`grade_sinusoid_table`, :func:`grade_offset_matrix`;
 - embeddings (chapter 2): :func:`grade_vocabulary_parameters`, :func:`grade_cosine_similarity`;
-- the model (chapter 6): :func:`grade_parameter_count`, :func:`grade_encoder_layer`;
+- attention (chapter 5): :func:`grade_attention`, :func:`grade_multi_head_attention`;
+- the model (chapter 6): :func:`grade_parameter_count`, :func:`grade_encoder_layer`, :func:`grade_decoder_layer`;
 - training (chapter 7): :func:`grade_smoothed_targets`, :func:`grade_noam_lr`;
 - decoding (chapter 8): :func:`grade_next_token`, :func:`grade_greedy_decode`;
 - inside the model (chapter 11): :func:`grade_previous_token_weight`, :func:`grade_silenced_head`;
@@ -19,6 +20,7 @@ the reader first sees it.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
@@ -28,10 +30,19 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
-from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, causal_mask, padding_mask
+from transformer import (
+    DecoderLayer,
+    EncoderLayer,
+    MultiHeadAttention,
+    TransformerConfig,
+    causal_mask,
+    padding_mask,
+    target_mask,
+)
+from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode, greedy_steps
 from transformer.embeddings import sinusoidal_table
-from transformer.tokens import EOS_ID
+from transformer.tokens import BOS_ID, EOS_ID
 from transformer.train.bucketing import padding_fraction, random_batches
 from transformer.train.dates import number_words, ordinal_suffix, ordinal_words
 from transformer.train.objective import smoothed_targets
@@ -42,13 +53,16 @@ from transformer_book.cost import encoder_layer_flops, readable_attention, score
 from transformer_book.viz.overview import meta_model
 
 __all__ = [
+    "grade_attention",
     "grade_causal_mask",
     "grade_cosine_similarity",
+    "grade_decoder_layer",
     "grade_encoder_layer",
     "grade_encoder_layer_flops",
     "grade_greedy_decode",
     "grade_length_batches",
     "grade_longest_length",
+    "grade_multi_head_attention",
     "grade_next_token",
     "grade_noam_lr",
     "grade_offset_matrix",
@@ -298,6 +312,174 @@ def grade_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Chapter 5: attention.
+
+
+def _close(mine: Tensor, expected: Tensor, atol: float) -> bool:
+    return tuple(mine.shape) == tuple(expected.shape) and torch.allclose(mine.float(), expected.float(), atol=atol)
+
+
+def _same_mistake(mine: Tensor, wrong: Tensor, atol: float) -> bool:
+    """``mine`` equals the mistaken ``wrong`` wherever ``mine`` is a number: a row whose keys are all hidden is NaN
+    when the hidden scores were filled with -inf, whatever the mistake."""
+    finite = mine.isfinite()
+    return tuple(mine.shape) == tuple(wrong.shape) and bool(finite.any()) and torch.allclose(
+        mine[finite].float(), wrong[finite].float(), atol=atol)
+
+
+_NAN_HINT = ("; it holds NaN: a query whose keys are all hidden gets a softmax over -inf only (fill with "
+             "torch.finfo(dtype).min, and check which keys the mask hides)")
+
+
+def _attention_by(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: bool = True, inverted: bool = False,
+                  axis: int = -1) -> tuple[Tensor, Tensor]:
+    """Attention computed right or with one classic mistake (in float32), for naming a reader's mistake."""
+    scores = q.float() @ k.float().transpose(-2, -1)  # (..., T_q, T_k)
+    scores = scores / math.sqrt(q.size(-1)) if scale else scores
+    if mask is not None:
+        scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(torch.float32).min)
+    weights = torch.softmax(scores, dim=axis)
+    return weights @ v.float(), weights
+
+
+def _attention_cases() -> Iterable[tuple[str, Tensor, Tensor, Tensor, Tensor | None]]:
+    """``(what, q, k, v, mask)``: heads and a padding mask with T_q != T_k, a causal mask, no mask, float16."""
+    g = make_rng(0)
+    B, H, T_q, T_k, d_k, d_v = 2, 3, 4, 6, 16, 5
+    q, k, v = (torch.randn(B, H, T, d, generator=g) for T, d in ((T_q, d_k), (T_k, d_k), (T_k, d_v)))
+    padding = (torch.arange(T_k) < torch.tensor([T_k, 3])[:, None])[:, None, None, :]  # (B, 1, 1, T_k)
+    yield "a padding mask (B, 1, 1, T_k)", q, k, v, padding
+    T, d = 5, 32
+    x = torch.randn(3, T, d, generator=g)  # (B, T, d): self-attention without heads
+    yield "a causal mask (T, T)", x, x, x, causal_mask(T)[0, 0]
+    yield "mask=None", q[:, 0], k[:, 0], v[:, 0], None
+    yield "float16 inputs and a padding mask", q.half(), k.half(), v.half(), padding
+
+
+def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None], tuple[Tensor, Tensor]]) -> None:
+    """``attention(q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v), mask)`` must return ``(output (..., T_q,
+    d_v), weights (..., T_q, T_k))`` as ``transformer.attention.scaled_dot_product_attention`` does (to within 1e-5,
+    1e-2 in float16), ``mask`` bool (True = may attend) broadcastable to the scores, or ``None``: with heads and a
+    padding mask (T_q != T_k), a causal mask, no mask, and in float16. It names a missing scale, an inverted mask, a
+    softmax over the wrong axis and a -1e9 that float16 cannot hold."""
+    for what, q, k, v, mask in _attention_cases():
+        call = f"attention(q of shape {tuple(q.shape)}, k of shape {tuple(k.shape)}, v of shape {tuple(v.shape)}, " \
+               f"with {what})"
+        atol = 1e-2 if q.dtype == torch.float16 else 1e-5
+        try:
+            result = attention(q, k, v, mask)
+        except RuntimeError as error:
+            if q.dtype == torch.float16 and "overflow" in str(error):
+                raise AssertionError(f"{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
+                                     "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
+                                     "the most negative number of their own dtype") from None
+            raise
+        assert isinstance(result, tuple) and len(result) == 2, (
+            f"{call} returned {type(result).__name__}: return the pair (output, weights)"
+        )
+        output, weights = (_tensor(x, call) for x in result)
+        expected_output, expected_weights = scaled_dot_product_attention(q, k, v, mask)
+        _shape(weights, tuple(expected_weights.shape), call, "the weights: one per (query, key)")
+        _shape(output, tuple(expected_output.shape), call, "the output: one row of d_v per query")
+        if _close(weights, expected_weights, atol):
+            if _close(output, expected_output, atol):
+                continue
+            raise AssertionError(f"{call}: the weights are right, the output is not: it is weights @ v")
+        d_k, T_q = q.size(-1), q.size(-2)
+        mistakes = {
+            f"the scores are not divided by sqrt(d_k) = {math.sqrt(d_k):g}: their variance grows with d_k and the "
+            "softmax saturates": dict(scale=False),
+            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)":
+                dict(inverted=True),
+            f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
+            f"(here T_q = {T_q}, T_k = {k.size(-2)})": dict(axis=-2),
+        }
+        for hint, how in mistakes.items():
+            if _same_mistake(weights, _attention_by(q, k, v, mask, **how)[1], atol):
+                raise AssertionError(f"{call}: {hint}")
+        error = float((weights.float() - expected_weights.float()).abs().max())
+        raise AssertionError(f"{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}"
+                             + (_NAN_HINT if weights.isnan().any() else ""))
+
+
+def _multi_head_by(x_q: Tensor, x_kv: Tensor, mask: Tensor | None, params: dict[str, Tensor], n_heads: int,
+                   divisor: str = "d_k", inverted: bool = False, split: str = "heads", merge: str = "heads",
+                   project: bool = True, biases: bool = True, transposed: bool = True) -> Tensor:
+    """Multi-head attention from handed-over weights, right or with one classic mistake, for naming it."""
+    B, T_q, d = x_q.shape
+    T_k, d_k = x_kv.size(1), d // n_heads
+
+    def linear(x: Tensor, name: str) -> Tensor:
+        W = params[f"W_{name}"]
+        return x @ (W.T if transposed else W) + (params[f"b_{name}"] if biases else 0.0)
+
+    def heads(x: Tensor, T: int) -> Tensor:  # (B, T, d) -> (B, H, T, d_k)
+        return x.view(B, T, n_heads, d_k).transpose(1, 2) if split == "heads" else x.reshape(B, n_heads, T, d_k)
+
+    q, k, v = heads(linear(x_q, "q"), T_q), heads(linear(x_kv, "k"), T_k), heads(linear(x_kv, "v"), T_k)
+    scores = q @ k.transpose(-2, -1) / {"d_k": math.sqrt(d_k), "d_model": math.sqrt(d), "none": 1.0}[divisor]
+    if mask is not None:
+        scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(scores.dtype).min)
+    out = torch.softmax(scores, dim=-1) @ v  # (B, H, T_q, d_k)
+    merged = out.transpose(1, 2).reshape(B, T_q, d) if merge == "heads" else out.reshape(B, T_q, d)
+    return linear(merged, "o") if project else merged  # (B, T_q, d_model)
+
+
+def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
+    """``multi_head(x_q (B, T_q, d_model), x_kv (B, T_k, d_model), mask, params, n_heads)`` must compute what
+    ``MultiHeadAttention`` computes with the weights in ``params`` (``W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o``; a
+    linear map is ``x @ W.T + b``, PyTorch's layout) to within 1e-5: self-attention with a causal mask and
+    cross-attention with a padding mask, for several widths and numbers of heads. It names a wrong scale, an inverted
+    mask, heads split or merged in the wrong order, a missing projection or bias, and ``x @ W``."""
+    cases = ((0, "self-attention, causal mask", 2, 5, 5, 16, 4), (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
+             (2, "self-attention, causal mask", 1, 6, 6, 32, 8), (3, "cross-attention, padding mask", 2, 3, 5, 8, 1))
+    for seed, what, B, T_q, T_k, d, H in cases:
+        torch.manual_seed(seed)
+        module = MultiHeadAttention(d, H).eval()
+        with torch.no_grad():  # the package starts its biases at 0: random ones show a forgotten bias
+            module.in_proj.bias.normal_(), module.out_proj.bias.normal_()
+        W_q, W_k, W_v = module.in_proj.weight.detach().chunk(3)
+        b_q, b_k, b_v = module.in_proj.bias.detach().chunk(3)
+        params = dict(W_q=W_q, b_q=b_q, W_k=W_k, b_k=b_k, W_v=W_v, b_v=b_v, W_o=module.out_proj.weight.detach(),
+                      b_o=module.out_proj.bias.detach())
+        g = make_rng(seed)
+        x_q = torch.randn(B, T_q, d, generator=g)
+        x_kv = x_q if what.startswith("self") else torch.randn(B, T_k, d, generator=g)
+        mask = causal_mask(T_q) if what.startswith("self") else padding_mask(_tokens(seed, B, T_k, pad_id=0))
+        call = f"multi_head(x_q of shape {(B, T_q, d)}, x_kv of shape {(B, T_k, d)}, {what}, params, n_heads={H})"
+        with torch.no_grad():
+            mine = _tensor(multi_head(x_q, x_kv, mask, params, H), call)
+            expected = module(x_q, x_kv, x_kv, mask)[0]
+            assert torch.allclose(_multi_head_by(x_q, x_kv, mask, params, H), expected, atol=1e-5)
+            _shape(mine, (B, T_q, d), call, "one d_model-wide row per query, after the output projection")
+            if torch.allclose(mine, expected, atol=1e-5):
+                continue
+            mistakes = {
+                f"the scores are divided by sqrt(d_model) = {math.sqrt(d):g}, not by sqrt(d_k) = {math.sqrt(d // H):g}: "
+                "the dot products happen inside a head, of d_k = d_model / n_heads features": dict(divisor="d_model"),
+                "the scores are not divided by sqrt(d_k)": dict(divisor="none"),
+                "the mask is inverted: True means 'may attend'": dict(inverted=True),
+                "the heads are cut with a raw view(B, H, T, d_k), which takes whole positions: cut each position's "
+                "features into heads, view(B, T, H, d_k), then transpose(1, 2)": dict(split="raw"),
+                "the heads are merged in the wrong order: (B, H, T, d_k) reshaped straight to (B, T, d_model) "
+                "interleaves positions; transpose(1, 2) back to (B, T, H, d_k) first, then reshape": dict(merge="raw"),
+                "the heads are cut and merged with raw reshapes: view(B, T, H, d_k).transpose(1, 2) to split, "
+                "transpose(1, 2).reshape(B, T, d_model) to merge": dict(split="raw", merge="raw"),
+                "the output projection (W_o, b_o) is missing: it mixes the heads": dict(project=False),
+                "the biases are missing: each projection is x @ W.T + b": dict(biases=False),
+                "x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b":
+                    dict(transposed=False),
+            }
+            for hint, how in mistakes.items():
+                if _same_mistake(mine, _multi_head_by(x_q, x_kv, mask, params, H, **how), 1e-5):
+                    raise AssertionError(f"{call}: {hint}")
+        error = float((mine - expected).abs().max())
+        raise AssertionError(f"{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
+                             "project, split into heads, attend in each, merge, project"
+                             + (_NAN_HINT if mine.isnan().any() else ""))
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Chapter 6: the model.
 
 
@@ -351,6 +533,80 @@ def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
                                  "self-attention (with the mask) then the feed-forward network, each with its own norm")
 
 
+def _decoder_layer_by(layer: DecoderLayer, y: Tensor, memory: Tensor, src_mask: Tensor, tgt_mask: Tensor | None,
+                      norm_first: bool, cross: str = "memory", cross_mask: Tensor | None = None,
+                      order: str = "self first") -> Tensor:
+    """The decoder layer right, or with one classic mistake, for naming it (eval mode: no dropout)."""
+    def block(x: Tensor, norm: torch.nn.Module, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        return x + sublayer(norm(x)) if norm_first else norm(x + sublayer(x))
+
+    attend = {  # cross-attention's queries, keys and values
+        "memory": lambda h: layer.cross_attn(h, memory, memory, src_mask)[0],
+        "decoder": lambda h: layer.cross_attn(h, h, h, cross_mask)[0],  # keys and values from the decoder
+        "swapped": lambda h: layer.cross_attn(memory, h, h, cross_mask)[0],  # queries from the memory
+    }[cross]
+    self_attend = lambda h: layer.self_attn(h, h, h, tgt_mask)[0]
+    first, second = (self_attend, attend) if order == "self first" else (attend, self_attend)
+    y = block(y, layer.norm1, first)
+    y = block(y, layer.norm2, second)
+    return block(y, layer.norm3, layer.feed_forward)
+
+
+def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
+    """``decoder_layer(layer, y (B, T, d_model), memory (B, S, d_model), src_mask (B, 1, 1, S), tgt_mask (B, 1, T,
+    T))`` must compute what ``layer(y, memory, src_mask, tgt_mask)[0]`` does (to within 1e-5) from the layer's parts,
+    ``layer.self_attn``, ``layer.cross_attn``, ``layer.feed_forward``, ``layer.norm1`` to ``norm3``, for post-norm
+    and pre-norm layers (``layer.norm_first``), several seeds, shapes and padding. It names a self-attention without
+    the causal mask, cross-attention's keys and values taken from the decoder, swapped layouts and sub-layers."""
+    for seed, (B, T, S, d, H) in zip(SEEDS, ((2, 5, 5, 16, 4), (3, 6, 4, 8, 2), (1, 4, 7, 32, 8)), strict=True):
+        for norm_first in (False, True):
+            torch.manual_seed(seed)
+            layer = DecoderLayer(d, H, 2 * d, dropout=0.1, norm_first=norm_first).eval()  # eval: no dropout
+            with torch.no_grad():  # random gains and biases, so that a forgotten or swapped norm shows
+                for norm in (layer.norm1, layer.norm2, layer.norm3):
+                    norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
+            g = make_rng(seed)
+            y, memory = 2 * torch.randn(B, T, d, generator=g), 2 * torch.randn(B, S, d, generator=g)
+            tgt = _tokens(seed, B, T, pad_id=0)
+            tgt[:, 0] = 1  # BOS: padding only at the end of a target
+            src_mask, tgt_mask = padding_mask(_tokens(seed + 10, B, S, pad_id=0)), target_mask(tgt)
+            call = (f"decoder_layer(layer with norm_first={norm_first}, y of shape {(B, T, d)}, memory of shape "
+                    f"{(B, S, d)}, src_mask, tgt_mask)")
+            with torch.no_grad():
+                mine = _tensor(decoder_layer(layer, y, memory, src_mask, tgt_mask), call)
+                _shape(mine, (B, T, d), call, "the layer's output only (the package's layer also returns weights)")
+                expected = layer(y, memory, src_mask, tgt_mask)[0]
+                if torch.allclose(mine, expected, atol=1e-5):
+                    continue
+                mistakes = [
+                    ("self-attention sees the future: give it tgt_mask, which holds the causal mask (and the target's "
+                     "padding)", dict(tgt_mask=None)),
+                    ("self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
+                     "together", dict(tgt_mask=padding_mask(tgt))),
+                    *[("cross-attention takes its keys and values from the decoder: its queries come from the "
+                       "decoder, its keys and values from the encoder's memory, with src_mask",
+                       dict(cross="decoder", cross_mask=m)) for m in (None, tgt_mask, src_mask)],
+                    *[("cross-attention is the wrong way round: queries from the decoder, keys and values from the "
+                       "memory", dict(cross="swapped", cross_mask=m)) for m in (None, src_mask)],
+                    ("cross-attention comes before self-attention: masked self-attention, then cross-attention, then "
+                     "the feed-forward network", dict(order="cross first")),
+                    ("pre-norm, x + sublayer(norm(x)); follow layer.norm_first" if not norm_first else
+                     "post-norm, norm(x + sublayer(x)); follow layer.norm_first", dict(norm_first=not norm_first)),
+                ]
+                for hint, how in mistakes:
+                    kwargs = dict(tgt_mask=tgt_mask, norm_first=norm_first) | how
+                    try:
+                        wrong = _decoder_layer_by(layer, y, memory, src_mask, **kwargs)
+                    except (RuntimeError, ValueError):
+                        continue  # that mistake cannot run with these shapes
+                    if wrong.shape == mine.shape and torch.allclose(mine, wrong, atol=1e-5):
+                        raise AssertionError(f"{call}: {hint}")
+            error = float((mine - expected).abs().max())
+            raise AssertionError(f"{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
+                                 "three residual blocks, masked self-attention, cross-attention on the memory, "
+                                 "feed-forward, each with its own norm")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Chapter 7: training.
 
@@ -396,22 +652,39 @@ def grade_noam_lr(rate: Callable[[int, int, int], float]) -> None:
 
 def grade_next_token(next_token: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int) -> None:
     """``next_token(model, src (B, S), decoder_input (B, t))`` must pick what greedy decoding picks at every step of
-    every source in ``sources``: the most probable next token, ``<pad>`` and ``<bos>`` excluded (never valid
-    outputs). Rows that have already said ``<eos>`` are not compared. Inputs are given on the model's device."""
+    every source in ``sources``: the most probable next token, ``<pad>`` and ``<s>`` excluded (never valid
+    outputs). Rows that have already said ``</s>`` are not compared. Inputs are given on the model's device.
+
+    A model that has learned its task rarely prefers ``<pad>`` or ``<s>``, so forgetting to exclude them would go
+    unnoticed: the check also runs the step on a copy of ``model`` whose output bias favours them."""
+    sources = list(sources)
+    tempted = copy.deepcopy(model)
+    with torch.no_grad():  # <s> most, <pad> next: a step that excludes only one of them still picks the other
+        bias = tempted.lm_head.bias
+        bias[[model.config.pad_id, BOS_ID]] = bias.max() + torch.tensor([1000.0, 2000.0]).to(bias)
+    for m in (model, tempted):
+        _grade_steps(next_token, m, sources, max_new_tokens, tempted=m is tempted)
+
+
+def _grade_steps(next_token: Callable, model: torch.nn.Module, sources: list[Tensor], max_new_tokens: int,
+                 tempted: bool) -> None:
     device = next(model.parameters()).device
     for src in sources:
         src = src.to(device)
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=device)
         for t, step in enumerate(greedy_steps(model, src, max_new_tokens, use_cache=False)):  # the whole prefix, each step
-            call = f"next_token(model, src of shape {tuple(src.shape)}, decoder_input of shape " \
-                   f"{tuple(step.decoder_input.shape)})"
+            call = f"next_token({'a model that favours <pad> and <s>' if tempted else 'model'}, src of shape " \
+                   f"{tuple(src.shape)}, decoder_input of shape {tuple(step.decoder_input.shape)})"
             with torch.no_grad():
                 mine = _tensor(next_token(model, src, step.decoder_input.to(device)), call)
             _shape(mine, (src.size(0),), call, "one id per row: the logits of the *last* position only")
             differ = (mine.to(device) != step.next_tokens.to(device)) & ~finished
             if differ.any():
                 b = int(differ.nonzero()[0])
-                raise AssertionError(f"at step {t} {call} chose {int(mine[b])} for row {b}; greedy decoding "
+                chosen = int(mine[b])
+                hint = f" ({'<pad>' if chosen == model.config.pad_id else '<s>'}, never a valid output: set the " \
+                       "logits of <pad> and <s> to -inf before the argmax)" if chosen in (model.config.pad_id, BOS_ID) else ""
+                raise AssertionError(f"at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding "
                                      f"chose {int(step.next_tokens[b])}")
             finished = step.finished.to(device)
 

@@ -5,6 +5,8 @@
   costs, exactly, and :func:`counted_matmul_flops` counts the matrix products PyTorch actually runs;
 - :func:`retrieval_attention`: a multi-head attention written by hand in which one query needs two positions, with
   one head or with two (the paper's "averaging reduces resolution", §2 and §3.2.2);
+- :func:`query_gradient_norms`: how much gradient reaches a query through the softmax, with and without the
+  ``1 / sqrt(d_k)`` scale;
 - the checks of the chapter's exercises (:func:`check_rows_are_distributions`, :func:`check_weights_depend_on_query`,
   :func:`check_not_drawn_to_itself`) and :func:`compare`, which runs one on a faulty variant and on a correct one.
 
@@ -158,6 +160,25 @@ def median_seconds(fn: Callable[[], object], repeats: int = 15) -> float:
         sync()
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
+
+
+def query_gradient_norms(d_k: int, n_keys: int = 16, draws: int = 300, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """``(unscaled, scaled)``, each ``(draws,)``: the norm of the gradient that reaches a query ``q`` through
+    ``L = g · softmax(K q / c)``, for unit-variance ``q`` and ``n_keys`` keys and a random upstream gradient ``g`` on
+    the weights, without the scale (``c = 1``) and with it (``c = sqrt(d_k)``). In float64, so that saturated rows keep
+    their tiny gradients instead of rounding them to 0. The gradient is written out: the softmax's Jacobian
+    ``diag(w) - w w^T`` applied to ``g``, then ``K^T / c``."""
+    rng = make_rng(seed)
+    q = torch.randn(draws, d_k, generator=rng, dtype=torch.float64)  # (N, d_k)
+    K = torch.randn(draws, n_keys, d_k, generator=rng, dtype=torch.float64)  # (N, n_keys, d_k)
+    upstream = torch.randn(draws, n_keys, generator=rng, dtype=torch.float64)  # (N, n_keys): dL/dw
+
+    def norm(c: float) -> Tensor:
+        w = torch.softmax((K @ q[..., None])[..., 0] / c, dim=-1)  # (N, n_keys)
+        d_scores = w * (upstream - (w * upstream).sum(-1, keepdim=True))  # (diag(w) - w w^T) g
+        return ((K.transpose(1, 2) @ d_scores[..., None])[..., 0] / c).norm(dim=-1)  # (N,)
+
+    return norm(1.0), norm(math.sqrt(d_k))
 
 
 def retrieval_attention(

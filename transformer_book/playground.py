@@ -6,8 +6,9 @@
 itself: the greedy output of :func:`transformer.greedy_decode` and the beam of :func:`transformer.beam_search`, the
 logits of every greedy step and every attention map, intact and with a head silenced by
 :func:`transformer_book.ablation.ablate_heads`; for a model that reads text, how its vocabulary tokenizes a few
-texts. ``<folder>/manifest.json`` lists the models, their vocabularies and shapes for the page's script
-(``book/_ext/playground.js``), which runs the graphs with ONNX Runtime Web. The book's browser test runs the page on
+texts. ``<folder>/manifest.json`` lists the models, their vocabularies and shapes for the page's scripts
+(``book/_ext/playground_engine.js`` decodes, ``book/_ext/playground.js`` draws), which run the graphs with ONNX Runtime
+Web. The book's browser test runs the page on
 the reference sources and compares.
 
 In the static book build, ``book/_ext/offline_assets.py`` names the folder (``TRANSFORMER_BOOK_PLAYGROUND``, the
@@ -77,6 +78,8 @@ class PlaygroundModel:
     vocabularies it was trained with; the page tokenizes what the reader types as ``source_vocab`` does. Without
     them, the reader types the synthetic tasks' symbols. ``max_new_tokens``: the most tokens to decode; ``None``: two more
     than the source has symbols (:func:`default_max_new_tokens`). ``examples``: inputs the page offers, as a reader types them.
+    ``trained_source_tokens``: the shortest and the longest source (in tokens, padding aside) the model was trained on;
+    the page says so when a reader's source is longer.
     """
 
     model: Transformer
@@ -85,9 +88,13 @@ class PlaygroundModel:
     target_vocab: Vocabulary | None = None
     max_new_tokens: int | None = None
     examples: Sequence[str] = field(default_factory=tuple)
+    trained_source_tokens: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         c = self.model.config
+        lengths = self.trained_source_tokens
+        if lengths is not None and not (len(lengths) == 2 and 1 <= lengths[0] <= lengths[1]):
+            raise ValueError(f"trained_source_tokens must be (shortest, longest) with 1 <= shortest <= longest; got {lengths}")
         if (self.source_vocab is None) != (self.target_vocab is None):
             raise ValueError("give both source_vocab and target_vocab (a model that reads text), or neither (symbols)")
         if self.source_vocab is None and c.src_vocab_size != c.tgt_vocab_size:
@@ -238,6 +245,7 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
             "n_heads": c.n_heads, "max_new_tokens": entry.max_new_tokens, "max_positions": c.max_positions,
             "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
             "examples": list(entry.examples) or [entry.text(entry.sources[0])],
+            "trained_source_tokens": list(entry.trained_source_tokens) if entry.trained_source_tokens else None,
         }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return manifest
@@ -261,9 +269,9 @@ def _quiet_exporter() -> Iterator[None]:
 
 
 def playground_html(names: Sequence[str]) -> str:
-    """The playground's place in the page, for the models ``names``. ``playground.js`` (added to the page by the
-    book's Sphinx extension) fills it; where that script is not loaded (Jupyter, Colab) the note inside says where the
-    playground runs."""
+    """The playground's place in the page, for the models ``names``. ``playground.js`` (added to the page with
+    ``playground_engine.js`` by the book's Sphinx extension) fills it; where those scripts are not loaded (Jupyter,
+    Colab) the note inside says where the playground runs."""
     models = " ".join(names)
     return (
         f'<div class="transformer-playground" data-models="{html.escape(models)}">'

@@ -1,71 +1,68 @@
-/* The book's plotly figures on every screen (book/_ext/offline_assets.py adds this file to pages with a figure).
+/* The book's plotly figures on every screen, from the keyboard and for screen readers (book/_ext/offline_assets.py
+   adds this file to pages with a figure).
 
-   1. Controls above the figure, never on it: each plotly dropdown (layout.updatemenus) becomes an HTML <select>, each
-      row of plotly buttons (Play / Pause) HTML buttons, in a bar above the figure that wraps on a narrow screen.
-      They run the very same plotly calls the menu would (a button's method and args). The room the menus took in
-      the figure's top margin is given back.
-   2. A narrow column (a phone): panels side by side are stacked into one column, each full width; long titles wrap;
-      heatmap numbers too small to read are left to the hover label. Widening the column again restores the figure.
-   3. Figures follow their column's width when it changes (rotation, the sidebar opening).
+   1. Controls above the figure, never on it, each reachable and operable from the keyboard: each plotly dropdown
+      (layout.updatemenus) becomes an HTML <select>, a row of plotly buttons HTML buttons (a choice among them, such
+      as a head picker, says which one is pressed: aria-pressed), each plotly slider an HTML range input that names
+      its value. They run the very same plotly calls the menu, button or slider step would (its method and args),
+      and a slider follows an animation that Play runs. The room plotly's own controls took is given back.
+   2. Every figure is named for assistive technology (role="img", aria-label: its title, else its panels' titles
+      and axes), and says so again when a control changes its title.
+   3. A narrow column (a phone): panels side by side are stacked into one column, each full width, with room between
+      them for the axis titles and panel titles that go there; long titles wrap; titles of small panels in a grid
+      shrink (not below MIN_TEXT px) and wrap to fit their panel.
+      Widening the column again restores the figure.
+   4. Numbers in heatmap cells that do not fit their cell shrink to fit (not below MIN_TEXT px), or are left to the
+      hover label; the figure's height fits what it draws (no empty band where a control was, nothing cut off).
+   5. Figures follow their column's width when it changes (rotation, the sidebar opening).
+   While it adjusts a figure, the figure's data-book-figure attribute is "busy"; then "ready".
    Live notebooks (Jupyter, Colab) do not load this file: there plotly draws its own menus, where the figures put them. */
 (function () {
   "use strict";
   var NARROW = 560; // px of column below which panels stack
-  var PANEL_GAP = 95; // px between stacked panels: room for the x-axis title and the next panel's title
   var MIN_TEXT = 9; // px: no text in a figure is drawn smaller (heatmap numbers that would be are hidden)
+  var SPACE = 4; // px of room a heatmap number keeps from its cell's sides, a panel title from its panel's
   var BERTVIZ_MIN_ZOOM = 0.7; // bertviz's 13 px token labels stay at least 9 px
   var MENU_LABEL = "menu-label"; // annotation name of a label the Python side drew beside a plotly menu
+  var FIGURE_NOTE = "figure-note"; // annotation name of a note about the whole figure, under its panels
 
   function plainText(label) {
     var tmp = document.createElement("span");
     tmp.innerHTML = String(label == null ? "" : label).replace(/<br\s*\/?>/gi, " ");
-    return tmp.textContent;
+    return tmp.textContent.replace(/\u200b/g, "").replace(/\s+/g, " ").trim();
   }
 
   function get(obj, path) {
     return path.split(".").reduce(function (o, k) { return o == null ? undefined : o[k]; }, obj);
   }
 
-  function runButton(gd, button) {
-    if (!button || !button.method || button.method === "skip") return Promise.resolve();
-    return window.Plotly[button.method].apply(null, [gd].concat(button.args || []));
+  /* A control's plotly call; settled either way (plotly rejects an animation that another one interrupts). */
+  function run(gd, step) {
+    if (!step || !step.method || step.method === "skip") return Promise.resolve();
+    return window.Plotly[step.method].apply(null, [gd].concat(step.args || [])).catch(function () {});
   }
 
-  /* 1. Controls: HTML controls in a bar before the figure; returns the relayout that hides the plotly menus. */
+  function busy(gd) { gd.setAttribute("data-book-figure", "busy"); }
+
+  function ready(gd) { gd.setAttribute("data-book-figure", "ready"); }
+
+  /* 1. Controls: HTML controls in a bar before the figure; returns the relayout that hides plotly's own. */
   function buildControls(gd) {
-    var menus = gd.layout.updatemenus || [];
     var hide = {};
     var bar = document.createElement("div");
     bar.className = "book-figure-controls";
-    menus.forEach(function (menu, i) {
+    (gd.layout.updatemenus || []).forEach(function (menu, i) {
       if (menu.visible === false) return;
       var buttons = (menu.buttons || []).filter(function (b) { return b.visible !== false; });
       hide["updatemenus[" + i + "].visible"] = false;
       if (buttons.length < 2 && menu.type !== "buttons") return; // a menu with one entry says nothing
-      if (menu.type === "buttons") {
-        buttons.forEach(function (b) {
-          var el = document.createElement("button");
-          el.type = "button";
-          el.textContent = plainText(b.label);
-          el.addEventListener("click", function () { runButton(gd, b).then(function () { afterChange(gd); }); });
-          bar.appendChild(el);
-        });
-        return;
-      }
-      var wrap = document.createElement("label");
-      if (menu.name) {
-        var name = document.createElement("span");
-        name.textContent = plainText(menu.name);
-        wrap.appendChild(name);
-      }
-      var select = document.createElement("select");
-      buttons.forEach(function (b, k) { select.appendChild(new Option(plainText(b.label), String(k))); });
-      select.value = String(Math.min(menu.active || 0, buttons.length - 1));
-      select.addEventListener("change", function () {
-        runButton(gd, buttons[Number(select.value)]).then(function () { afterChange(gd); });
-      });
-      wrap.appendChild(select);
-      bar.appendChild(wrap);
+      if (menu.type === "buttons") bar.appendChild(buttonRow(gd, menu, buttons));
+      else bar.appendChild(select(gd, menu, buttons));
+    });
+    (gd.layout.sliders || []).forEach(function (slider, i) {
+      if (slider.visible === false || (slider.steps || []).length < 2) return;
+      hide["sliders[" + i + "].visible"] = false;
+      bar.appendChild(range(gd, slider));
     });
     (gd.layout.annotations || []).forEach(function (a, i) {
       if (a.name === MENU_LABEL) hide["annotations[" + i + "].visible"] = false;
@@ -75,7 +72,117 @@
     return hide;
   }
 
-  /* Room above the plot area for what stays there once the menus are gone (subplot titles, a legend on top). */
+  function changed(gd) {
+    return function () { afterChange(gd); };
+  }
+
+  function select(gd, menu, buttons) {
+    var wrap = document.createElement("label");
+    var name = document.createElement("span");
+    name.textContent = plainText(menu.name) || "show";
+    wrap.appendChild(name);
+    var el = document.createElement("select");
+    buttons.forEach(function (b, k) { el.appendChild(new Option(plainText(b.label), String(k))); });
+    el.value = String(Math.min(menu.active || 0, buttons.length - 1));
+    el.addEventListener("change", function () {
+      busy(gd);
+      run(gd, buttons[Number(el.value)]).then(changed(gd));
+    });
+    wrap.appendChild(el);
+    return wrap;
+  }
+
+  /* A row of buttons: actions (Play, Pause: animations) or a choice among views (a head picker), whose pressed
+     button stays marked. */
+  function buttonRow(gd, menu, buttons) {
+    var choice = menu.showactive !== false && buttons.every(function (b) { return b.method !== "animate"; });
+    var row = document.createElement("span");
+    row.className = "book-figure-buttons";
+    row.setAttribute("role", "group");
+    row.setAttribute("aria-label", plainText(menu.name) || (choice ? "show" : "animation"));
+    var elements = buttons.map(function (b, k) {
+      var el = document.createElement("button");
+      el.type = "button";
+      el.textContent = plainText(b.label);
+      if (/^[^\w]*$/.test(el.textContent)) el.setAttribute("aria-label", b.method === "animate" ? "pause" : "button " + k);
+      if (choice) el.setAttribute("aria-pressed", String(k === (menu.active || 0)));
+      el.addEventListener("click", function () {
+        if (choice) elements.forEach(function (other) { other.setAttribute("aria-pressed", String(other === el)); });
+        if (b.method === "animate") { run(gd, b); return; } // frames come and go; the slider follows them
+        busy(gd);
+        run(gd, b).then(changed(gd));
+      });
+      row.appendChild(el);
+      return el;
+    });
+    return row;
+  }
+
+  /* A slider: a range input over its steps, named by the slider's prefix ("real tokens: "), showing the current
+     step's label; it follows an animation (Play) through the frames its steps show. */
+  function range(gd, slider) {
+    var steps = slider.steps;
+    var prefix = plainText(get(slider, "currentvalue.prefix") || "").replace(/[:=]\s*$/, "").trim();
+    var wrap = document.createElement("label");
+    wrap.className = "book-figure-slider";
+    var name = document.createElement("span");
+    name.textContent = prefix || plainText(slider.name) || "step";
+    var input = document.createElement("input");
+    input.type = "range";
+    input.min = "0";
+    input.max = String(steps.length - 1);
+    input.step = "1";
+    var value = document.createElement("output");
+    var show = function (k) {
+      input.value = String(k);
+      value.textContent = plainText(steps[k].label);
+      input.setAttribute("aria-valuetext", (prefix ? prefix + " " : "") + value.textContent);
+    };
+    show(Math.min(slider.active || 0, steps.length - 1));
+    input.addEventListener("input", function () {
+      var k = Number(input.value);
+      show(k);
+      busy(gd);
+      run(gd, steps[k]).then(changed(gd));
+    });
+    if (gd.on) {
+      gd.on("plotly_animatingframe", function (event) {
+        var k = steps.findIndex(function (s) {
+          return s.method === "animate" && Array.isArray(get(s, "args.0")) && String(s.args[0][0]) === String(event.name);
+        });
+        if (k >= 0) show(k);
+      });
+    }
+    wrap.appendChild(name);
+    wrap.appendChild(input);
+    wrap.appendChild(value);
+    return wrap;
+  }
+
+  /* 2. The figure's name for assistive technology. */
+  function titleText(gd) {
+    var title = gd.layout.title;
+    return title ? (typeof title === "string" ? title : title.text || "") : "";
+  }
+
+  function nameFigure(gd) {
+    var name = plainText(titleText(gd));
+    if (!name) {
+      var panels = (gd.layout.annotations || []).filter(function (a) {
+        return a.name !== MENU_LABEL && a.showarrow === false && a.yref === "paper" && a.visible !== false && a.text;
+      }).map(function (a) { return plainText(a.text); });
+      var axes = Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\d*$/.test(k); }).sort()
+        .map(function (k) { return plainText(get(gd._fullLayout[k], "title.text")); })
+        .filter(function (t, i, all) { return t && all.indexOf(t) === i; });
+      name = panels.slice(0, 6).join(", ");
+      if (axes.length) name += (name ? ": " : "") + axes.join(" and ");
+    }
+    gd.setAttribute("role", "img");
+    gd.setAttribute("aria-label", "Figure: " + (name || "an interactive plot"));
+  }
+
+  /* The title at the top, left-aligned, then whatever sits above the plot, then the plot: margin.t to fit, the plot
+     area's height kept. */
   function roomAbove(gd) {
     var plotTop = gd.getBoundingClientRect().top + gd._fullLayout._size.t;
     var highest = plotTop;
@@ -86,13 +193,6 @@
     return Math.ceil(plotTop - highest);
   }
 
-  function titleText(gd) {
-    var title = gd.layout.title;
-    return title ? (typeof title === "string" ? title : title.text || "") : "";
-  }
-
-  /* The title at the top, left-aligned, then whatever sits above the plot, then the plot: margin.t to fit, the plot
-     area's height kept. */
   function placeTitle(gd, update, above) {
     var text = update["title.text"] || titleText(gd);
     var size = get(gd._fullLayout, "title.font.size") || 16;
@@ -126,11 +226,27 @@
       .then(function () { fitHeight(gd); });
   }
 
+  /* The figure ends 10 px below the lowest thing it draws (an axis title, a legend, a colour bar, a note): the
+     bottom margin shrinks where a slider left an empty band, and grows where something would be cut off. */
+  function fitBottom(gd) {
+    var full = gd._fullLayout, frame = gd.getBoundingClientRect();
+    var lowest = frame.top + full._size.t + full._size.h;
+    gd.querySelectorAll(".main-svg .infolayer > g, .main-svg .infolayer .annotation, .main-svg text").forEach(function (el) {
+      if (el.closest(".hoverlayer")) return;
+      var box = el.getBoundingClientRect();
+      if (box.height > 0 && box.width > 0) lowest = Math.max(lowest, box.bottom);
+    });
+    var slack = Math.round(frame.bottom - lowest - 10);
+    if (Math.abs(slack) < 3 || full._size.b - slack < 0) return Promise.resolve();
+    return window.Plotly.relayout(gd, {"margin.b": full._size.b - slack, height: full.height - slack})
+      .then(function () { fitHeight(gd); });
+  }
+
   function fitHeight(gd) {
     gd.parentElement.style.height = gd._fullLayout.height + "px";
   }
 
-  /* 2. Narrow screens. */
+  /* 3. Narrow screens. */
   function axisCells(full) {
     var cells = [];
     Object.keys(full).forEach(function (key) {
@@ -150,6 +266,34 @@
     return null;
   }
 
+  function annotationNode(gd, i) {
+    return gd.querySelector('.infolayer .annotation[data-index="' + i + '"]');
+  }
+
+  /* How far below its plot area a panel's axis texts reach, and how far above it its title: measured in the wide
+     layout, so that stacked panels leave room for both. */
+  function panelRoom(gd, cell) {
+    var full = gd._fullLayout, frame = gd.getBoundingClientRect();
+    var xa = full[cell.x], ya = full[cell.y];
+    var top = frame.top + ya._offset, bottom = top + ya._length;
+    var below = 0, above = 0;
+    var id = xa._id; // "x", "x2", ...
+    gd.querySelectorAll("." + id + "tick text, .g-" + id + "title text").forEach(function (t) {
+      var box = t.getBoundingClientRect();
+      if (box.height > 0) below = Math.max(below, box.bottom - bottom);
+    });
+    var own = id + " domain"; // an annotation placed in the panel's own frame ("x2 domain": 0 to 1 across it)
+    (gd.layout.annotations || []).forEach(function (item, i) {
+      var a = annotationNode(gd, i);
+      var over = item.xref === own ? item.y >= 0.999
+        : item.xref === "paper" && cellAt([cell], item.x) !== null && item.y >= cell.yd[1] - 0.001;
+      if (!a || !over) return;
+      var box = a.getBoundingClientRect();
+      if (box.height > 0) above = Math.max(above, top - box.top);
+    });
+    return {below: Math.max(30, below), above: above};
+  }
+
   /* One row of panels side by side (no two share a column): stack them, each the column's full width. A grid of
      several rows (layers x heads) stays a grid of small multiples. */
   function stackPanels(gd, update) {
@@ -158,20 +302,28 @@
     if (cells.length < 2) return;
     cells.sort(function (a, b) { return a.xd[0] - b.xd[0]; });
     for (var k = 1; k < cells.length; k++) if (cells[k].xd[0] < cells[k - 1].xd[1] - 0.01) return;
+    var rooms = cells.map(function (c) { return panelRoom(gd, c); });
+    var gaps = cells.slice(1).map(function (c, i) { return Math.ceil(rooms[i].below + rooms[i + 1].above + 14); });
     var heights = cells.map(function (c) { return Math.max(220, Math.round(size.h * (c.yd[1] - c.yd[0]))); });
-    var total = heights.reduce(function (s, h) { return s + h; }, 0) + PANEL_GAP * (cells.length - 1);
+    var total = heights.reduce(function (s, h) { return s + h; }, 0) + gaps.reduce(function (s, g) { return s + g; }, 0);
     var offset = 0;
     cells.forEach(function (c, i) {
       c.nd = [1 - (offset + heights[i]) / total, 1 - offset / total];
-      offset += heights[i] + PANEL_GAP;
+      offset += heights[i] + (gaps[i] || 0);
       update[c.x + ".domain"] = [0, 1];
       update[c.y + ".domain"] = c.nd;
     });
     update.height = total + size.t + size.b;
     // Paper-positioned items follow their panel: inside it proportionally, above it onto its top edge (a panel
     // title), below it at the same distance in pixels.
+    var lowest = cells.reduce(function (low, c) { return c.nd[0] < low.nd[0] ? c : low; });
+    var bottom = Math.min.apply(null, cells.map(function (c) { return c.yd[0]; }));
     var move = function (item, prefix) {
       if (item.xref !== "paper" || item.yref !== "paper" || typeof item.x !== "number") return;
+      if (item.name === FIGURE_NOTE) { // under the last panel, as far below it as below the panels before
+        if (item.y < bottom) update[prefix + ".y"] = lowest.nd[0] - (bottom - item.y) * size.h / total;
+        return;
+      }
       var c = cellAt(cells, item.x);
       if (!c) return;
       var y = item.y, ny;
@@ -185,16 +337,16 @@
       if (a.name !== MENU_LABEL) move(a, "annotations[" + i + "]");
     });
     (gd.layout.images || []).forEach(function (im, i) { move(im, "images[" + i + "]"); });
-    // What sits outside the plot area in paper units (a legend or slider below it) keeps its distance in pixels.
+    // What sits outside the plot area in paper units (a legend, a colour bar below it) keeps its distance in pixels.
     var outside = function (y) {
       if (typeof y !== "number" || (y >= 0 && y <= 1)) return undefined;
       return y < 0 ? y * size.h / total : 1 + (y - 1) * size.h / total;
     };
     var legendY = outside(get(gd.layout, "legend.y"));
     if (legendY !== undefined) update["legend.y"] = legendY;
-    (gd.layout.sliders || []).forEach(function (slider, i) {
-      var y = outside(slider.y);
-      if (y !== undefined) update["sliders[" + i + "].y"] = y;
+    Object.keys(gd.layout).filter(function (k) { return /^coloraxis\d*$/.test(k); }).forEach(function (k) {
+      var y = outside(get(gd.layout[k], "colorbar.y"));
+      if (y !== undefined) update[k + ".colorbar.y"] = y;
     });
     return cells;
   }
@@ -214,6 +366,66 @@
       }));
     });
     if (indices.length) return window.Plotly.restyle(gd, update, indices);
+  }
+
+  /* Panel titles (annotations over one column of panels) wider than their panel shrink, not below MIN_TEXT px,
+     then wrap at spaces. */
+  function fitPanelTitles(gd, update) {
+    var full = gd._fullLayout, cells = axisCells(full);
+    if (cells.length < 2) return;
+    (gd.layout.annotations || []).forEach(function (a, i) {
+      var node = annotationNode(gd, i);
+      if (a.name === MENU_LABEL || a.xref !== "paper" || typeof a.x !== "number" || !node) return;
+      var c = cellAt(cells, a.x);
+      if (!c || !(a.y >= c.yd[1] - 0.001)) return;
+      var room = (c.xd[1] - c.xd[0]) * full._size.w - SPACE;
+      var width = node.getBoundingClientRect().width;
+      if (width <= room) return;
+      var size = get(full.annotations[i], "font.size") || 13;
+      var fit = Math.max(MIN_TEXT, Math.floor(size * room / width * 10) / 10);
+      update["annotations[" + i + "].font.size"] = fit;
+      if (width * fit / size > room) {
+        update["annotations[" + i + "].text"] = wrapText(a.text, Math.max(4, Math.floor(room / (fit * 0.55))));
+      }
+    });
+  }
+
+  /* Rectangles the figure draws (layout shapes of type rect, scatter traces filled "toself"): page pixels. */
+  function drawnBoxes(gd) {
+    var boxes = [];
+    (gd._fullLayout.shapes || []).forEach(function (shape, index) {
+      if (shape.type !== "rect" || shape.visible === false) return;
+      gd.querySelectorAll('.shapelayer path[data-index="' + index + '"]').forEach(function (path) { boxes.push(path.getBoundingClientRect()); });
+    });
+    gd.querySelectorAll(".scatterlayer path.js-fill").forEach(function (path) {
+      var trace = get(path.closest(".trace"), "__data__.0.trace");
+      if (trace && trace.fill === "toself") boxes.push(path.getBoundingClientRect());
+    });
+    return boxes.filter(function (r) { return r.width > 4 && r.height > 4; });
+  }
+
+  /* Labels written in a box (a diagram's blocks, a shaded band's note) wider than the box: smaller (not below
+     MIN_TEXT px), then wrapped at spaces, so that they keep SPACE px from its sides. */
+  function fitBoxLabels(gd, update) {
+    var boxes = drawnBoxes(gd);
+    if (!boxes.length) return;
+    (gd.layout.annotations || []).forEach(function (a, i) {
+      var node = annotationNode(gd, i), text = node && node.querySelector("text");
+      if (!text || !a.text || a.showarrow !== false) return;
+      var r = text.getBoundingClientRect(), cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+      var box = boxes.filter(function (b) { return cx > b.left && cx < b.right && cy > b.top && cy < b.bottom; })
+        .sort(function (p, q) { return p.width * p.height - q.width * q.height; })[0];
+      if (!box) return;
+      var room = box.width - 2 * SPACE;
+      var size = update["annotations[" + i + "].font.size"] || get(gd._fullLayout.annotations[i], "font.size") || 12;
+      var width = r.width * size / (get(gd._fullLayout.annotations[i], "font.size") || 12);
+      if (width <= room) return;
+      var fit = Math.max(MIN_TEXT, Math.floor(size * room / width * 10) / 10);
+      update["annotations[" + i + "].font.size"] = fit;
+      if (width * fit / size > room) {
+        update["annotations[" + i + "].text"] = wrapText(a.text, Math.max(6, Math.floor(room / (fit * 0.55))));
+      }
+    });
   }
 
   /* A diagram (no axis shows ticks) drawn with text for a wide column: its text shrinks with the column. */
@@ -251,15 +463,30 @@
     if (wrapped !== text) update["title.text"] = wrapped;
   }
 
-  /* Heatmap numbers drawn smaller than MIN_TEXT say nothing: leave the values to the hover label. */
-  function hideTinyNumbers(gd) {
-    var tiny = Array.prototype.some.call(gd.querySelectorAll(".heatmaplayer text, .hm text"), function (t) {
-      return t.textContent.trim() && parseFloat(getComputedStyle(t).fontSize) < MIN_TEXT;
+  /* 4. Numbers in heatmap cells: as large as the figure asks where they fit their cell, smaller where they do not
+     (not below MIN_TEXT px), else left to the hover label. Measured on each heatmap's drawn numbers. */
+  var NUMBER = /^[\u2212+-]?(\d[\d.,]*(e[\u2212+-]?\d+)?%?|min|NaN|inf)$/i;
+
+  function fitCellNumbers(gd, state) {
+    var full = gd._fullLayout, update = {"textfont.size": [], texttemplate: []}, indices = [];
+    gd.querySelectorAll(".heatmaplayer g.hm").forEach(function (group) {
+      var trace = get(group, "__data__.0.trace"), i = trace && trace.index;
+      var numbers = Array.prototype.map.call(group.querySelectorAll("text"), function (t) { return t; })
+        .filter(function (t) { return t.textContent.trim(); });
+      if (!trace || i === undefined || !numbers.length || !gd.data[i].texttemplate) return;
+      if (!numbers.every(function (t) { return NUMBER.test(t.textContent.trim()); })) return;
+      var xa = full["xaxis" + String(trace.xaxis || "x").slice(1)];
+      var columns = Array.isArray(trace.z[0]) ? trace.z[0].length : 1;
+      var cell = xa._length / Math.max(columns, Math.abs(xa.range[1] - xa.range[0])) - (trace.xgap || 0) - SPACE;
+      var widest = Math.max.apply(null, numbers.map(function (t) { return t.getBBox().width; }));
+      var size = Math.min.apply(null, numbers.map(function (t) { return parseFloat(getComputedStyle(t).fontSize) || 12; }));
+      if (widest <= cell && size >= MIN_TEXT) return; // (plotly shrinks numbers of no set size to their cell itself)
+      var fit = Math.min(size, Math.floor(size * cell / widest * 10) / 10);
+      indices.push(i);
+      update["textfont.size"].push(Math.max(MIN_TEXT, fit));
+      update.texttemplate.push(fit >= MIN_TEXT ? gd.data[i].texttemplate : "");
     });
-    if (!tiny) return Promise.resolve();
-    var indices = [];
-    gd.data.forEach(function (trace, i) { if (trace.type === "heatmap" && trace.texttemplate) indices.push(i); });
-    return indices.length ? window.Plotly.restyle(gd, {texttemplate: ""}, indices) : Promise.resolve();
+    return restyleRestorably(gd, state, update, indices);
   }
 
   /* Labelled markers (a beam-search tree's tokens in circles) sized for a wide column: in a narrow one each shrinks
@@ -334,7 +561,11 @@
     var update = {};
     var above = roomAbove(gd);
     var cells = stackPanels(gd, update);
-    if (!cells) scaleDiagram(gd, update);  // stacked panels are the column's full width: their text fits
+    if (!cells) {
+      scaleDiagram(gd, update); // stacked panels are the column's full width: their text fits
+      fitBoxLabels(gd, update);
+      fitPanelTitles(gd, update);
+    }
     fitTitle(gd, update);
     placeTitle(gd, update, above);
     state.restore = {};
@@ -350,21 +581,28 @@
       .then(function () { return fitCellText(gd, state); });
   }
 
+  /* After a control changed the figure: its title may be new (wrapped on a narrow screen, given the room its lines
+     take, the figure named again), so may its numbers. */
   function afterChange(gd) {
     var state = gd._bookFigure;
-    if (!state || !state.narrow) return;
-    var update = {};
-    fitTitle(gd, update);
-    if (update["title.text"]) {
-      var above = roomAbove(gd);
+    if (!state) return;
+    var update = {}, above = 0;
+    if (state.narrow) fitTitle(gd, update);
+    if (update["title.text"] || titleText(gd) !== state.title) {
+      above = roomAbove(gd);
       placeTitle(gd, update, above);
-      window.Plotly.relayout(gd, update).then(function () { fitHeight(gd); return settleTitle(gd, above); });
     }
-    hideTinyNumbers(gd);
+    var done = Object.keys(update).length
+      ? window.Plotly.relayout(gd, update).then(function () { fitHeight(gd); return settleTitle(gd, above); })
+      : Promise.resolve();
+    done.then(function () { return fitCellNumbers(gd, state); })
+      .then(function () { return fitBottom(gd); })
+      .then(function () { state.title = titleText(gd); nameFigure(gd); ready(gd); }, function () { ready(gd); });
   }
 
   function setUp(gd) {
     if (gd._bookFigure) return;
+    busy(gd);
     gd._bookFigure = {narrow: false, restore: {}, restyles: []};
     var hide = buildControls(gd);
     var start = Object.keys(hide).length ? window.Plotly.relayout(gd, hide) : Promise.resolve();
@@ -374,21 +612,32 @@
       placeTitle(gd, update, above);
       return window.Plotly.relayout(gd, update).then(function () { fitHeight(gd); return settleTitle(gd, above); });
     }).then(function () {
+      var update = {};
+      fitBoxLabels(gd, update);
+      return Object.keys(update).length ? window.Plotly.relayout(gd, update) : null;
+    }).then(function () {
       return setNarrow(gd, gd.parentElement.clientWidth < NARROW);
     }).then(function () {
-      if (gd.on) gd.on("plotly_sliderchange", function () { afterChange(gd); });
       if (!window.ResizeObserver) return;
       var width = gd.parentElement.clientWidth;
       new ResizeObserver(function () {
         var now = gd.parentElement.clientWidth;
         if (now === width || gd.offsetParent === null) return;
         width = now;
-        setNarrow(gd, now < NARROW).then(function () { window.Plotly.Plots.resize(gd); });
+        busy(gd);
+        setNarrow(gd, now < NARROW).then(function () { return window.Plotly.Plots.resize(gd); })
+          .then(function () { return fitCellNumbers(gd, gd._bookFigure); })
+          .then(function () { return fitBottom(gd); })
+          .then(function () { ready(gd); }, function () { ready(gd); });
       }).observe(gd.parentElement);
     }).then(function () {
-      return hideTinyNumbers(gd);
+      return fitCellNumbers(gd, gd._bookFigure);
     }).then(function () {
-      gd.setAttribute("data-book-figure", "ready");
+      return fitBottom(gd);
+    }).then(function () {
+      gd._bookFigure.title = titleText(gd);
+      nameFigure(gd);
+      ready(gd);
     });
   }
 
@@ -406,9 +655,66 @@
     });
   }
 
+  /* bertviz draws its controls in SVG, for the mouse: a head view's coloured squares (show or hide a head), a model
+     view's thumbnails (enlarge one). Each becomes a keyboard stop with a role and a name, Enter or Space clicking
+     it; bertviz redraws its picture on every change, so they are found again after each. */
+  var HEAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+  function clickOnKeys(el) {
+    if (el._bookKeys) return;
+    el._bookKeys = true;
+    el.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      el.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+    });
+  }
+
+  function rank(values) {
+    var unique = values.filter(function (v, i) { return values.indexOf(v) === i; }).sort(function (a, b) { return a - b; });
+    return values.map(function (v) { return unique.indexOf(v); });
+  }
+
+  function bertvizKeys(vis) {
+    var svg = vis.querySelector("svg");
+    if (!svg) return;
+    var rects = Array.prototype.slice.call(svg.querySelectorAll(":scope > g > rect")); // what bertviz draws on top
+    rects.filter(function (r) {
+      return r.getAttribute("width") === "20" && r.getAttribute("height") === "20";
+    }).forEach(function (square, i) {
+      square.setAttribute("tabindex", "0");
+      square.setAttribute("role", "checkbox");
+      square.setAttribute("aria-label", "head " + i);
+      square.setAttribute("aria-checked", String((square.getAttribute("fill") || "").toLowerCase() === HEAD_COLOURS[i % 10]));
+      clickOnKeys(square);
+    });
+    var thumbnails = rects.filter(function (r) { return r.style.opacity === "0" && !r.classList.contains("detail"); });
+    var layers = rank(thumbnails.map(function (r) { return parseFloat(r.getAttribute("y")); }));
+    var heads = rank(thumbnails.map(function (r) { return parseFloat(r.getAttribute("x")); }));
+    thumbnails.forEach(function (thumbnail, i) {
+      thumbnail.setAttribute("tabindex", "0");
+      thumbnail.setAttribute("role", "button");
+      thumbnail.setAttribute("aria-label", "layer " + layers[i] + ", head " + heads[i] + ": enlarge or close");
+      clickOnKeys(thumbnail);
+    });
+  }
+
+  function watchBertviz() {
+    document.querySelectorAll(".bertviz-vis").forEach(function (vis) {
+      var pending = false;
+      new MutationObserver(function () {
+        if (pending) return;
+        pending = true;
+        requestAnimationFrame(function () { pending = false; bertvizKeys(vis); });
+      }).observe(vis, {childList: true, subtree: true, attributes: true, attributeFilter: ["fill"]});
+      bertvizKeys(vis);
+    });
+  }
+
   window.addEventListener("resize", fitBertviz);
   window.addEventListener("load", function () {
     fitBertviz();
+    watchBertviz();
     if (!window.Plotly) return;
     document.querySelectorAll(".plotly-graph-div").forEach(function (gd) { whenDrawn(gd, 100); });
   });

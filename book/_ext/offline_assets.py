@@ -2,26 +2,33 @@
 
 - Marks the build as the static book (``TRANSFORMER_BOOK_STATIC=1`` in ``os.environ``) before any notebook runs, so
   the kernels the build starts inherit it and ``transformer_book.viz`` writes figures as plain ``text/html``.
-- Copies the assets fetched by ``scripts/vendor_assets.sh`` (``book/_vendor/``) and the plotly.js shipped with the
-  installed plotly package to ``_static/vendor/`` of the output (not via ``html_static_path``: Jupyter Book injects
+- Copies the assets fetched by ``scripts/vendor_assets.sh`` (``book/_vendor/``, but for its ``tests/``: axe-core,
+  which only the browser test runs) and the plotly.js shipped with the installed plotly package to ``_static/vendor/``
+  of the output (not via ``html_static_path``: Jupyter Book injects
   every .js/.css found there into every page).
 - Adds ``_static/vendor/plotly.min.js`` to each page that holds a plotly figure, ahead of any RequireJS, and after it
-  ``figures.js`` (beside this module): the figures' menus as HTML controls above each figure, panels stacked and
-  titles wrapped in a narrow column, figures that follow their column's width.
+  ``figures.js`` (beside this module; also on a page with a bertviz view): the figures' menus and sliders as HTML
+  controls above each figure, operable from the keyboard, figures named for screen readers, panels stacked and titles
+  wrapped in a narrow column, text fitted to its cell or box, figures that follow their column's width; bertviz's
+  SVG controls reachable from the keyboard.
 - After the build, rewrites every CDN URL it knows in the HTML pages (bertviz's require.js/d3/jQuery, plotly.js,
   MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
   ``crossorigin`` attributes that pinned the CDN files.
 
 - The playground (``book/14_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
-  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js
-  and ``playground.js`` (beside this module) to the page that has a playground; that script loads ONNX Runtime Web
-  (``_static/vendor/ort/``) only when the reader first uses it. When that folder holds no models (a fresh output
+  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js,
+  ``playground_engine.js`` (tokenizer, decoding, beam search, loading; no DOM) and ``playground.js`` (the controls
+  and figures), both beside this module, to the page that has a playground; they load ONNX Runtime Web
+  (``_static/vendor/ort/``) and the model when the playground comes into view. When that folder holds no models (a fresh output
   folder with a kept jupyter-cache, as in CI, which caches only ``_build/.jupyter_cache``), the playground notebooks
   (those that call ``write_playground(``) are dropped from jupyter-cache before reading, so that they run again
   and export their models; a page that still has the playground without models fails the build with a warning.
 
 - Makes every sidebar toggle work (:data:`NAV_JS`, on every page) and adds the book's stylesheet (``book.css``
   beside this module: outputs and inline code wrap instead of widening the page).
+- Search results quote each page's own text, not the theme's toolbar (:data:`SEARCH_JS`, on the search page); the
+  site's index.html, Jupyter Book's bare redirect to the first chapter, gets a title and a link to follow; the toggle
+  of a hidden cell is named by the words it shows (:data:`HIDDEN_CELL_TOGGLE`).
 
 ``_config.yml`` points ``mathjax_path`` and ``nb_ipywidgets_js`` at ``_static/vendor/`` too; the rewriting is the
 safety net for URLs that notebook outputs carry (bertviz writes its CDN URLs into its HTML and JavaScript).
@@ -29,6 +36,7 @@ safety net for URLs that notebook outputs carry (bertviz writes its CDN URLs int
 
 from __future__ import annotations
 
+import html
 import os
 import posixpath
 import re
@@ -44,15 +52,17 @@ logger = logging.getLogger(__name__)
 BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer_book.viz.BOOK_ENV
 VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source folder)
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
+VENDOR_TESTS_ONLY = "tests"  # under VENDOR_SOURCE: what the tests use (axe-core), never copied into the site
 STYLESHEET = "book.css"  # beside this module, copied to _static/
 FIGURE_SCRIPT = "figures.js"  # beside this module, copied to _static/: controls above figures, narrow layouts
-PLAYGROUND_SCRIPT = "playground.js"  # beside this module, copied to _static/: the in-page playground
+PLAYGROUND_SCRIPTS = ("playground_engine.js", "playground.js")  # beside this module, copied to _static/, in this order
 PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # the same name as transformer_book.playground.PLAYGROUND_ENV
 PLAYGROUND_OUT = "_static/playground"  # relative to the HTML output folder: the exported models
 PLAYGROUND_CLASS = "transformer-playground"  # the playground's element (transformer_book.playground.playground_html)
 REQUIRED = (
     "mathjax/tex-chtml.js", "require.js", "d3.min.js", "jquery.min.js", "html-manager/embed-amd.js",
-    "ort/ort.wasm.min.js", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm",
+    "ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm",
+    "ort/ort-wasm-simd-threaded.wasm.gz",
 )
 
 # (CDN URL pattern, local file without extension); the URL's own ".js" (if any) is kept, because RequireJS paths
@@ -139,11 +149,12 @@ def _copy_assets(app: Sphinx) -> None:
             "(scripts/vendor_assets.sh) to fetch them from the npm registry."
         )
     target = Path(app.outdir, VENDOR_OUT)
-    shutil.copytree(source, target, dirs_exist_ok=True)
+    shutil.copytree(source, target, dirs_exist_ok=True, ignore=lambda folder, names: (
+        [VENDOR_TESTS_ONLY] if Path(folder) == source else []))
     import plotly
 
     shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
-    for name in (STYLESHEET, FIGURE_SCRIPT, PLAYGROUND_SCRIPT):
+    for name in (STYLESHEET, FIGURE_SCRIPT, *PLAYGROUND_SCRIPTS):
         shutil.copy2(Path(__file__).with_name(name), Path(app.outdir, "_static", name))
 
 
@@ -166,8 +177,32 @@ NAV_JS = """document.addEventListener("DOMContentLoaded", function () {
 });"""
 
 
+# Sphinx's search shows a few lines of each page it finds, taken from the page's [role="main"], which in this theme
+# also holds the article's toolbar (download buttons), the page's table of contents for printing ("Contents") and the
+# links to the previous and next chapters, so every snippet started "....pdf Attention Contents". The search page
+# drops the theme's frame from each page before Sphinx reads it.
+SEARCH_CHROME = (".bd-header-article, .bd-sidebar-secondary, .onlyprint, .prev-next-area, .bd-footer-article, "
+                 ".bd-footer-content")
+SEARCH_JS = """(function () {
+  function withoutChrome() {
+    if (typeof Search === "undefined" || !Search.htmlToText || Search.htmlToText.bookChrome) return;
+    var htmlToText = Search.htmlToText;
+    Search.htmlToText = function (htmlString, anchor) {
+      var doc = new DOMParser().parseFromString(htmlString, "text/html");
+      doc.querySelectorAll("__CHROME__").forEach(function (el) { el.remove(); });
+      return htmlToText(doc.documentElement.outerHTML, anchor);
+    };
+    Search.htmlToText.bookChrome = true;
+  }
+  withoutChrome();
+  document.addEventListener("DOMContentLoaded", withoutChrome);
+})();""".replace("__CHROME__", SEARCH_CHROME)
+
+
 def _add_nav_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     app.add_js_file(None, body=NAV_JS, priority=900)
+    if pagename == "search":
+        app.add_js_file(None, body=SEARCH_JS, priority=900)
 
 
 def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
@@ -175,12 +210,13 @@ def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict,
     if "plotly-graph-div" in body:
         # Before RequireJS (priority 500 by default): plotly.js would otherwise register as an anonymous AMD module.
         app.add_js_file("vendor/plotly.min.js", priority=200)
-    if "plotly-graph-div" in body or "bertviz-fit" in body:
+    if "plotly-graph-div" in body or "bertviz-view" in body:
         app.add_js_file(FIGURE_SCRIPT, priority=201)
     if PLAYGROUND_CLASS in body:
         if "plotly-graph-div" not in body:
             app.add_js_file("vendor/plotly.min.js", priority=200)
-        app.add_js_file(PLAYGROUND_SCRIPT, priority=202)
+        for priority, script in enumerate(PLAYGROUND_SCRIPTS, start=202):
+            app.add_js_file(script, priority=priority)
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
@@ -208,16 +244,41 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
         if page.is_relative_to(outdir / "_static"):
             continue
         text = page.read_text(encoding="utf-8")
-        new = rewrite_html(text, vendor_url_for(page, outdir))
+        new = rewrite_html(text, vendor_url_for(page, outdir)).replace(HIDDEN_CELL_TOGGLE, "<summary>")
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1
     logger.info(f"offline_assets: pointed {changed} page(s) at _static/vendor/ instead of CDNs")
+    _give_the_redirect_a_page(outdir / "index.html", app.config.html_title or app.config.project)
     if not (outdir / PLAYGROUND_OUT / "manifest.json").is_file() and any(
         f'class="{PLAYGROUND_CLASS}"' in page.read_text(encoding="utf-8") for page in outdir.glob("book/*.html")
     ):
         logger.warning(f"offline_assets: a page has the playground but {PLAYGROUND_OUT}/ holds no models: its "
                        "notebook must call transformer_book.playground.write_playground(); `make clean` and build again")
+
+
+# myst-nb's toggle of a hidden cell says "Show code cell source" but names itself "Toggle hidden content" for
+# screen readers, so a reader who says what they see (voice control) cannot press it: its own words are its name.
+HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
+REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"\s*/?>', re.IGNORECASE)
+
+
+def _give_the_redirect_a_page(index: Path, title: str) -> None:
+    """Jupyter Book writes the site's index.html as a bare ``<meta http-equiv="Refresh">``: no title (a tab, a
+    bookmark or a search engine shows the address) and nothing to follow where a browser does not redirect. Make it a
+    page with the book's title, the same redirect and a link to the first chapter."""
+    text = index.read_text(encoding="utf-8") if index.is_file() else ""
+    target = REDIRECT.search(text)
+    if target is None or "<title>" in text:
+        return
+    url, name = html.escape(target.group(1)), html.escape(title)
+    index.write_text(
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{name}</title>\n'
+        f'<meta http-equiv="Refresh" content="0; url={url}">\n<link rel="canonical" href="{url}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n</head>\n<body>\n'
+        f'<main><h1>{name}</h1>\n<p><a href="{url}">Start reading</a></p></main>\n</body>\n</html>\n',
+        encoding="utf-8",
+    )
 
 
 def setup(app: Sphinx) -> dict:

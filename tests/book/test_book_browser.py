@@ -2,14 +2,20 @@
 
 Needs the built site (``make book``; ``make test`` builds it first) and Debian's Chromium at /usr/bin/chromium
 (``BOOK_CHROMIUM`` overrides the path). The site is served on 127.0.0.1; every request to any other host is aborted
-and recorded, and the test fails if there was one. Every page is opened once at 390 x 844 (a phone) and once at
-1280 x 900 (a laptop), and every check of that size runs on that one load (a load is most of a page's time). At both
-sizes: no JavaScript errors, no page scrolls sideways, no figure is wider than the screen, and every figure is saved
-as a PNG in ``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through. At the
-laptop's size, after those screenshots: every plotly figure drawn, as many as the build's executed notebook made (and
-at least ``MIN_FIGURES``); operating each control of each figure (a slider step, a menu entry) changes what the figure
-draws; every bertviz view drawn; MathJax typeset the math. With ``BOOK_SCREENSHOTS=dir`` each page is saved as a
-full-page PNG there.
+and recorded, and the test fails if there was one. Every page is opened once at 390 x 844 (a phone, with touch) and
+once at 1280 x 900 (a laptop), and every check of that size runs on that one load (a load is most of a page's time).
+At both sizes: no JavaScript errors, no page scrolls sideways, no figure is wider than the screen, no text of a figure
+overlaps other text, leaves its figure or its box, or touches a heatmap's cells (``figure_text.js`` beside this file
+says exactly what it measures), every figure has an accessible name, no plotly menu or slider is drawn on a figure
+(the book shows them as HTML controls above it, which the Tab key reaches), and every figure is saved as a PNG in
+``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through. At the laptop's
+size, after those screenshots: axe-core finds no critical or serious violation in the page's content (once a page: a
+run takes seconds, and what it checks does not depend on the width); every plotly figure drawn, as many as the
+build's executed notebook made (and at least ``MIN_FIGURES``); operating each control of each figure from the
+keyboard (a slider step with an arrow key, a button with Enter, a menu entry) changes what the figure draws and
+leaves its text readable; a choice of view (a head picker) says which one is shown; every bertviz view drawn, its
+controls reachable and operable from the keyboard; MathJax typeset the math and put none of it in the tab order.
+With ``BOOK_SCREENSHOTS=dir`` each page is saved as a full-page PNG there.
 
 The site is served under a sub-path, ``/<repository>/``, as GitHub Pages serves it, so a link that assumes the site
 sits at the server's root fails here too.
@@ -46,6 +52,20 @@ BERTVIZ_PAGE = "book/__bertviz_offline_check.html"  # served from memory by the 
 # GitHub Pages serves a project's site under /<repository>/: so does this test (the name from _config.yml).
 PREFIX = "/" + re.search(r"^\s*url:\s*\S+/([^/\s]+?)/?\s*$", (ROOT / "_config.yml").read_text(), re.MULTILINE).group(1)
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "height": 900}}
+CONTEXTS = {"phone": {"has_touch": True, "is_mobile": True}, "laptop": {}}
+# Text of a figure that a reader cannot read (overlapping, cut off, out of its box): tests/book/figure_text.js.
+FIGURE_TEXT = (Path(__file__).with_name("figure_text.js")).read_text(encoding="utf-8")
+# axe-core, fetched by scripts/vendor_assets.sh for the tests only (the build does not ship it to readers).
+AXE = ROOT / "book" / "_vendor" / "tests" / "axe.min.js"
+AXE_IMPACTS = ("critical", "serious")
+# Where axe looks: the article, what the book writes. Not the theme's frame around it (its navigation bars, the
+# search dialog: pydata-sphinx-theme's, which its authors test with axe-core), nor what other projects draw in it and
+# that takes most of axe's time: the inside of a figure (an image with a name, role="img", which axe does check),
+# MathJax's formulas (their tab stops are checked on their own) and Pygments' highlighted code.
+AXE_CONTEXT = {
+    "include": [".bd-article"],
+    "exclude": [".plotly-graph-div svg", ".bertviz-vis svg", "mjx-container", "div.highlight"],
+}
 # The theme's sticky header would cover part of a figure scrolled into view for its screenshot.
 STICKY_HIDDEN = ".bd-header-article, .bd-header, .skip-link { visibility: hidden !important; }"
 FIGURE_SHOTS = Path(os.environ.get("BOOK_FIGURE_SHOTS", ROOT / "_build" / "screenshots"))
@@ -116,11 +136,11 @@ def browser() -> Iterator[object]:
 class PageRun:
     """One page opened in a fresh context that records errors and blocks (and records) off-machine requests."""
 
-    def __init__(self, browser: object, url: str, viewport: dict | None = None):
+    def __init__(self, browser: object, url: str, viewport: dict | None = None, **options: object):
         self.errors: list[str] = []
         self.external: list[str] = []
         self.failed: list[str] = []
-        self.context = browser.new_context(viewport=viewport or VIEWPORTS["laptop"])
+        self.context = browser.new_context(viewport=viewport or VIEWPORTS["laptop"], **options)
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
@@ -162,70 +182,90 @@ TOO_WIDE = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd,
 }).filter(f => f.width > f.column + 1)"""
 CONTROLS = """(i) => {
   const gd = document.querySelectorAll('.plotly-graph-div')[i];
-  // The page's figures.js shows plotly's menus as HTML controls in a bar just before the figure's wrapper.
+  // The page's figures.js shows plotly's menus and sliders as HTML controls in a bar just before the figure's wrapper.
   const bar = gd.parentElement.previousElementSibling;
-  const menus = bar && bar.classList.contains('book-figure-controls')
-    ? [...bar.querySelectorAll('select')].map((s, k) => ({type: 'select', k, n: s.options.length}))
-        .concat(bar.querySelectorAll('button').length ? [{type: 'buttons', n: bar.querySelectorAll('button').length}] : [])
-    : [];
-  const sliders = (gd.layout.sliders || []).filter(s => s.visible !== false)
-    .map((s, drawn) => ({active: s.active ?? 0, n: (s.steps || []).length, drawn})).filter(s => s.n > 1);
-  return {menus, sliders};
+  if (!bar || !bar.classList.contains('book-figure-controls')) return [];
+  return [...bar.querySelectorAll('select, input[type=range], .book-figure-buttons')].map((el, k) => {
+    if (el.tagName === 'SELECT') return {type: 'select', k, n: el.options.length, current: Number(el.value)};
+    if (el.tagName === 'INPUT') return {type: 'range', k, n: Number(el.max) + 1, current: Number(el.value)};
+    const buttons = [...el.querySelectorAll('button')];
+    return {type: buttons.some(b => b.hasAttribute('aria-pressed')) ? 'choice' : 'buttons', k, n: buttons.length,
+            current: Math.max(0, buttons.findIndex(b => b.getAttribute('aria-pressed') === 'true'))};
+  });
 }"""
 READY = "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.dataset.bookFigure === 'ready')"
-PLOTLY_MENUS_SHOWN = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
-  ({figure: i, menus: gd.querySelectorAll('g.updatemenu-header-group').length})).filter(f => f.menus)"""
+PLOTLY_CONTROLS_SHOWN = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
+  ({figure: i, menus: gd.querySelectorAll('g.updatemenu-header-group').length,
+    sliders: gd.querySelectorAll('g.slider-group').length})).filter(f => f.menus || f.sliders)"""
+# Every figure named for assistive technology; every control above a figure reachable with the Tab key.
+UNNAMED_FIGURES = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
+  ({figure: i, role: gd.getAttribute('role'), name: gd.getAttribute('aria-label')}))
+  .filter(f => f.role !== 'img' || !(f.name || '').replace(/^Figure:\\s*/, '').trim())"""
+UNREACHABLE_CONTROLS = """() => [...document.querySelectorAll('.book-figure-controls')].flatMap(bar =>
+  [...bar.querySelectorAll('select, input, button')].filter(el => el.tabIndex < 0 || el.disabled)
+  .map(el => el.outerHTML.slice(0, 80)))"""
+CHOICE_SHOWN = """(i) => {
+  const gd = document.querySelectorAll('.plotly-graph-div')[i];
+  const pressed = [...gd.parentElement.previousElementSibling.querySelectorAll('button[aria-pressed=true]')];
+  const title = gd.getAttribute('aria-label') || '';
+  return {pressed: pressed.map(b => b.textContent), title,
+          named: pressed.length === 1 && title.includes(pressed[0].textContent.trim())};
+}"""
+MATH_TAB_STOPS = "() => document.querySelectorAll('mjx-container[tabindex]:not([tabindex=\"-1\"])').length"
 # Text in a figure that a reader cannot read: drawn smaller than 9 px (heatmap numbers in cells too small for them
 # are hidden by figures.js; the hover label still gives the value).
 TINY_TEXT = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) =>
   [...gd.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0
     && parseFloat(getComputedStyle(t).fontSize) < 8.95)
   .map(t => ({figure: i, text: t.textContent.slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))).slice(0, 5)"""
-# A figure's title must not be drawn over any other text of the figure (legend, annotations, axis titles, ticks).
-TITLE_COLLISIONS = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap((gd, i) => {
-  const title = gd.querySelector('.g-gtitle text');
-  if (!title || !title.textContent.trim()) return [];
-  const a = title.getBoundingClientRect();
-  return [...gd.querySelectorAll('.infolayer text, .xtick text, .ytick text, .g-xtitle text, .g-ytitle text')]
-    .filter(t => t !== title && t.textContent.trim() && !title.contains(t)).filter(t => {
-      const b = t.getBoundingClientRect();
-      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-      return b.width > 0 && w > 2 && h > 2;
-    }).map(t => ({figure: i, title: title.textContent.slice(0, 30), hits: t.textContent.slice(0, 30)}));
-}).slice(0, 5)"""
-
-
-def _control_actions(page: object, index: int, controls: dict) -> Iterator[tuple[str, Iterator[str]]]:
-    """For each control of figure ``index`` (sliders, then menus): its name and the ways to operate it (a slider's
-    neighbouring step, then every other entry of a menu), each yielding a description once done."""
+def _control_actions(page: object, index: int, controls: list[dict]) -> Iterator[tuple[str, Iterator[str]]]:
+    """For each control of figure ``index``: its name and the ways to operate it from the keyboard (a slider's arrow
+    keys, Enter on a button, every other entry of a menu), each yielding a description once done."""
     figure = page.locator(".plotly-graph-div").nth(index)
     bar = figure.locator("xpath=../preceding-sibling::div[contains(@class, 'book-figure-controls')][1]")
+    items = bar.locator("select, input[type=range], .book-figure-buttons")
 
-    # plotly.js draws every slider of a figure into one g.slider-container, a g.slider-group per slider.
-    def slider_steps(slider: dict) -> Iterator[str]:
-        group = figure.locator("g.slider-container g.slider-group").nth(slider["drawn"])
-        for target in [t for t in (slider["active"] + 1, slider["active"] - 1) if 0 <= t < slider["n"]]:
-            group.scroll_into_view_if_needed()
-            rail = group.locator("rect.slider-rail-touch-rect").first.bounding_box()
-            tick = group.locator("g.slider-label-group").nth(target).bounding_box()  # one label per step
-            page.mouse.click(tick["x"] + tick["width"] / 2, rail["y"] + rail["height"] / 2)
-            yield f"step {target}"
+    def operate(control: dict) -> Iterator[str]:
+        item = items.nth(control["k"])
+        if control["type"] == "range":  # a step to the right, or to the left from the last
+            for key in ("ArrowRight", "ArrowLeft") if control["current"] < control["n"] - 1 else ("ArrowLeft",):
+                item.focus()
+                page.keyboard.press(key)
+                yield key
+        elif control["type"] == "select":
+            for target in [t for t in range(control["n"]) if t != control["current"]]:
+                item.select_option(str(target))
+                yield f"entry {target}"
+        else:  # buttons: Play (the first) changes the figure; a choice: every other one
+            targets = [0] if control["type"] == "buttons" else [t for t in range(control["n"]) if t != control["current"]]
+            for target in targets:
+                item.locator("button").nth(target).focus()
+                page.keyboard.press("Enter")
+                yield f"button {target}"
 
-    def menu_entries(menu: dict) -> Iterator[str]:
-        if menu["type"] == "buttons":  # Play / Pause: playing (the first button) changes the figure
-            bar.locator("button").first.click()
-            yield "button 0"
-            return
-        select = bar.locator("select").nth(menu["k"])
-        current = int(select.input_value())
-        for target in [t for t in range(menu["n"]) if t != current]:
-            select.select_option(str(target))
-            yield f"entry {target}"
+    for control in controls:
+        yield f"{control['type']} {control['k']}", control, operate(control)
 
-    for k, slider in enumerate(controls["sliders"]):
-        yield f"slider {k}", slider_steps(slider)
-    for k, menu in enumerate(controls["menus"]):
-        yield f"menu {k}", menu_entries(menu)
+
+def figure_text_defects(page: object, limit: int = 12, only: int | None = None) -> list[dict]:
+    """Text of the page's figures (of figure ``only`` alone, when given) that a reader cannot read (``figure_text.js``):
+    at most ``limit`` findings."""
+    return page.evaluate(f"([limit, only]) => ({FIGURE_TEXT})(limit, only)", [limit, only])
+
+
+def axe_violations(page: object) -> list[str]:
+    """axe-core's critical and serious violations in the page's content (``AXE_CONTEXT``), one line each."""
+    assert AXE.is_file(), f"{AXE} missing: `make vendor` (scripts/vendor_assets.sh) fetches axe-core for the tests"
+    if not page.evaluate("() => !!window.axe"):
+        page.add_script_tag(path=str(AXE))
+    results = page.evaluate(
+        "(context) => axe.run(context, {resultTypes: ['violations']})", AXE_CONTEXT
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}: " + "; ".join(n["target"][0] if isinstance(n["target"][0], str)
+                                                               else str(n["target"][0]) for n in v["nodes"][:4])
+        for v in results["violations"] if v["impact"] in AXE_IMPACTS
+    ]
 
 
 def executed_notebook(name: str) -> dict:
@@ -264,18 +304,16 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
     assert n_figures >= MIN_FIGURES.get(name, 0), f"{name}: {n_figures} plotly figures, expected {MIN_FIGURES[name]}"
     expected = expected_figures(name)
     assert n_figures == expected, f"{name}: the page shows {n_figures} plotly figures, its notebook made {expected}"
+    violations = axe_violations(page)  # once a page (a run takes seconds): what it checks does not depend on the width
+    assert not violations, f"{name}: axe-core:\n" + "\n".join(violations)
     if n_figures:
         page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
         page.wait_for_function(READY, timeout=30_000)
-        assert not page.evaluate(PLOTLY_MENUS_SHOWN), f"{name}: plotly menus drawn on a figure, not above it"
         too_wide = page.evaluate(TOO_WIDE)
         assert not too_wide, f"{name}: figures wider than the page's column (clipped; leave layout.width unset): {too_wide}"
     for i in range(n_figures):
-        controls = page.evaluate(CONTROLS, i)
-        if not (controls["menus"] or controls["sliders"]):
-            continue
-        for control, actions in _control_actions(page, i, controls):  # every control must change what is drawn
-            before = page.evaluate(FIGURE_STATE, i)
+        for control, spec, actions in _control_actions(page, i, page.evaluate(CONTROLS, i)):
+            before = page.evaluate(FIGURE_STATE, i)  # every control must change what is drawn
             tried = []
             for action in actions:
                 tried.append(action)
@@ -286,16 +324,33 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
                     continue
             else:
                 raise AssertionError(f"{name}: figure {i}: {control} did not change the figure (tried {', '.join(tried)})")
+            page.wait_for_function(READY, timeout=10_000)
+            defects = figure_text_defects(page, only=i)
+            assert not defects, f"{name}: figure {i} after {control} ({tried[-1]}): text a reader cannot read: {defects}"
+            if spec["type"] == "choice":  # the pressed button, and the figure's title, say which view is shown
+                state = page.evaluate(CHOICE_SHOWN, i)
+                assert state["named"], f"{name}: figure {i}: {control} does not say which view it shows: {state}"
 
-    bertviz = page.locator("div[id^='bertviz-']")
-    for i in range(bertviz.count()):
-        view = bertviz.nth(i)
-        view.locator("#vis svg *").first.wait_for(state="attached", timeout=30_000)
-        assert view.locator("#vis svg text").count() > 0, f"{name}: bertviz view {i} drew no tokens"
+    views = page.locator(".bertviz-view")
+    for i in range(views.count()):
+        view = views.nth(i)
+        view.locator(".bertviz-vis svg text").first.wait_for(state="attached", timeout=30_000)
+        stops = view.locator(".bertviz-vis svg [tabindex='0'][role][aria-label]")
+        assert stops.count() > 0, f"{name}: bertviz view {i}: nothing in its picture can be reached from the keyboard"
+        drawn = view.locator(".bertviz-vis").inner_html()
+        stops.first.focus()
+        page.keyboard.press("Space")
+        page.wait_for_function(
+            "([i, drawn]) => document.querySelectorAll('.bertviz-view .bertviz-vis')[i].innerHTML !== drawn",
+            arg=[i, drawn], timeout=5_000,
+        )
 
     if re.search(r'class="math notranslate nohighlight"', source):
         page.wait_for_selector("mjx-container", state="attached", timeout=30_000)
+        page.evaluate("() => window.MathJax.startup.promise")
         assert page.locator("mjx-merror").count() == 0, f"{name}: MathJax reported an error in the math"
+        tab_stops = page.evaluate(MATH_TAB_STOPS)
+        assert tab_stops == 0, f"{name}: {tab_stops} formulas are stops of the Tab key (MathJax's menu puts them there)"
 
     if shots:  # the whole page in one viewport (a full_page screenshot stitches the sticky header mid-page)
         Path(shots).mkdir(parents=True, exist_ok=True)
@@ -315,19 +370,20 @@ FIGURES_OFF_SCREEN = """() => [...document.querySelectorAll('.plotly-graph-div')
   return {figure: i, left: Math.round(box.left), right: Math.round(box.right)};
 }).filter(f => f.left < -1 || f.right > window.innerWidth + 1)"""
 # bertviz's fixed-width views: zoomed no smaller than 0.7 (its 13 px labels stay at least 9 px), their frame inside the
-# screen, and every head within reach (the frame scrolls sideways inside itself when the view is wider).
-BERTVIZ_DRAWN = "() => [...document.querySelectorAll('.bertviz-frame')].every(f => f.querySelector('#vis svg text'))"
+# screen, and the whole picture in view (no sideways scrolling inside the frame to find a head).
+BERTVIZ_DRAWN = "() => [...document.querySelectorAll('.bertviz-view')].every(v => v.querySelector('.bertviz-vis svg text'))"
 BERTVIZ_FIT = """() => [...document.querySelectorAll('.bertviz-frame')].map((frame, i) => {
-  const view = frame.querySelector('.bertviz-fit'), svg = frame.querySelector('#vis svg');
-  const box = frame.getBoundingClientRect(), zoom = parseFloat(view.style.zoom);
+  const view = frame.querySelector('.bertviz-fit'), svg = frame.querySelector('.bertviz-vis svg');
+  const box = frame.getBoundingClientRect(), picture = svg.getBoundingClientRect(), zoom = parseFloat(view.style.zoom);
   return {view: i, zoom, inside: box.left >= -1 && box.right <= window.innerWidth + 1,
-          reachable: frame.scrollWidth + 2 >= svg.getBoundingClientRect().width};
-}).filter(v => !(v.zoom >= 0.69 && v.inside && v.reachable))"""
+          inView: picture.left >= box.left - 1 && picture.right <= box.right + 1};
+}).filter(v => !(v.zoom >= 0.69 && v.inside && v.inView))"""
 
 
 def check_fits_the_screen(run: PageRun, name: str, size: str) -> None:
-    """At ``size``: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 9 px or drawn
-    under its title, bertviz views readable and within reach; each figure saved as a PNG (before any control moves)."""
+    """At ``size``: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 9 px or
+    unreadable (``figure_text.js``), every figure is named and its controls are HTML ones that the Tab key reaches,
+    bertviz views readable and whole; each figure saved as a PNG (before any control moves)."""
     page = run.page
     figures = page.locator(".plotly-graph-div")
     if figures.count():
@@ -335,12 +391,18 @@ def check_fits_the_screen(run: PageRun, name: str, size: str) -> None:
         page.wait_for_function(READY, timeout=30_000)
         tiny = page.evaluate(TINY_TEXT)
         assert not tiny, f"{name} at {size} width: figure text too small to read: {tiny}"
-        collisions = page.evaluate(TITLE_COLLISIONS)
-        assert not collisions, f"{name} at {size} width: a figure's title overlaps its other text: {collisions}"
-    if page.locator(".bertviz-frame").count():
+        defects = figure_text_defects(page)
+        assert not defects, f"{name} at {size} width: figure text a reader cannot read: {defects}"
+        shown = page.evaluate(PLOTLY_CONTROLS_SHOWN)
+        assert not shown, f"{name} at {size} width: plotly menus or sliders drawn on a figure, not above it: {shown}"
+        unnamed = page.evaluate(UNNAMED_FIGURES)
+        assert not unnamed, f"{name} at {size} width: figures without an accessible name: {unnamed}"
+        unreachable = page.evaluate(UNREACHABLE_CONTROLS)
+        assert not unreachable, f"{name} at {size} width: figure controls the Tab key cannot reach: {unreachable}"
+    if page.locator(".bertviz-view").count():
         page.wait_for_function(BERTVIZ_DRAWN, timeout=30_000)
         unfit = page.evaluate(BERTVIZ_FIT)
-        assert not unfit, f"{name} at {size} width: bertviz views unreadable or out of reach: {unfit}"
+        assert not unfit, f"{name} at {size} width: bertviz views unreadable or not wholly in view: {unfit}"
     overflow = page.evaluate(SIDEWAYS)
     assert overflow <= 1, f"{name} at {size} width: the page scrolls sideways by {overflow} px"
     off_screen = page.evaluate(FIGURES_OFF_SCREEN)
@@ -370,7 +432,7 @@ def test_page(server: tuple[str, type], browser: object, name: str, size: str) -
     passes ``check_page`` (figures, their controls, bertviz, MathJax, requests), after the figures' screenshots."""
     base, _ = server
     assert (SITE / f"{name}.html").is_file(), f"{name}.html is in _toc.yml but was not built"
-    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size])
+    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size], **CONTEXTS[size])
     try:
         check_fits_the_screen(run, name, size)
         if size == "laptop":
@@ -380,6 +442,13 @@ def test_page(server: tuple[str, type], browser: object, name: str, size: str) -
 
 
 def test_index_redirects_to_root(server: tuple[str, type], browser: object) -> None:
+    """The site's index.html sends the browser to the first chapter; for a browser that does not follow the redirect
+    (or a reader who stops it) it has the book's title and a link there."""
+    first = toc_pages()[0]
+    index = (SITE / "index.html").read_text(encoding="utf-8")
+    title = re.search(r"^title:\s*(.+?)\s*$", (ROOT / "_config.yml").read_text(), re.MULTILINE).group(1)
+    assert f"<title>{title}</title>" in index, "index.html has no title (a tab or a bookmark would show its address)"
+    assert re.search(rf'<a href="{re.escape(first)}\.html">', index), "index.html has no link to the first chapter"
     base, _ = server
     run = PageRun(browser, f"{base}/index.html")
     try:  # the redirect is done once the first chapter's response arrives; test_page checks that chapter's loading
@@ -428,3 +497,60 @@ def test_no_cdn_urls_in_built_pages() -> None:
 def test_toc_pages_listed() -> None:
     pages = toc_pages()
     assert pages[0] == "book/01_introduction" and len(pages) == len(set(pages)) > 1, pages
+
+
+def _defect_figures() -> list[tuple[str, object]]:
+    """One small figure per kind of defect ``figure_text.js`` reports (and a clean one), with the check it must fail."""
+    go = pytest.importorskip("plotly.graph_objects")
+    figures = []
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    fig.add_annotation(x=0.5, y=0.5, text="one note", showarrow=False)
+    fig.add_annotation(x=0.5, y=0.5, text="another", showarrow=False)
+    figures.append(("overlap", fig))
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    fig.add_annotation(x=1.1, y=0.5, xref="paper", yref="paper", xanchor="left", text="past the edge", showarrow=False)
+    figures.append(("outside", fig))
+    fig = go.Figure(go.Scatter(x=[0, 10], y=[0, 1], mode="markers"))
+    fig.add_shape(type="rect", x0=4, x1=6, y0=0.4, y1=0.6)
+    fig.add_annotation(x=5, y=0.5, text="a label much wider than its box", showarrow=False)
+    figures.append(("box", fig))
+    fig = go.Figure(go.Heatmap(z=[[0.123456] * 14], texttemplate="%{z:.4f}", textfont_size=12, showscale=False))
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    figures.append(("overlap", fig))  # the numbers of neighbouring cells run together
+    fig = go.Figure(go.Heatmap(z=[[0, 1], [1, 0]], y=["first row", "second row"], showscale=False))
+    fig.update_yaxes(ticklabelstandoff=-6)
+    figures.append(("plot", fig))  # row labels into the cells
+    fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], name="a"), go.Scatter(x=[0, 1], y=[1, 0], name="b")])
+    fig.update_layout(legend=dict(orientation="h", y=-1.2), margin=dict(b=300))
+    figures.append(("detached", fig))
+    fig = go.Figure(go.Heatmap(z=[[0, 1], [1, 0]], x=["a", "b"], y=["c", "d"], texttemplate="%{z}",
+                               colorbar=dict(title=dict(text="w", side="right"))))
+    fig.update_layout(title="A clean figure", xaxis_title="key", yaxis_title="query")
+    fig.update_xaxes(ticklabelstandoff=4)
+    fig.update_yaxes(ticklabelstandoff=4)
+    figures.append(("", fig))
+    for _, fig in figures:
+        fig.update_layout(width=340, height=300 if fig.layout.margin.b is None else 520)
+    return figures
+
+
+def test_figure_text_check_finds_each_kind_of_defect(server: tuple[str, type], browser: object) -> None:
+    """``figure_text.js`` against figures made to fail it, one kind of defect each, and a clean figure it must pass."""
+    pio = pytest.importorskip("plotly.io")
+    base, handler = server
+    figures = _defect_figures()
+    body = "".join(pio.to_html(fig, include_plotlyjs=False, full_html=False) for _, fig in figures)
+    handler.extra_pages["book/__figure_text_check.html"] = (
+        "<!doctype html><meta charset='utf-8'><script src='../_static/vendor/plotly.min.js'></script>"
+        f"<body style='font-family: sans-serif'>{body}</body>"
+    ).encode()
+    run = PageRun(browser, f"{base}/book/__figure_text_check.html")
+    try:
+        run.page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+        found = figure_text_defects(run.page, limit=200)
+    finally:
+        run.close()
+    for i, (check, _) in enumerate(figures):
+        kinds = sorted({f["check"] for f in found if f["figure"] == i})
+        assert kinds == ([check] if check else []), f"figure {i} (expected {check or 'no finding'}): {kinds}: {found}"

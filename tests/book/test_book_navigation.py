@@ -6,6 +6,7 @@ tests/book/test_book_browser.py does, whose server and browser this test shares.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -84,3 +85,8 @@ def test_one_search_box_and_it_opens_the_search(chapter: Callable[[dict], object
     page.keyboard.press("Enter")
     page.wait_for_url("**/search.html?q=attention*")
     page.wait_for_selector("#search-results li", timeout=15_000)
+    # Each result quotes the page found: its own text, not the theme's toolbar ("....pdf Attention Contents ...").
+    page.wait_for_selector("#search-results li p.context", timeout=15_000)
+    snippets = [" ".join(t.split()) for t in page.locator("#search-results li p.context").all_text_contents()]
+    toolbar = [t[:60] for t in snippets if re.match(r"\W*(\.ipynb|\.pdf|\.md|Contents)\b", t) or " Contents " in t[:80]]
+    assert snippets and not toolbar, f"search results quote the page's toolbar: {toolbar}"

@@ -34,7 +34,9 @@ PACKAGES = ("transformer", "transformer_book")  # the repository's own, installe
 COMES_WITH = {"torch", "numpy", "IPython"}  # the package's own requirements, and what every Jupyter kernel has
 # Modules that a package module needs without importing them itself: torch.onnx's exporter imports these when it runs.
 INDIRECT = {"transformer.export": {"onnx", "onnxscript"}}
-LIVE_LIBRARIES = ("plotly", "ipywidgets", "bertviz", "sacrebleu", "onnx", "onnxscript")  # the `live` extra's imports
+LIVE_LIBRARIES = (  # the `live` extra's imports
+    "plotly", "ipywidgets", "bertviz", "sacrebleu", "onnx", "onnxscript", "babel", "num2words", "tokenizers",
+)
 CHAPTERS = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
 INSTALL = f'%pip install -q "transformer-interactive[live] @ git+{repository_url(ROOT)}"'
 

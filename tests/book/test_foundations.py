@@ -2,6 +2,7 @@
 one-head/two-head retrieval, the exercises' checks, and the figure that picks one map with a dropdown."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -84,10 +85,12 @@ def test_cost_rejects_what_it_cannot_count():
         fd.score_cost("multiplicative", 4, 4)
 
 
-def test_median_seconds_is_positive_and_runs_the_function():
+def test_median_seconds_is_the_median_of_the_timed_runs_after_one_warm_up(monkeypatch):
+    clock = iter([10.0, 11.0, 20.0, 23.0, 30.0, 32.0])  # three timed runs: 1 s, 3 s and 2 s
+    monkeypatch.setattr(fd, "time", SimpleNamespace(perf_counter=lambda: next(clock)))  # this module's clock only
     calls = []
-    assert fd.median_seconds(lambda: calls.append(1), repeats=3) >= 0
-    assert len(calls) == 4  # one warm-up, three timed
+    assert fd.median_seconds(lambda: calls.append(1), repeats=3) == 2.0
+    assert len(calls) == 4  # one warm-up, untimed, then three timed
 
 
 def _retrieve(sentence, n_heads):
@@ -212,3 +215,28 @@ def test_weights_dropdown_needs_matching_tokens_and_at_least_one_map():
     with pytest.raises(ValueError, match="at least one"):
         vf.weights_dropdown({}, CAT_DOG, CAT_DOG)
     assert not vf.weights_dropdown({"a": torch.eye(5)}, CAT_DOG, CAT_DOG).layout.updatemenus  # one map: no menu
+
+
+# ------------------------------------------------------------------------------------------- gradient through softmax
+
+
+@pytest.mark.parametrize("d_k", [4, 64])
+def test_query_gradient_norms_are_the_norms_autograd_finds(d_k):
+    unscaled, scaled = fd.query_gradient_norms(d_k, n_keys=5, draws=7, seed=3)
+    rng = torch.Generator().manual_seed(3)  # the same draws, in the same order
+    q = torch.randn(7, d_k, generator=rng, dtype=torch.float64).requires_grad_()
+    K = torch.randn(7, 5, d_k, generator=rng, dtype=torch.float64)
+    upstream = torch.randn(7, 5, generator=rng, dtype=torch.float64)
+    for divisor, norms in ((1.0, unscaled), (math.sqrt(d_k), scaled)):
+        weights = torch.softmax((K @ q[..., None])[..., 0] / divisor, dim=-1)
+        (grad,) = torch.autograd.grad((weights * upstream).sum(), q)
+        torch.testing.assert_close(norms, grad.norm(dim=-1))
+
+
+def test_without_the_scale_the_gradient_reaching_a_query_spreads_with_d_k_and_with_it_does_not():
+    spreads = {}
+    for d_k in (16, 256):
+        unscaled, scaled = fd.query_gradient_norms(d_k, draws=200)
+        spreads[d_k] = [float(x.quantile(0.9) / x.quantile(0.1)) for x in (unscaled, scaled)]
+    assert spreads[256][0] > 100 * spreads[16][0]  # unscaled: orders of magnitude wider at d_k 256
+    assert all(spread[1] < 5 for spread in spreads.values())  # scaled: a factor of a few at any width

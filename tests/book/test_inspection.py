@@ -67,14 +67,32 @@ def test_bertviz_arguments_are_one_item_with_padding_trimmed_and_equal_the_unpad
     assert args["encoder_tokens"] == SRC_TOKENS[1] and args["decoder_tokens"] == TGT_TOKENS[1]
 
 
-def test_fit_width_scales_the_fixed_width_model_view_into_the_column(model):
+def test_fit_width_narrows_the_model_views_thumbnails_and_zooms_it_into_the_column(model):
     bertviz = pytest.importorskip("bertviz")
     args = vi.bertviz_arguments(model.attention_maps(SRC, TGT), SRC_TOKENS[0], TGT_TOKENS[0])
     view = bertviz.model_view(**args, html_action="return")
-    fitted = vi.fit_width(view, width=679).data
-    assert fitted.startswith('<div class="bertviz-frame"><div class="bertviz-fit" data-width="970" style="zoom: 0.700">')
-    assert view.data in fitted
+    drawn = 38 + vi.BERTVIZ_THUMBNAIL_WIDTH * model.config.n_heads  # 4 heads: 478 px instead of bertviz's 970
+    fitted = vi.fit_width(view, width=drawn // 4).data
+    assert fitted.startswith(f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{drawn}" style="zoom: 0.249">')
+    assert f"const DIV_WIDTH = {drawn};" in fitted and "const DIV_WIDTH = 970;" not in fitted
     assert 'zoom: 1.000' in vi.fit_width(view, width=2000).data  # never enlarged
+
+
+@pytest.mark.parametrize("view", ["head_view", "model_view"])
+def test_accessible_bertviz_views_have_unique_ids_labelled_menus_and_a_name(model, view):
+    bertviz = pytest.importorskip("bertviz")
+    args = vi.bertviz_arguments(model.attention_maps(SRC, TGT), SRC_TOKENS[0], TGT_TOKENS[0])
+    pages = [vi.accessible(getattr(bertviz, view)(**args, html_action="return")).data for _ in range(2)]
+    ids = [re.findall(r"""id=["']([\w-]+)["']""", page) for page in pages]
+    assert set(ids[0]).isdisjoint(ids[1]), "two views on one page share ids"
+    for page, (root, *others) in zip(pages, ids, strict=True):
+        assert page.startswith('<div class="bertviz-view" role="figure" aria-label="bertviz ')
+        assert all(other.startswith(f"{root}-") for other in others)  # layer, filter, vis: the view's own
+        menus = re.findall(r"<label>(\w+): <select id=", page)
+        assert menus == (["Layer", "Attention"] if view == "head_view" else ["Attention"])
+        for part in {"layer", "filter", "vis"} & {other.rsplit("-", 1)[1] for other in others}:
+            assert f"#${{config.rootDivId}}-{part}" in page and f"#${{config.rootDivId}} #{part}" not in page
+    assert vi.accessible(vi.HTML(pages[0])).data == pages[0]  # idempotent
 
 
 @pytest.mark.parametrize("view", ["head_view", "model_view"])

@@ -1,6 +1,7 @@
 """The claims of the chapter "The full model", checked against the package: the feed-forward network is two 1x1
 convolutions, a hand-written ``(x - mean) / (std + eps)`` is not layer norm, the paper's base configuration has the
-parameters the chapter says, and pre-norm keeps an identity path. Plus the figures' helpers it relies on."""
+parameters the chapter says, pre-norm keeps an identity path, and what twelve plain blocks do to the signal depends on
+the initialisation. Plus the figures' helpers it relies on."""
 
 import pytest
 import torch
@@ -10,6 +11,7 @@ from torch import nn
 from transformer import DecoderLayer, EncoderLayer, Transformer, TransformerConfig
 from transformer.layers import FeedForward
 from transformer.train.recipes import small_model_config
+from transformer_book.training_basics import initialise, signal_through
 from transformer_book.viz import model as viz
 
 BASE = TransformerConfig(37_000, 37_000, share_embeddings=True, tie_output_embedding=True)
@@ -164,3 +166,20 @@ def test_parameter_sunburst_totals_match_the_package():
     fig = viz.parameter_sunburst({"base": BASE, "small": small_model_config()})
     assert [t.values[0] for t in fig.data] == [63_119_496, Transformer(small_model_config()).num_parameters()]
     assert [t.visible for t in fig.data] == [True, False]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_twelve_plain_blocks_fade_with_xavier_and_grow_with_he_but_the_residual_stack_fades_with_neither(seed):
+    """The chapter's residual section: without the residual connection the package's Xavier initialisation multiplies
+    the second moment by about 0.32 per feed-forward block and He's (on both layers) by about 2, for any seed."""
+    x = torch.randn(4, 10, 64, generator=torch.Generator().manual_seed(seed))
+    readout = torch.randn(4, 10, 64, generator=torch.Generator().manual_seed(seed + 100))
+    per_block = {}
+    for scheme in ("xavier", "he"):
+        torch.manual_seed(seed)
+        blocks = [initialise(FeedForward(64, 256), scheme) for _ in range(12)]
+        plain = signal_through(blocks, x, residual=False, readout=readout)
+        residual = signal_through(blocks, x, residual=True, readout=readout)
+        per_block[scheme] = (plain.rms[-1] / plain.rms[0]) ** (2 / 12)
+        assert residual.rms[-1] > residual.rms[0]  # the residual sum never fades
+    assert 0.25 < per_block["xavier"] < 0.4 and 1.6 < per_block["he"] < 2.4

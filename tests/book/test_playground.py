@@ -145,6 +145,10 @@ def test_playground_model_shows_text_models_in_their_vocabularies_and_checks_the
         PlaygroundModel(model, [[4]])
     with pytest.raises(ValueError, match=r"must match the model's embeddings \(8, 10\); got \(10, 8\)"):
         PlaygroundModel(model, [[4]], target, source)
+    assert PlaygroundModel(model, [[4]], source, target, trained_source_tokens=(4, 4)).trained_source_tokens == (4, 4)
+    for lengths in ((0, 5), (6, 5), (3,)):
+        with pytest.raises(ValueError, match=r"must be \(shortest, longest\) with 1 <= shortest <= longest; got"):
+            PlaygroundModel(model, [[4]], source, target, trained_source_tokens=lengths)
 
 
 def test_tokenizer_cases_are_the_vocabulary_s_tokens_and_ids_unknown_words_as_unk() -> None:

@@ -1,5 +1,5 @@
-"""The playground chapter in headless Chromium: the page runs the package's exported models (ONNX Runtime Web) and
-computes what PyTorch computes.
+"""The playground chapter in headless Chromium: the page runs the package's exported models (ONNX Runtime Web),
+computes what PyTorch computes, and behaves as a reader expects.
 
 The build (book/14_playground.ipynb, ``transformer_book.playground.write_playground``) exports the copy, reverse and
 dates models into ``_static/playground/`` with ``reference.json``: for sources of new lengths, padded, PyTorch's
@@ -7,41 +7,102 @@ greedy output (``greedy_decode``), the logits of every step and every attention 
 ``beam_search`` with its score, intact and with a head silenced by the package's ablation (``ablate_heads``); for
 the dates model, how its vocabulary tokenizes awkward texts. Here the page runs the same sources with the same head
 masks, served under the site's sub-path with every off-machine request blocked (tests/book/test_book_browser.py's server
-and browser).
+and browser). Then a reader's side: loading starts when the playground comes into view (or a control is focused) and
+shows its bytes; a rejected input clears the previous result; what the page clamps it says; every control works from
+the keyboard and has a name; the figures keep their text apart and inside them at a phone's and a laptop's width.
+The engine on its own (no page) is tests/book/test_playground_engine.py.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-from test_book_browser import SITE, VIEWPORTS, PageRun, browser, server  # noqa: F401  (pytest fixtures)
+from test_book_browser import FIGURE_SHOTS, SITE, STICKY_HIDDEN, VIEWPORTS, PageRun, browser, server  # noqa: F401
 
 PAGE = "book/14_playground.html"
 MODELS = SITE / "_static" / "playground"
 TOLERANCE = 1e-4
-HEAVY = ("ort.wasm", "ort-wasm", ".onnx")  # what must wait for the reader's first interaction
+HEAVY = ("ort.wasm", "ort-wasm", ".onnx")  # what must wait until the playground is near
+ROOT = ".transformer-playground"
 
 pytestmark = pytest.mark.skipif(
     not (MODELS / "manifest.json").is_file(), reason=f"the playground is not built ({MODELS} missing): run `make book`"
 )
 
-DECODE = """([name, src, masks, maxLen]) => window.transformerPlayground.decode(name, src, masks, maxLen)
+DECODE = """([name, src, masks, maxNewTokens]) => window.transformerPlayground.decode(name, src, masks, maxNewTokens)
   .then(r => ({tokens: r.tokens, logits: r.logits, attention: r.attention}))"""
 READY_AFTER = """(runs) => { const root = document.querySelector('.transformer-playground');
   return root.dataset.state === 'ready' && Number(root.querySelector('.playground-output').dataset.runs || 0) > runs; }"""
 OUTPUT_IS = """(tokens) => { const root = document.querySelector('.transformer-playground');
   return root.dataset.state === 'ready' && root.querySelector('.playground-output').dataset.tokens === tokens; }"""
-BEAM = """([name, src, masks, size, maxLen, alpha]) =>
-  window.transformerPlayground.beamSearch(name, src, masks, size, maxLen, alpha)
+BEAM = """([name, src, masks, size, maxNewTokens, alpha]) =>
+  window.transformerPlayground.beamSearch(name, src, masks, size, maxNewTokens, alpha)
   .then(r => ({tokens: r.tokens, score: r.score}))"""
-ENCODE = """([name, texts]) => Promise.all(texts.map(text => window.transformerPlayground.encode(name, text)))"""
+PARSE = """([name, texts]) => Promise.all(texts.map(text => window.transformerPlayground.parseSource(name, text)))"""
 LOADED = "() => performance.getEntriesByType('resource').map(e => e.name)"
+LOADED_SINCE = "(since) => performance.getEntriesByType('resource').filter(e => e.startTime >= since).map(e => e.name)"
+STATE_IS = "(state) => document.querySelector('.transformer-playground').dataset.state === state"
+LOAD_IS = "(load) => document.querySelector('.transformer-playground').dataset.load === load"
+# Every progress report and every text the loading line showed, from now on.
+RECORD_PROGRESS = """() => {
+  window.__reports = []; window.__texts = [];
+  window.transformerPlayground.onProgress((p) => __reports.push([p.loaded, p.total]));
+  const line = document.querySelector('.transformer-playground .playground-loading');
+  new MutationObserver(() => { if (!line.hidden) __texts.push(line.innerText); })
+    .observe(line, {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+# Text in the playground's figures drawn over other text of the same figure, or outside the figure. Each text's box is
+# turned as the text is (tick labels at an angle), and two boxes clash when they overlap by more than a pixel both ways
+# (the separating-axis test for two rectangles).
+TEXT_CLASHES = """() => {
+  const corners = (t) => {
+    const b = t.getBBox(), m = t.getScreenCTM();
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+  };
+  const axes = (q) => [0, 1].map(i => { const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1], n = Math.hypot(dx, dy) || 1;
+    return [-dy / n, dx / n]; });
+  const apart = (p, q) => axes(p).concat(axes(q)).some(([ax, ay]) => {
+    const along = (r) => r.map(([x, y]) => x * ax + y * ay);
+    const a = along(p), b = along(q);
+    return Math.min(Math.max(...a), Math.max(...b)) - Math.max(Math.min(...a), Math.min(...b)) <= 1;
+  });
+  const clashes = [];
+  document.querySelectorAll('.transformer-playground .js-plotly-plot').forEach((plot, i) => {
+    if (!plot.offsetParent) return;
+    const frame = plot.getBoundingClientRect();
+    const texts = [...plot.querySelectorAll('svg text')].filter(t => t.textContent.trim() && !t.closest('.hoverlayer')
+      && t.getBoundingClientRect().width > 0).map(t => ({text: t.textContent.slice(0, 25), box: corners(t)}));
+    texts.forEach((a, j) => {
+      if (a.box.some(([x, y]) => x < frame.left - 1 || x > frame.right + 1 || y < frame.top - 1 || y > frame.bottom + 1))
+        clashes.push({figure: i, outside: a.text});
+      texts.slice(j + 1).forEach(b => { if (!apart(a.box, b.box)) clashes.push({figure: i, text: a.text, over: b.text}); });
+    });
+  });
+  return clashes.slice(0, 8);
+}"""
+SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
+# Controls, figures and text of the playground that end past its column or the screen (a page that does not scroll
+# sideways can still cut them off: the theme's column hides what overflows it).
+PAST_THE_EDGE = """() => {
+  const root = document.querySelector('.transformer-playground'), column = root.getBoundingClientRect();
+  const right = Math.min(column.right, window.innerWidth) + 1, left = Math.max(column.left, 0) - 1;
+  return [...root.querySelectorAll('input, select, button, summary, progress, p, li, .js-plotly-plot')]
+    .filter(e => e.offsetParent && !e.closest('.playground-scratch')).map(e => [e, e.getBoundingClientRect()])
+    .filter(([, box]) => box.width > 0 && (box.right > right || box.left < left))
+    .map(([e, box]) => ({element: e.className || e.tagName, left: Math.round(box.left), right: Math.round(box.right)}))
+    .slice(0, 5);
+}"""
+
+
+def manifest() -> dict:
+    return json.loads((MODELS / "manifest.json").read_text())
 
 
 def references() -> list[tuple[str, dict]]:
-    manifest = json.loads((MODELS / "manifest.json").read_text())
-    return [(name, json.loads((MODELS / name / "reference.json").read_text())) for name in manifest["models"]]
+    return [(name, json.loads((MODELS / name / "reference.json").read_text())) for name in manifest()["models"]]
 
 
 def max_difference(a: list, b: list) -> float:
@@ -57,18 +118,37 @@ def assert_clean(run: PageRun) -> None:
     assert not run.failed, "requests that found nothing:\n" + "\n".join(run.failed)
 
 
+def open_playground(browser: object, server: tuple, size: str = "laptop") -> PageRun:  # noqa: F811
+    base, _ = server
+    run = PageRun(browser, f"{base}/{PAGE}", VIEWPORTS[size])
+    run.page.wait_for_selector(f"{ROOT}[data-state='idle']", timeout=30_000)
+    return run
+
+
+def decode_after(page: object, action: object) -> list[int]:
+    """Do ``action`` (which must make the page decode) and return the tokens of the result it draws."""
+    runs = int(page.get_attribute(f"{ROOT} .playground-output", "data-runs") or 0)
+    action()
+    page.wait_for_function(READY_AFTER, arg=runs, timeout=60_000)
+    return json.loads(page.get_attribute(f"{ROOT} .playground-output", "data-tokens"))
+
+
+def symbols_of(name: str, ids: list[int]) -> str:
+    vocab = manifest()["models"][name]["src_vocab"]
+    return " ".join(vocab[i] for i in ids if i != 0)
+
+
 @pytest.fixture(scope="module")
 def playground(browser: object, server: tuple) -> object:  # noqa: F811
-    base, _ = server
-    run = PageRun(browser, f"{base}/{PAGE}")
-    run.page.wait_for_selector(".transformer-playground[data-state='idle']", timeout=30_000)
+    run = open_playground(browser, server)
     yield run
     run.close()
 
 
-def test_onnx_runtime_and_the_models_load_only_at_the_first_interaction(playground: PageRun) -> None:
+def test_nothing_heavy_loads_until_the_playground_is_near(playground: PageRun) -> None:
     loaded = playground.page.evaluate(LOADED)
     assert not [url for url in loaded if any(h in url for h in HEAVY)], loaded
+    assert playground.page.get_attribute(ROOT, "data-load") is None
     assert_clean(playground)
 
 
@@ -89,7 +169,7 @@ def test_page_logits_attention_and_greedy_output_equal_pytorch_intact_and_with_a
         assert silenced["silenced"] and silenced["src"] == reference["cases"][0]["src"]
         assert outputs[len(outputs) - 1]["tokens"] != outputs[0]["tokens"]  # the silenced head changes the output
     loaded = playground.page.evaluate(LOADED)
-    assert all(any(url.endswith(f"/{file}") for url in loaded) for file in ("ort-wasm-simd-threaded.wasm", "encoder.onnx"))
+    assert all(any(url.endswith(f"/{file}") for url in loaded) for file in ("ort-wasm-simd-threaded.wasm.gz", "encoder.onnx"))
     assert_clean(playground)
 
 
@@ -109,85 +189,297 @@ def test_page_tokenizes_and_encodes_text_as_the_package_s_vocabulary(playground:
     text_models = [(name, reference["tokenizer"]) for name, reference in references() if "tokenizer" in reference]
     assert text_models, "no model in the playground reads text"
     for name, cases in text_models:
-        encoded = playground.page.evaluate(ENCODE, [name, [case["text"] for case in cases]])
-        for case, page in zip(cases, encoded, strict=True):
+        parsed = playground.page.evaluate(PARSE, [name, [case["text"] for case in cases]])
+        for case, page in zip(cases, parsed, strict=True):
             assert page["tokens"] == case["tokens"], f"{case['text']!r}: the page's tokens {page['tokens']}"
             assert page["ids"] == case["ids"], f"{case['text']!r}: the page's ids {page['ids']}"
     assert_clean(playground)
 
 
-def test_a_reader_translates_a_date_with_a_beam_of_four(browser: object, server: tuple) -> None:  # noqa: F811
-    base, _ = server
-    manifest = json.loads((MODELS / "manifest.json").read_text())
-    info, reference = manifest["models"]["dates"], dict(references())["dates"]
-    case = reference["cases"][0]  # its source is the page's first example, unpadded
-    run = PageRun(browser, f"{base}/{PAGE}", VIEWPORTS["laptop"])
+def test_loading_starts_in_view_shows_its_bytes_and_is_done_before_decode(browser: object, server: tuple) -> None:  # noqa: F811
+    """On a throttled network (20 Mbit/s, 40 ms), so that loading lasts long enough to be seen."""
+    run = open_playground(browser, server)
     try:
-        page, root = run.page, ".transformer-playground"
-        page.wait_for_selector(f"{root}[data-state='idle']", timeout=30_000)
-        page.select_option(f"{root} .playground-model", "dates")
-        page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)  # a new model decodes its first example greedily
-        assert page.input_value(f"{root} .playground-source") == info["examples"][0]
-        assert json.loads(page.get_attribute(f"{root} .playground-output", "data-tokens")) == case["tokens"]
-        page.select_option(f"{root} .playground-search", str(case["beam"]["size"]))
-        page.wait_for_function(READY_AFTER, arg=1, timeout=60_000)
-        assert json.loads(page.get_attribute(f"{root} .playground-output", "data-tokens")) == case["beam"]["tokens"]
+        page = run.page
+        cdp = run.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions",
+                 {"offline": False, "latency": 40, "downloadThroughput": 2.5e6, "uploadThroughput": 2.5e6})
+        page.evaluate(RECORD_PROGRESS)
+        assert page.get_attribute(ROOT, "data-load") is None  # the playground is far below the top of the page
+        page.locator(ROOT).scroll_into_view_if_needed()
+        page.wait_for_function(LOAD_IS, arg="loading", timeout=10_000)
+        page.wait_for_function(LOAD_IS, arg="ready", timeout=60_000)
+        assert page.is_hidden(f"{ROOT} .playground-loading")
+        name = page.input_value(f"{ROOT} .playground-model")
+        files = [SITE / "_static" / "vendor" / "ort" / "ort-wasm-simd-threaded.wasm.gz",
+                 MODELS / name / "encoder.onnx", MODELS / name / "decoder_step.onnx"]
+        total = sum(f.stat().st_size for f in files)
+        reports, texts = page.evaluate("() => [__reports, __texts]")
+        loaded = [r[0] for r in reports]
+        assert loaded == sorted(loaded) and reports[-1] == [total, total], reports[-5:]
+        assert len({r[0] for r in reports if r[1] == total and 0 < r[0] < total}) >= 3, "no progress seen on the way"
+        megabytes = f"{total / 1e6:.1f}"
+        line = rf"Loading ONNX Runtime Web and the {name} model: \d+\.\d of {megabytes} MB"
+        shown = [t for t in texts if re.fullmatch(line, t)]
+        assert shown, f"the loading line never showed bytes of {megabytes} MB: {texts[:5]}"
+        pressed = page.evaluate("() => performance.now()")
+        tokens = decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+        assert tokens and json.loads(page.get_attribute(f"{ROOT} .playground-output", "data-tokens")) == tokens
+        late = [url for url in page.evaluate(LOADED_SINCE, pressed) if any(h in url for h in HEAVY)]
+        assert not late, f"Decode had to wait for downloads: {late}"
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+def test_focusing_a_control_starts_loading_before_the_playground_is_in_view(browser: object, server: tuple) -> None:  # noqa: F811
+    run = open_playground(browser, server, "phone")
+    try:
+        page = run.page
+        page.evaluate("() => document.querySelector('.transformer-playground .playground-source').focus({preventScroll: true})")
+        assert page.evaluate(f"() => document.querySelector('{ROOT}').getBoundingClientRect().top > window.innerHeight")
+        page.wait_for_function(LOAD_IS, arg="ready", timeout=60_000)
+        assert any(url.endswith(".wasm.gz") for url in page.evaluate(LOADED))
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+def test_a_rejected_input_clears_the_previous_result(browser: object, server: tuple) -> None:  # noqa: F811
+    run = open_playground(browser, server, "phone")
+    try:
+        page, source = run.page, f"{ROOT} .playground-source"
+        page.select_option(f"{ROOT} .playground-search", "4")  # a beam: the beam's list and tree are drawn too
+        page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)
+        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+        assert page.is_visible(f"{ROOT} .playground-heads .main-svg")
+        bad = {"3 5 x 7": 'Source: the symbols are 3 4 5 6 7 8 9 10 11 12; got "x".',
+               " ".join(["3"] * 21): "Source: at most 20 symbols; got 21."}
+        for text, message in bad.items():
+            page.fill(source, text)
+            page.press(source, "Enter")
+            page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+            assert page.inner_text(f"{ROOT} .playground-status") == message
+            assert page.get_attribute(source, "aria-invalid") == "true"
+            assert page.is_hidden(f"{ROOT} .playground-result")
+            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0, "figures of the previous result remain"
+            assert page.locator(f"{ROOT} .playground-beam-list li").count() == 0
+            assert page.text_content(f"{ROOT} .playground-output") == ""
+            page.fill(source, "3 5 7")
+            page.press(source, "Enter")
+            page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)
+            assert page.get_attribute(source, "aria-invalid") is None
+            assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+        page.fill(source, "3 5 7 9")  # edited, not decoded yet: the result shown is marked as the previous input's
+        assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") == "true"
+        assert page.is_visible(f"{ROOT} .playground-stale-note")
+        decode_after(page, lambda: page.press(source, "Enter"))
+        assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
+        assert page.is_hidden(f"{ROOT} .playground-stale-note")
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+def test_the_page_says_what_it_clamps_where_it_clamps_it(browser: object, server: tuple) -> None:  # noqa: F811
+    run = open_playground(browser, server)
+    try:
+        page, padding, note = run.page, f"{ROOT} .playground-padding", f"{ROOT} .playground-padding-note"
+        info = manifest()["models"]["copy"]
+        page.fill(f"{ROOT} .playground-source", "3 5 7 9")
+
+        def pad(value: str) -> None:
+            page.fill(padding, value)
+            page.press(padding, "Enter")
+
+        for asked, used in (("99", 10), ("-3", 0), ("2.5", 2), ("4", 4)):
+            decode_after(page, lambda asked=asked: pad(asked))
+            assert page.input_value(padding) == str(used)  # the field shows what the page used
+            keys = page.get_attribute(f"{ROOT} .playground-head", "aria-label")  # encoder self-attention, layer 0
+            assert keys.endswith(f"over {4 + used} keys"), keys
+            if asked == str(used):
+                assert page.is_hidden(note)
+            else:
+                said = f"Padding: the page pads with 0 to 10 whole tokens, so {asked} became {used}."
+                assert page.inner_text(note) == said
+                assert page.get_attribute(padding, "aria-describedby") == page.get_attribute(note, "id")
+                runs = page.get_attribute(f"{ROOT} .playground-output", "data-runs")
+                page.locator(padding).blur()  # leaving the field neither decodes again nor takes the note away
+                page.wait_for_timeout(500)
+                assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
+                assert page.inner_text(note) == said and page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
+        pad("0")
+        longest = info["trained_source_tokens"][1]
+        twenty = " ".join(str(3 + i % 10) for i in range(20))
+        page.fill(f"{ROOT} .playground-source", twenty)
+        tokens = decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+        said = page.inner_text(f"{ROOT} .playground-output-note")
+        assert f"The copy model was trained on sources of 1 to {longest} symbols; this one has 20" in said, said
+        if tokens[-1] == 2:
+            assert f"here it ends after {len(tokens) - 1} tokens" in said
+        else:
+            assert "Decoding stopped at the page's budget of 22 tokens" in said
+        page.fill(f"{ROOT} .playground-source", "3 5 7")
+        decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+        assert page.inner_text(f"{ROOT} .playground-output-note") == ""
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+FOCUSED = "() => document.activeElement.className || document.activeElement.tagName"
+# Every control of the playground with its role and accessible name, as the accessibility tree gives them.
+CONTROL_ROLES = ("combobox", "textbox", "spinbutton", "button", "checkbox", "group")
+
+
+def test_every_control_has_a_name_and_works_from_the_keyboard(browser: object, server: tuple) -> None:  # noqa: F811
+    run = open_playground(browser, server)
+    try:
+        page = run.page
+        page.locator(ROOT).scroll_into_view_if_needed()
+        decode_after(page, lambda: page.press(f"{ROOT} .playground-run", "Enter"))
+        page.press(f"{ROOT} summary", "Enter")  # the head switches
+        tree = page.locator(ROOT).aria_snapshot()
+        controls = [line.strip() for line in tree.splitlines() if line.strip().startswith(tuple(f"- {r}" for r in CONTROL_ROLES))]
+        nameless = [line for line in controls if not re.match(r'- \w+ "[^"]+"', line)]
+        assert len(controls) >= 12 and not nameless, f"controls without a name: {nameless}"
+        for label in ("model", "try", "source", "padding", "search", "attention", "layer"):
+            assert any(f'"{label}' in line for line in controls), f"no control named {label!r}: {controls}"
+        assert sum("checkbox" in line and "layer 0, head 0" in line for line in controls) == 3  # one per kind of attention
+        page.press(f"{ROOT} summary", "Enter")
+
+        # From the model menu on, with the keyboard only.
+        page.focus(f"{ROOT} .playground-model")
+        decode_after(page, lambda: page.keyboard.press("ArrowDown"))  # the next model decodes its first example
+        assert page.input_value(f"{ROOT} .playground-model") == "reverse"
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "playground-source"
+        page.keyboard.press("Control+A")
+        page.keyboard.type("3 4 5")
+        assert decode_after(page, lambda: page.keyboard.press("Enter")) == [5, 4, 3, 2]
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "playground-padding"
+        page.keyboard.press("ArrowUp")  # the number field's step
+        assert decode_after(page, lambda: page.keyboard.press("Enter")) == [5, 4, 3, 2]
+        assert page.input_value(f"{ROOT} .playground-padding") == "1"
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "playground-search"
+        decode_after(page, lambda: page.keyboard.press("ArrowDown"))  # a beam of 2
+        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "playground-run"
+        decode_after(page, lambda: page.keyboard.press("Space"))
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "playground-kind"
+        before = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+        page.keyboard.press("ArrowDown")
+        after = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+        assert before.startswith("encoder self-attention") and after.startswith("decoder masked self-attention"), after
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "playground-layer"
+        page.keyboard.press("ArrowDown")
+        assert ", layer 1, head 0" in page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "SUMMARY"
+        page.keyboard.press("Enter")
+        page.keyboard.press("Tab")
+        switch = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+        assert switch == "encoder self-attention, layer 0, head 0"
+        decode_after(page, lambda: page.keyboard.press("Space"))
+        assert not page.is_checked(f"{ROOT} .playground-switches input >> nth=0")
+        assert "head 0 (silenced)" not in page.inner_text(f"{ROOT} .playground-heads")  # the decoder's maps are shown
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_everything_fits_the_screen_and_no_figure_text_overlaps(browser: object, server: tuple, size: str) -> None:  # noqa: F811
+    """Greedy and a beam of 4 for each model, at a phone's and a laptop's width: no text of a figure over another or
+    outside its figure, no control or figure past the column or the screen; each state saved as a PNG."""
+    run = open_playground(browser, server, size)
+    try:
+        page = run.page
+        FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
+        for name in manifest()["models"]:
+            if page.input_value(f"{ROOT} .playground-model") != name:
+                decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
+            for search in ("1", "4"):
+                if page.input_value(f"{ROOT} .playground-search") != search:
+                    decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+                else:
+                    decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+                page.wait_for_timeout(300)  # plotly's responsive resize
+                clashes = page.evaluate(TEXT_CLASHES)
+                assert not clashes, f"{name}, search {search}, at {size} width: text over text, or outside its figure: {clashes}"
+                overflow = page.evaluate(SIDEWAYS)
+                assert overflow <= 1, f"{name}, search {search}: the page scrolls sideways by {overflow} px at {size} width"
+                past = page.evaluate(PAST_THE_EDGE)
+                assert not past, f"{name}, search {search}, at {size} width: past the column or the screen: {past}"
+                hidden = page.add_style_tag(content=STICKY_HIDDEN)
+                page.locator(ROOT).screenshot(path=str(FIGURE_SHOTS / f"14_playground__{name}-{search}__{size}.png"))
+                hidden.evaluate("style => style.remove()")
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+def test_a_reader_translates_a_date_with_a_beam_of_four(browser: object, server: tuple) -> None:  # noqa: F811
+    info, reference = manifest()["models"]["dates"], dict(references())["dates"]
+    case = reference["cases"][0]  # its source is the page's first example, unpadded
+    run = open_playground(browser, server)
+    try:
+        page = run.page
+        assert decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", "dates")) == case["tokens"]
+        assert page.input_value(f"{ROOT} .playground-source") == info["examples"][0]
+        beam = decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", str(case["beam"]["size"])))
+        assert beam == case["beam"]["tokens"]
         iso = "".join(info["tgt_vocab"][i] for i in case["beam"]["tokens"][:-1])
-        assert page.inner_text(f"{root} .playground-output") == f"Output: {iso}"
-        assert page.is_visible(f"{root} .playground-beam-tree .main-svg")
-        items = page.locator(f"{root} .playground-beam-list li").all_inner_texts()
+        assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {iso}"
+        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+        items = page.locator(f"{ROOT} .playground-beam-list li").all_inner_texts()
         assert len(items) == case["beam"]["size"] and items[0].startswith(iso) and items[0].endswith("(returned)")
-        page.fill(f"{root} .playground-source", "the 23rd of Mars, 1999")
-        page.dispatch_event(f"{root} .playground-source", "change")
-        page.wait_for_function(READY_AFTER, arg=2, timeout=60_000)
-        assert "read as <unk>: mars" in page.inner_text(f"{root} .playground-tokens")
+        page.fill(f"{ROOT} .playground-source", "the 23rd of Mars, 1999")
+        decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+        assert "read as <unk>: mars" in page.inner_text(f"{ROOT} .playground-tokens")
         assert_clean(run)
     finally:
         run.close()
 
 
 def test_a_reader_decodes_pads_and_silences_a_head_on_a_phone(browser: object, server: tuple) -> None:  # noqa: F811
-    base, _ = server
     name, reference = references()[0]
     intact, silenced = reference["cases"][0], reference["cases"][-1]
-    run = PageRun(browser, f"{base}/{PAGE}", VIEWPORTS["phone"])
+    run = open_playground(browser, server, "phone")
     try:
-        page, root = run.page, ".transformer-playground"
-        page.wait_for_selector(f"{root}[data-state='idle']", timeout=30_000)
-        page.select_option(f"{root} .playground-model", name)
-        vocab = json.loads((MODELS / "manifest.json").read_text())["models"][name]["src_vocab"]
-        symbols = " ".join(vocab[i] for i in intact["src"] if i != 0)
-
-        def decode_after(action: object) -> list[int]:
-            runs = int(page.get_attribute(f"{root} .playground-output", "data-runs") or 0)
-            action()
-            page.wait_for_function(READY_AFTER, arg=runs, timeout=60_000)
-            return json.loads(page.get_attribute(f"{root} .playground-output", "data-tokens"))
+        page = run.page
+        page.select_option(f"{ROOT} .playground-model", name)
 
         def pad(n: int) -> None:
-            page.fill(f"{root} .playground-padding", str(n))
-            page.dispatch_event(f"{root} .playground-padding", "change")
+            page.fill(f"{ROOT} .playground-padding", str(n))
+            page.dispatch_event(f"{ROOT} .playground-padding", "change")
 
-        page.fill(f"{root} .playground-source", symbols)
-        assert decode_after(lambda: page.click(f"{root} .playground-run")) == intact["tokens"]
-        assert decode_after(lambda: pad(4)) == intact["tokens"]  # padding changes nothing
-        assert decode_after(lambda: pad(0)) == intact["tokens"]
+        page.fill(f"{ROOT} .playground-source", symbols_of(name, intact["src"]))
+        assert decode_after(page, lambda: page.click(f"{ROOT} .playground-run")) == intact["tokens"]
+        assert decode_after(page, lambda: pad(4)) == intact["tokens"]  # padding changes nothing
+        assert decode_after(page, lambda: pad(0)) == intact["tokens"]
         kind, layer, heads = silenced["silenced"][0]
-        page.click(f"{root} summary")
-        switches = [f"{root} input[data-kind='{kind}'][data-layer='{layer}'][data-head='{h}']" for h in heads]
+        page.click(f"{ROOT} summary")
+        switches = [f"{ROOT} input[data-kind='{kind}'][data-layer='{layer}'][data-head='{h}']" for h in heads]
         for switch in switches:
             page.uncheck(switch)
         try:  # every uncheck decodes again; the last one's result must be the package's ablation
             page.wait_for_function(OUTPUT_IS, arg=json.dumps(silenced["tokens"], separators=(",", ":")), timeout=60_000)
         except Exception:  # noqa: BLE001 (playwright's TimeoutError: say what the page decoded instead)
-            shown = page.get_attribute(f"{root} .playground-output", "data-tokens")
+            shown = page.get_attribute(f"{ROOT} .playground-output", "data-tokens")
             raise AssertionError(f"with {kind} layer {layer} heads {heads} silenced the page shows {shown}, "
                                  f"the package's ablation {silenced['tokens']}") from None
-        n_heads = json.loads((MODELS / "manifest.json").read_text())["models"][name]["n_heads"]
-        assert page.locator(f"{root} .js-plotly-plot .main-svg").count() >= 1 + n_heads  # steps + one map per head
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        n_heads = manifest()["models"][name]["n_heads"]
+        assert page.locator(f"{ROOT} .js-plotly-plot .main-svg").count() >= 1 + n_heads  # steps + one map per head
+        overflow = page.evaluate(SIDEWAYS)
         assert overflow <= 1, f"the playground page scrolls sideways by {overflow} px on a phone"
         assert_clean(run)
     finally:
         run.close()
-

@@ -67,18 +67,32 @@ def test_attention_heads_draws_every_head_and_a_dropdown_picks_the_group():
 def test_attention_picker_head_buttons_and_group_dropdown_touch_different_attributes():
     G, H, T = 2, 3, 6
     w = random_weights(G, H, T, T)
-    fig = va.attention_picker(w, TOKENS, TOKENS, group_names=["no mask", "causal"])
+    fig = va.attention_picker(w, TOKENS, TOKENS, group_names=["no mask", "causal"], title="Weights")
     assert len(fig.data) == G and [t.visible for t in fig.data] == [True, False]
+    assert fig.layout.title.text == "Weights · head 0"  # the title says which head is shown
     heads, groups = fig.layout.updatemenus
     assert heads.type == "buttons" and [b.label for b in heads.buttons] == ["head 0", "head 1", "head 2"]
     for h, button in enumerate(heads.buttons):
-        update, traces = button.args
+        update, layout, traces = button.args
         assert set(update) == {"z"} and list(traces) == list(range(G))
+        assert layout == {"title.text": f"Weights · head {h}"}
         for g in range(G):
             assert np.allclose(np.array(update["z"][g]), w[g, h].numpy(), atol=1e-4)
+    assert va.attention_picker(w, TOKENS, TOKENS).layout.title.text == "head 0"
     assert groups.type == "dropdown"
     assert [set(b.args[0]) for b in groups.buttons] == [{"visible"}, {"visible"}]
     assert [b.args[0]["visible"] for b in groups.buttons] == [[True, False], [False, True]]
+
+
+def test_attention_picker_can_open_on_any_group_and_head():
+    w = random_weights(2, 3, 6, 6)
+    fig = va.attention_picker(w, TOKENS, TOKENS, group_names=["layer 0", "layer 1"], group=1, head=2)
+    assert [t.visible for t in fig.data] == [False, True]
+    assert np.allclose(np.array(fig.data[1].z), w[1, 2].numpy(), atol=1e-4)
+    heads, groups = fig.layout.updatemenus
+    assert (heads.active, groups.active) == (2, 1)
+    with pytest.raises(ValueError, match="group and head must index the weights' 2 groups and 3 heads; got group=2"):
+        va.attention_picker(w, TOKENS, TOKENS, group=2)
 
 
 def test_attention_steps_slider_shows_three_panels_per_step_with_the_package_weights():

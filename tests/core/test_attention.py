@@ -2,6 +2,7 @@ import math
 
 import pytest
 import torch
+from conftest import small_model
 from torch import nn
 
 from transformer import MultiHeadAttention, causal_mask, padding_mask
@@ -49,6 +50,40 @@ def test_fully_masked_query_rows_give_zeros_not_nan_and_leave_other_rows_alone(d
     assert torch.all(weights[0, :, 1] == 0) and torch.all(out[0, :, 1] == 0)
     reference, _ = scaled_dot_product_attention(q[1:], k[1:], v[1:])
     torch.testing.assert_close(out[1:], reference)
+
+
+def test_float64_readable_attention_matches_the_fused_path_to_1e_12():
+    # The readable path takes the softmax in float64 for float64 inputs (float32 would leave errors of ~1e-7).
+    q, k, v = _qkv(t_q=5, dtype=torch.float64)
+    mask = padding_mask(torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])) & causal_mask(5)  # (2, 1, 5, 5)
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert out.dtype == weights.dtype == torch.float64
+    fused = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(out, fused, rtol=0, atol=1e-12)
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(~mask, -math.inf)
+    torch.testing.assert_close(weights, torch.softmax(scores, dim=-1), rtol=0, atol=1e-12)
+
+    attention = MultiHeadAttention(24, 3).double().eval()
+    x = torch.randn(2, 5, 24, dtype=torch.float64)
+    readable, _ = attention(x, x, x, mask, need_weights=True)
+    fused, _ = attention(x, x, x, mask)
+    torch.testing.assert_close(readable, fused, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_attention_maps_of_padded_batches_are_nan_free(dtype):
+    # Padded query rows and padded key columns in both stacks; the softmax runs in float32, the maps come back in
+    # the model's dtype, with padded keys at exactly 0 and every query row summing to 1.
+    model = small_model().to(dtype)
+    src = torch.tensor([[5, 6, 7, 8, 9], [4, 3, 0, 0, 0]])  # (B, S): row 1 padded
+    tgt = torch.tensor([[1, 5, 6, 7, 8, 9], [1, 4, 3, 0, 0, 0]])  # (B, T)
+    maps = model.attention_maps(src, tgt)
+    for kind, layers in maps.items():
+        for weights in layers:
+            assert weights.dtype == dtype and torch.isfinite(weights).all(), kind
+    for weights in maps["encoder"] + maps["cross"]:
+        assert torch.all(weights[1, ..., 2:] == 0)  # the padded source positions
+        torch.testing.assert_close(weights.float().sum(-1), torch.ones(weights.shape[:-1]), atol=1e-2, rtol=0)
 
 
 def test_fill_value_follows_the_dtype_so_float16_does_not_overflow():

@@ -1,3 +1,8 @@
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -29,6 +34,19 @@ def test_a_loaded_checkpoint_gives_exactly_the_saved_models_outputs(tmp_path, ov
     assert read_checkpoint(path)["metadata"] == {"task": "copy", "steps": 3}
 
 
+def test_a_version_1_checkpoint_loads_under_todays_names(tmp_path):
+    model = Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)).eval()
+    today = read_checkpoint(save_checkpoint(model, tmp_path / "v2.pt", task="copy"))
+    config = {("max_len" if k == "max_positions" else k): v for k, v in today["config"].items()}
+    weights = {k.replace("lm_head.", "generator.", 1) if k.startswith("lm_head.") else k: v
+               for k, v in today["state_dict"].items()}
+    torch.save({"format": "transformer-interactive/checkpoint-v1", "config": config, "state_dict": weights,
+                "metadata": {"task": "copy"}}, tmp_path / "v1.pt")
+    loaded = load_checkpoint(tmp_path / "v1.pt")
+    assert loaded.config == model.config and read_checkpoint(tmp_path / "v1.pt")["metadata"] == {"task": "copy"}
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values(), strict=True))
+
+
 def test_loading_something_else_fails_with_a_clear_message(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")
@@ -45,3 +63,99 @@ def test_loading_something_else_fails_with_a_clear_message(tmp_path):
     assert "\n" not in str(error.value)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         save_checkpoint(Transformer(small_model_config(d_model=8, n_heads=2, d_ff=8)), tmp_path / "no" / "model.pt")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Atomic saves: the path holds the old checkpoint or the new one, whole
+
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise RuntimeError("cannot pickle this")
+
+
+def test_a_save_replaces_the_checkpoint_whole_and_leaves_no_temporary_file(tmp_path):
+    first, second = (Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)) for _ in range(2))
+    path = save_checkpoint(first, tmp_path / "model.pt", run=1)
+    save_checkpoint(second, path, run=2)
+    assert read_checkpoint(path)["metadata"] == {"run": 2} and sorted(tmp_path.iterdir()) == [path]
+    assert torch.equal(load_checkpoint(path).lm_head.weight, second.lm_head.weight)
+    assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~_umask())  # as any new file: not private to its owner
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def test_a_save_that_fails_halfway_keeps_the_previous_checkpoint(tmp_path):
+    model = Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16))
+    path = save_checkpoint(model, tmp_path / "model.pt", run=1)
+    with pytest.raises(RuntimeError, match="cannot pickle this"):
+        save_checkpoint(model, path, run=_Unpicklable())  # the new file exists when torch.save fails
+    assert read_checkpoint(path)["metadata"] == {"run": 1} and sorted(tmp_path.iterdir()) == [path]
+
+
+# The writer: saves over an existing checkpoint, but torch.save writes half of the new bytes, syncs them to the disk,
+# says so and waits to be killed.
+HALF_WRITER = """
+import io, os, sys, time
+import torch
+from transformer import Transformer, save_checkpoint
+from transformer.train.recipes import small_model_config
+import transformer.checkpoint
+
+real_save = torch.save
+
+def half_save(obj, file, *args, **kwargs):
+    buffer = io.BytesIO()
+    real_save(obj, buffer, *args, **kwargs)
+    data = buffer.getvalue()
+    file.write(data[: len(data) // 2])
+    file.flush()
+    os.fsync(file.fileno())
+    print("half written", flush=True)
+    time.sleep(600)
+
+transformer.checkpoint.torch.save = half_save
+if sys.argv[2] == "model":
+    save_checkpoint(Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)), sys.argv[1], run=2)
+else:
+    from transformer.train.loop import train
+    from transformer.train.config import TrainConfig
+    train(Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)), TrainConfig(steps=2, batch_size=4,
+          eval_every=2, eval_size=4, device="cpu"), progress=False, save_to=sys.argv[1], save_every=1)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["model", "training"])
+def test_a_writer_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_path, kind):
+    from transformer.train.config import TrainConfig
+    from transformer.train.loop import train
+    from transformer.train.resume import read_training_checkpoint
+
+    path = tmp_path / "checkpoint.pt"
+    model = Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16))
+    if kind == "model":
+        save_checkpoint(model, path, run=1)
+    else:
+        train(model, TrainConfig(steps=1, batch_size=4, eval_every=1, eval_size=4, device="cpu"), progress=False,
+              save_to=path, save_every=1)
+    before = path.read_bytes()
+    writer = subprocess.Popen([sys.executable, "-c", HALF_WRITER, str(path), kind], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "half written"
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=60)
+    assert writer.returncode == -signal.SIGKILL
+    (partial,) = tmp_path.glob(".checkpoint.pt.*.tmp")  # the killed writer's half file, beside the intact checkpoint
+    assert 0 < partial.stat().st_size < len(before)
+    assert path.read_bytes() == before
+    if kind == "model":
+        assert read_checkpoint(path)["metadata"] == {"run": 1}
+        assert torch.equal(load_checkpoint(path).lm_head.weight, model.lm_head.weight)
+    else:
+        assert read_training_checkpoint(path)["step"] == 1

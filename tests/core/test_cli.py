@@ -1,9 +1,12 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from transformer.train.cli import main
+from transformer import Transformer, save_checkpoint
+from transformer.train.cli import main, resume_path
+from transformer.train.recipes import small_model_config
 
 
 def _run(capsys, *argv):
@@ -19,11 +22,11 @@ def test_help_lists_every_command_and_option(capsys):
     code, text = _run(capsys, "train", "--help")
     assert code == 0
     for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--compile", "--threads", "--eval-size", "--no-progress",
-                   "--out", "copy", "reverse", "sort", "auto", "cuda"):
+                   "--out", "--save-every", "--resume", "copy", "reverse", "sort", "dates", "auto", "cuda"):
         assert option in text
     code, text = _run(capsys, "evaluate", "--help")
     assert code == 0
-    for option in ("PATH", "--task", "--n", "--min-seq-len", "--max-seq-len", "--seed", "--device"):
+    for option in ("PATH", "--task", "--n", "--min-seq-len", "--max-seq-len", "--seed", "--beam-size", "--device", "dates"):
         assert option in text
 
 
@@ -36,6 +39,9 @@ def test_help_lists_every_command_and_option(capsys):
         (["train", "--task", "copy"], "the following arguments are required: --out"),
         (["train", "--out", "/no/such/folder/x.pt"], "does not exist"),
         (["train", "--device", "tpu", "--out", "x.pt"], "invalid choice: 'tpu'"),
+        (["train", "--save-every", "0", "--out", "x.pt"], "--save-every: expected a positive integer, got 0"),
+        (["train", "--resume", "missing.resume.pt", "--out", "x.pt", "--device", "cpu"],
+         "--resume: cannot resume: no checkpoint at 'missing.resume.pt'"),
         (["evaluate", "missing.pt"], "no checkpoint at 'missing.pt'"),
         (["evaluate", __file__], "is not a readable PyTorch checkpoint (torch.load with weights_only=True failed: "),
         ([], "the following arguments are required: COMMAND"),
@@ -45,6 +51,25 @@ def test_bad_arguments_exit_with_status_2_and_say_what_is_wrong(capsys, argv, me
     code, text = _run(capsys, *argv)
     assert code == 2 and message in text
     assert len(text.splitlines()[-1]) < 300 and text.splitlines()[-1].startswith("python -m transformer")  # one line
+
+
+def test_the_training_checkpoint_lives_beside_the_model() -> None:
+    assert resume_path(Path("runs/copy.pt")) == Path("runs/copy.resume.pt")
+    assert resume_path(Path("model")) == Path("model.resume.pt")
+
+
+def test_resuming_from_the_model_checkpoint_names_the_file_to_resume_from(capsys, tmp_path):
+    path = save_checkpoint(Transformer(small_model_config()), tmp_path / "copy.pt")
+    code, text = _run(capsys, "train", "--device", "cpu", "--no-progress", "--out", str(path), "--resume", str(path))
+    assert code == 2 and "is a model checkpoint" in text and "copy.pt -> copy.resume.pt" in text
+
+
+def test_a_model_of_one_task_of_text_is_scored_on_that_task_only(capsys, tmp_path):
+    path = save_checkpoint(Transformer(small_model_config()), tmp_path / "copy.pt", task="copy")
+    code, text = _run(capsys, "evaluate", str(path), "--task", "dates")
+    assert code == 2 and "this checkpoint was trained on 'copy'" in text
+    code, text = _run(capsys, "evaluate", str(path), "--beam-size", "4")
+    assert code == 2 and "beam search is for dates" in text
 
 
 @pytest.mark.slow
@@ -65,3 +90,23 @@ def test_train_saves_a_checkpoint_that_evaluate_scores(capsys, tmp_path):
 def test_the_module_runs_as_a_script():
     result = subprocess.run([sys.executable, "-m", "transformer", "--help"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "python -m transformer" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_dates_task_trains_and_evaluates_with_the_chapters_scores(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "dates.pt"
+    assert main(["train", "--task", "dates", "--steps", "3", "--batch-size", "16", "--eval-size", "40", "--no-progress",
+                 "--device", "cpu", "--out", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "training the dates model of chapter 9 for 3 steps" in out
+    assert "held-out test examples (40, of dates never seen in training): exact match" in out
+    assert "greedy decoding: exact match" in out and ", BLEU " in out and ", chrF " in out
+    assert main(["evaluate", str(path), "--n", "40", "--beam-size", "2", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "dates, 40 held-out test examples" in out and "beam search of 2: exact match" in out
+    monkeypatch.setitem(sys.modules, "sacrebleu", None)  # as if it were not installed: exact match still comes
+    assert main(["evaluate", str(path), "--n", "40", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "exact match:" in out and "BLEU and chrF: not computed (BLEU and chrF need sacrebleu" in out
+    code, text = _run(capsys, "evaluate", str(path), "--seed", "3")
+    assert code == 2 and "--seed: the dates task is scored on its held-out test examples" in text

@@ -1,11 +1,12 @@
 import itertools
+import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from transformer import Transformer, TransformerConfig, causal_mask
-from transformer.decoding import beam_search, greedy_decode, greedy_steps, length_penalty_factor
+from transformer.decoding import beam_search, beam_steps, greedy_decode, greedy_steps, length_penalty_factor
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.config import TrainConfig
 from transformer.train.loop import train
@@ -75,11 +76,26 @@ def test_decoding_does_not_change_the_train_mode_or_track_gradients(copy_model):
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
-def test_beam_size_one_is_exactly_greedy(copy_model, use_cache):
+def test_beam_size_one_with_finished_hypotheses_in_the_beam_is_exactly_greedy(copy_model, use_cache):
     src = _sources()
-    tokens, scores = beam_search(copy_model, src, beam_size=1, max_new_tokens=12, use_cache=use_cache)
+    tokens, scores = beam_search(copy_model, src, beam_size=1, max_new_tokens=12, use_cache=use_cache,
+                                 finished_in_beam=True)
     assert torch.equal(tokens, greedy_decode(copy_model, src, max_new_tokens=12))
     assert scores.shape == (24,) and torch.all(scores <= 0)
+
+
+def test_beam_size_one_returns_greedys_output_or_a_finished_one_the_model_scores_higher():
+    """With finished hypotheses kept apart, a beam of one still follows greedy decoding's path, but also remembers
+    every EOS it passed: it returns greedy's output unless one of those scores higher after the length penalty."""
+    model = _tiny_model(seed=3)
+    src = torch.tensor([[3, 4, 5, 3], [5, 5, 4, 0]])
+    greedy = greedy_decode(model, src, max_new_tokens=4)
+    tokens, scores = beam_search(model, src, beam_size=1, max_new_tokens=4)
+    for b in range(2):
+        greedy_score = _penalised(model, src[b : b + 1], _until_eos(greedy[b].tolist()), 0.6)
+        assert float(scores[b]) >= greedy_score - 1e-5
+        if _until_eos(tokens[b].tolist()) != _until_eos(greedy[b].tolist()):
+            assert float(scores[b]) > greedy_score
 
 
 def test_beam_search_with_and_without_cache_agree(copy_model):
@@ -90,43 +106,184 @@ def test_beam_search_with_and_without_cache_agree(copy_model):
     torch.testing.assert_close(cached[1], uncached[1], rtol=1e-4, atol=1e-5)
 
 
+def _tiny_model(seed: int, vocab_size: int = 6) -> Transformer:
+    """A random model with few symbols (ids 3.. after PAD, BOS and EOS): small enough to score every output."""
+    torch.manual_seed(seed)
+    config = TransformerConfig(vocab_size, vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
+                               n_decoder_layers=1, dropout=0.0)
+    model = Transformer(config).eval()
+    with torch.no_grad():  # sharper than at initialisation, so that outputs differ a lot in probability
+        model.lm_head.weight.mul_(4.0)
+        model.lm_head.bias.normal_(0.0, 2.0)
+    return model
+
+
+def _until_eos(row: list[int]) -> list[int]:
+    return row[: row.index(EOS_ID) + 1] if EOS_ID in row else [t for t in row if t != PAD_ID]
+
+
 def _sequence_log_prob(model: Transformer, src: torch.Tensor, output: list[int]) -> float:
     """Summed log-probability of ``output`` under teacher forcing, with PAD and BOS excluded as decoding does."""
     tgt_in = torch.tensor([[BOS_ID, *output[:-1]]])
-    hidden = model.decode(tgt_in, *model.encode(src), causal_mask(tgt_in.size(1)))
-    logits = model.lm_head(hidden)[0]  # (T, V)
+    with torch.no_grad():
+        hidden = model.decode(tgt_in, *model.encode(src), causal_mask(tgt_in.size(1)))
+        logits = model.lm_head(hidden)[0]  # (T, V)
     logits[:, [PAD_ID, BOS_ID]] = float("-inf")
     return float(F.log_softmax(logits, -1).gather(1, torch.tensor(output)[:, None]).sum())
 
 
-def test_a_beam_wide_enough_to_keep_every_hypothesis_finds_the_best_one_by_brute_force():
-    torch.manual_seed(1)
-    model = Transformer(TransformerConfig(5, 5, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                          n_decoder_layers=1, dropout=0.0)).eval()
-    src, max_len, alpha = torch.tensor([[3, 4, 4]]), 3, 0.6
-    candidates = [[EOS_ID]]  # every output of at most 3 tokens over the symbols {3, 4} and EOS
-    for length in (1, 2):
-        candidates += [[*p, EOS_ID] for p in itertools.product((3, 4), repeat=length)]
-    candidates += [[*p, last] for p in itertools.product((3, 4), repeat=2) for last in (3, 4)]  # never finished
+def _penalised(model: Transformer, src: torch.Tensor, output: list[int], alpha: float) -> float:
+    return _sequence_log_prob(model, src, output) / float(length_penalty_factor(torch.tensor(len(output)), alpha))
+
+
+def _penalised_scores(model: Transformer, src: torch.Tensor, outputs: list[list[int]], alpha: float) -> torch.Tensor:
+    """:func:`_penalised` of many outputs of one source in one teacher-forced batch, ``(len(outputs),)``."""
+    width = max(map(len, outputs))
+    tgt_out = torch.tensor([o + [PAD_ID] * (width - len(o)) for o in outputs])  # (N, L)
+    tgt_in = torch.cat([torch.full((len(outputs), 1), BOS_ID), tgt_out[:, :-1]], dim=1)  # PAD after the end: unread
     with torch.no_grad():
-        normalised = {
-            tuple(c): _sequence_log_prob(model, src, c) / float(length_penalty_factor(torch.tensor(len(c)), alpha))
-            for c in candidates
-        }
-    best = max(normalised, key=normalised.get)
-    tokens, score = beam_search(model, src, beam_size=16, max_new_tokens=max_len, length_penalty=alpha)
-    found = tokens[0].tolist()
-    found = found[: found.index(EOS_ID) + 1] if EOS_ID in found else found
-    assert tuple(found) == best
-    assert float(score[0]) == pytest.approx(normalised[best], abs=1e-4)
+        memory, src_mask = model.encode(src.expand(len(outputs), -1))
+        logits = model.lm_head(model.decode(tgt_in, memory, src_mask, causal_mask(width)))  # (N, L, V)
+    logits[..., [PAD_ID, BOS_ID]] = float("-inf")
+    log_probs = F.log_softmax(logits, -1).gather(2, tgt_out[..., None])[..., 0]  # (N, L)
+    lengths = torch.tensor([len(o) for o in outputs])
+    summed = log_probs.masked_fill(tgt_out == PAD_ID, 0.0).sum(1)
+    return summed / length_penalty_factor(lengths, alpha)
 
 
-def test_beam_trace_records_parents_tokens_and_scores_per_step(copy_model):
+def _every_output(symbols: list[int], max_new_tokens: int) -> list[list[int]]:
+    """Every output beam search can return: symbols ended by EOS within max_new_tokens, or max_new_tokens symbols."""
+    ended = [[*p, EOS_ID] for n in range(max_new_tokens) for p in itertools.product(symbols, repeat=n)]
+    return ended + [list(p) for p in itertools.product(symbols, repeat=max_new_tokens)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+@pytest.mark.parametrize("max_new_tokens", [3, 4])
+def test_a_beam_wide_enough_finds_the_argmax_of_every_output_under_the_penalised_score(seed, alpha, max_new_tokens):
+    """Exhaustive search: with 3 symbols and up to 4 tokens there are at most 121 outputs. A beam of 3^(N-1) live
+    hypotheses is never pruned before the last step, so beam search must return the best of them all, with its score,
+    for every source of a batch (padded differently)."""
+    model = _tiny_model(seed)
+    symbols = list(range(3, 6))
+    src = torch.tensor([[3, 4, 5, 4], [5, 3, 0, 0], [4, 4, 4, 0]])
+    tokens, scores = beam_search(model, src, beam_size=3 ** (max_new_tokens - 1), max_new_tokens=max_new_tokens,
+                                 length_penalty=alpha)
+    outputs = _every_output(symbols, max_new_tokens)
+    for b in range(src.size(0)):
+        one = src[b : b + 1, : int((src[b] != PAD_ID).sum())]
+        scored = _penalised_scores(model, one, outputs, alpha)
+        best = outputs[int(scored.argmax())]
+        assert _until_eos(tokens[b].tolist()) == best
+        assert float(scores[b]) == pytest.approx(float(scored.max()), abs=1e-4)
+        assert float(scored.max()) - float(scored.topk(2).values[1]) > 1e-3  # one clear best: no tie to break
+
+
+class ScriptedModel(Transformer):
+    """A Transformer whose next-token probabilities are a table: ``script[(t, last token)] = {token: p}`` at step t
+    (the last token is BOS at step 0); every other token gets 1e-6. Its decoder writes the state (t, last token) as
+    a one-hot vector, and its output layer holds the table's log-probabilities."""
+
+    def __init__(self, script: dict[tuple[int, int], dict[int, float]], vocab_size: int = 6, steps: int = 4):
+        d = steps * vocab_size
+        super().__init__(TransformerConfig(vocab_size, vocab_size, d_model=d, n_heads=1, d_ff=4, n_encoder_layers=1,
+                                           n_decoder_layers=1, dropout=0.0))
+        self.vocab_size = vocab_size
+        table = torch.full((vocab_size, d), 1e-6)  # (V, states): the output layer's weight
+        for (t, last), probs in script.items():
+            for token, p in probs.items():
+                table[token, t * vocab_size + last] = p
+        with torch.no_grad():
+            self.lm_head.weight.copy_(table.log())
+            self.lm_head.bias.zero_()
+
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None, *, cache=None):
+        state = (tgt.size(1) - 1) * self.vocab_size + tgt[:, -1]  # (B,): the step and the last token
+        return F.one_hot(state, self.config.d_model).float()[:, None].expand(-1, tgt.size(1), -1)  # (B, T, d)
+
+
+def test_a_finished_hypothesis_outranked_on_its_raw_sum_is_kept_and_wins_on_the_penalised_score():
+    """Step 0: EOS at once (0.4) or 'a' (0.6); then 'a' is followed by 'b' (0.7) or EOS (0.3), and 'a b' by 'c' (0.7)
+    or EOS (0.3). Penalised (alpha 0.6), the best output is EOS alone: -0.92, against -1.03 for 'a b c' (cut at three
+    tokens), -1.56 for 'a EOS' and -1.74 for 'a b EOS'. A beam of one keeps EOS in its finished list and returns it;
+    with finished hypotheses holding beam slots, 'a' (-0.51) pushes EOS (-0.92) out at the first step."""
+    a, b, c = 3, 4, 5
+    script = {(0, BOS_ID): {EOS_ID: 0.4, a: 0.6}, (1, a): {b: 0.7, EOS_ID: 0.3}, (2, b): {c: 0.7, EOS_ID: 0.3}}
+    model = ScriptedModel(script).eval()
+    src = torch.tensor([[3, 4]])
+    tokens, score = beam_search(model, src, beam_size=1, max_new_tokens=3, use_cache=False)
+    assert tokens.tolist() == [[EOS_ID]] and float(score[0]) == pytest.approx(math.log(0.4), abs=1e-4)
+    everything = _every_output([a, b, c], 3)
+    scored = _penalised_scores(model, src, everything, 0.6)
+    assert everything[int(scored.argmax())] == [EOS_ID]
+    old, old_score = beam_search(model, src, beam_size=1, max_new_tokens=3, use_cache=False, finished_in_beam=True)
+    assert old.tolist() == [[a, b, c]]
+    assert float(old_score[0]) == pytest.approx(math.log(0.6 * 0.7 * 0.7) / (8 / 6) ** 0.6, abs=1e-4)
+
+
+def test_the_search_stops_as_soon_as_the_best_finished_score_is_out_of_reach():
+    """'a' (0.9) then EOS (0.9) finishes at -0.20 / (7/6)^0.6 = -0.19; what is left alive, 'a b' at log(0.9 * 0.1),
+    could reach at best -2.41 / ((5 + 8) / 6)^0.6 = -1.51 over eight steps: the search ends after two of them."""
+    a, b = 3, 4
+    model = ScriptedModel({(0, BOS_ID): {a: 0.9, EOS_ID: 0.1}, (1, a): {EOS_ID: 0.9, b: 0.1}}, steps=8).eval()
+    steps = list(beam_steps(model, torch.tensor([[3]]), beam_size=2, max_new_tokens=8, use_cache=False))
+    assert len(steps) == 2
+    assert _until_eos(steps[-1].finished[0, 0].tolist()) == [a, EOS_ID]
+
+
+def test_beam_search_stops_once_no_live_hypothesis_can_beat_the_best_finished_one(copy_model):
+    """The copy model finishes its outputs with near certainty: the search stops at the step after the longest
+    output's EOS, far before max_new_tokens, and the stopping bound held at that step."""
+    src = _sources(8, max_seq_len=5)
+    steps = list(beam_steps(copy_model, src, beam_size=4, max_new_tokens=40))
+    assert len(steps) < 40
+    last = steps[-1]
+    best_possible = last.scores[:, 0] / length_penalty_factor(torch.tensor(40), 0.6)
+    assert torch.all(last.finished_scores[:, 0] > best_possible)
+    assert not torch.all(steps[-2].finished_scores[:, 0] > steps[-2].scores[:, 0] / length_penalty_factor(
+        torch.tensor(40), 0.6))
+
+
+def test_beam_steps_keep_finished_hypotheses_apart_sorted_and_penalised(copy_model):
     src = _sources(3)
-    tokens, scores, trace = beam_search(copy_model, src, beam_size=3, max_new_tokens=12, return_trace=True)
-    assert len(trace.parents) == len(trace.tokens) == len(trace.scores) >= tokens.size(1)
-    assert trace.parents[0].shape == (3, 3) and trace.best.shape == (3,)
-    assert torch.all(trace.scores[-1][:, :-1] >= trace.scores[-1][:, 1:])  # beams sorted best first
+    steps = list(beam_steps(copy_model, src, beam_size=3, max_new_tokens=12))
+    for t, step in enumerate(steps):
+        assert step.tokens.shape == (3, 3, t + 1) and step.scores.shape == step.parents.shape == (3, 3)
+        assert step.finished.shape == (3, 3, 12) and step.finished_scores.shape == (3, 3)
+        assert not (step.tokens == EOS_ID).any()  # a live hypothesis never holds EOS
+        assert torch.all(step.scores[:, :-1] >= step.scores[:, 1:])  # best first
+        assert torch.all(step.finished_scores[:, :-1] >= step.finished_scores[:, 1:])
+        if t:  # each live hypothesis is its parent of the step before, one token longer
+            parents = steps[t - 1].tokens.gather(1, step.parents[..., None].expand(-1, -1, t))
+            assert torch.equal(step.tokens[..., :t], parents)
+    final = steps[-1]
+    for b in range(3):
+        for k in range(3):
+            output = _until_eos(final.finished[b, k].tolist())
+            if output and output[-1] == EOS_ID:
+                expected = _penalised(copy_model, src[b : b + 1], output, 0.6)
+                assert float(final.finished_scores[b, k]) == pytest.approx(expected, abs=1e-4)
+    tokens, scores = beam_search(copy_model, src, beam_size=3, max_new_tokens=12)
+    assert torch.equal(scores, final.finished_scores[:, 0])
+    assert torch.equal(tokens, final.finished[:, 0, : tokens.size(1)])
+
+
+def test_finished_in_beam_lets_finished_hypotheses_hold_slots_and_penalises_only_at_the_end():
+    """The simpler search: a finished hypothesis stays in its slot, grown by PAD at no cost, so it keeps its raw sum;
+    the returned score is that sum divided by the penalty of its real length."""
+    model = _tiny_model(1)
+    src = torch.tensor([[3, 4, 5, 4]])
+    steps = list(beam_steps(model, src, beam_size=3, max_new_tokens=4, finished_in_beam=True))
+    assert len(steps) == 4  # no early stop: the penalty is not known during the search
+    for earlier, later in itertools.pairwise(steps):
+        ended = (earlier.tokens[..., -1] == EOS_ID) | (earlier.tokens[..., -1] == PAD_ID)
+        for slot, parent in enumerate(later.parents[0].tolist()):  # a finished slot lives on: PAD, same score
+            if ended[0, parent]:
+                assert later.tokens[0, slot, -1] == PAD_ID and later.scores[0, slot] == earlier.scores[0, parent]
+    assert any((step.tokens == PAD_ID).any() for step in steps)  # the case arose: a finished hypothesis held a slot
+    tokens, score = beam_search(model, src, beam_size=3, max_new_tokens=4, finished_in_beam=True)
+    output = _until_eos(tokens[0].tolist())
+    assert float(score[0]) == pytest.approx(_penalised(model, src, output, 0.6), abs=1e-4)
 
 
 def test_bad_decoding_arguments_are_rejected(copy_model):

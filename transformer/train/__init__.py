@@ -3,8 +3,11 @@
 ``import transformer`` never loads this package. The objective (:mod:`.objective`), the schedules
 (:mod:`.schedule`), the loop with its configuration, evaluation, progress and data-parallel pieces (:mod:`.loop`,
 :mod:`.config`, :mod:`.evaluation`, :mod:`.progress`, :mod:`.distributed`), the documented recipes (:mod:`.recipes`),
-the tasks (:mod:`.tasks`: copy, reverse, sort; :mod:`.dates`: dates in words), text to ids (:mod:`.tokenizer`),
-batching by length (:mod:`.bucketing`) and the command line (:mod:`.cli`).
+training checkpoints that resume a run exactly (:mod:`.resume`), the tasks (:mod:`.tasks`: copy, reverse, sort;
+:mod:`.dates`: dates in words; :mod:`.translation`: English to German from CLDR and num2words, which needs Babel,
+num2words and tokenizers and is not imported here), text to ids (:mod:`.tokenizer`: words; :mod:`.subwords`:
+byte-pair encoding), batching by length (:mod:`.bucketing`) and the
+command line (:mod:`.cli`).
 """
 
 from .config import TrainConfig
@@ -12,6 +15,7 @@ from .evaluation import EvalResult, evaluate, evaluate_batches
 from .loop import History, train
 from .objective import sequence_loss
 from .recipes import small_model_config, train_task
+from .resume import TrainingInterrupted
 from .tasks import Batch, make_batch, task_batch
 
 __all__ = [
@@ -19,6 +23,7 @@ __all__ = [
     "EvalResult",
     "History",
     "TrainConfig",
+    "TrainingInterrupted",
     "evaluate",
     "evaluate_batches",
     "make_batch",

@@ -9,17 +9,19 @@ length and shuffles only the order of the batches.)
 
 The functions here work on indices and lengths; :func:`text_batch` turns text pairs into the package's
 :class:`~transformer.train.tasks.Batch` with two :class:`~transformer.train.tokenizer.Vocabulary`, and
-:func:`batch_stream` yields training batches for ever, bucketed afresh every epoch.
+:func:`batch_stream` yields training batches for ever, bucketed afresh every epoch (a :class:`BatchStream`, which a
+training checkpoint saves and resumes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import hashlib
+from collections.abc import Sequence
 
 import torch
 
 from ..checks import check_int, renamed_keywords
-from .tasks import Batch, make_batch
+from .tasks import Batch, check_same_source, make_batch
 from .tokenizer import Vocabulary
 
 
@@ -72,16 +74,81 @@ def text_batch(
     return make_batch(source_vocab.encode_batch(sources), target_vocab.encode_batch(targets))
 
 
+class BatchStream:
+    """Training batches of text pairs for ever: each epoch is bucketed by source length (:func:`length_batches`)
+    afresh from ``rng``, so batches differ from epoch to epoch and every pair is seen once per epoch.
+
+    An iterator that can be saved and resumed: :meth:`state_dict` records the generator's state when the current
+    epoch was drawn and how far into the epoch the stream is, and :meth:`load_state_dict` draws that epoch again
+    and skips what was served, so a restored stream yields exactly the batches the saved one would have.
+    """
+
+    def __init__(
+        self, sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
+        batch_size: int, rng: torch.Generator | None = None, pool: int = 50,
+    ):
+        if len(sources) != len(targets):
+            raise ValueError(f"sources and targets must be as long as each other; got {len(sources)} and {len(targets)}")
+        check_int("batch_size", batch_size, minimum=1)
+        check_int("pool", pool, minimum=1)
+        self.sources, self.targets, self.source_vocab, self.target_vocab = sources, targets, source_vocab, target_vocab
+        self.batch_size, self.rng, self.pool = batch_size, rng, pool
+        self.lengths = [len(source_vocab.tokenize(text)) for text in sources]
+        self.epoch, self.position, self.batches, self.epoch_rng_state = 0, 0, [], None
+        self._fingerprint: str | None = None
+
+    def __iter__(self) -> BatchStream:
+        return self
+
+    def __next__(self) -> Batch:
+        if self.position == len(self.batches):  # the first epoch, or the last one is used up
+            self._draw_epoch()
+            self.epoch += 1
+        batch = self.batches[self.position]
+        self.position += 1
+        return text_batch([self.sources[i] for i in batch], [self.targets[i] for i in batch], self.source_vocab,
+                          self.target_vocab)
+
+    def _draw_epoch(self) -> None:
+        self.epoch_rng_state = None if self.rng is None else self.rng.get_state()
+        self.batches, self.position = length_batches(self.lengths, self.batch_size, self.rng, self.pool), 0
+
+    def source(self) -> dict:
+        """What the stream draws from: the number of pairs, a fingerprint of their text, the batch and pool sizes."""
+        if self._fingerprint is None:
+            digest = hashlib.sha256()
+            for text in (*self.sources, "\x01", *self.targets):
+                digest.update(text.encode("utf-8") + b"\x00")
+            self._fingerprint = digest.hexdigest()[:16]
+        return {"pairs": len(self.sources), "text_sha256": self._fingerprint, "batch_size": self.batch_size,
+                "pool": self.pool}
+
+    def state_dict(self) -> dict:
+        """``{"source", "epoch", "position", "epoch_rng"}``: plain values and the generator's state as a tensor."""
+        if self.rng is None:
+            raise TypeError("a stream that draws from the global generator (rng=None) cannot be saved; give it its "
+                            "own rng, e.g. torch.Generator().manual_seed(0)")
+        epoch_rng = self.rng.get_state() if self.epoch == 0 else self.epoch_rng_state
+        return {"source": self.source(), "epoch": self.epoch, "position": self.position, "epoch_rng": epoch_rng}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continue from ``state`` (a :meth:`state_dict` of a stream over the same pairs and sizes)."""
+        if self.rng is None:
+            raise TypeError("a stream that draws from the global generator (rng=None) cannot be restored; give it "
+                            "its own rng, e.g. torch.Generator().manual_seed(0)")
+        check_same_source(state["source"], self.source())
+        self.rng.set_state(state["epoch_rng"])
+        self.epoch, self.position, self.batches, self.epoch_rng_state = 0, 0, [], None
+        if state["epoch"]:  # draw the current epoch again, from the generator's state when it was first drawn
+            self._draw_epoch()
+            self.epoch, self.position = state["epoch"], state["position"]
+
+
 @renamed_keywords(generator="rng")
 def batch_stream(
     sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
     batch_size: int, rng: torch.Generator | None = None, pool: int = 50,
-) -> Iterator[Batch]:
-    """Training batches of the text pairs for ever: each epoch is bucketed by source length (:func:`length_batches`)
-    afresh from ``rng``, so batches differ from epoch to epoch and every pair is seen once per epoch."""
-    if len(sources) != len(targets):
-        raise ValueError(f"sources and targets must be as long as each other; got {len(sources)} and {len(targets)}")
-    lengths = [len(source_vocab.tokenize(text)) for text in sources]
-    while True:
-        for batch in length_batches(lengths, batch_size, rng, pool):
-            yield text_batch([sources[i] for i in batch], [targets[i] for i in batch], source_vocab, target_vocab)
+) -> BatchStream:
+    """Training batches of the text pairs for ever, bucketed by source length afresh every epoch: a
+    :class:`BatchStream`, which a training checkpoint can save and resume (when it has its own ``rng``)."""
+    return BatchStream(sources, targets, source_vocab, target_vocab, batch_size, rng, pool)

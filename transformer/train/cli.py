@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -16,23 +17,41 @@ import torch
 import torch.distributed as dist
 
 from ..checkpoint import load_checkpoint, read_checkpoint, save_checkpoint
+from ..model import Transformer
 from ..utils import DEVICES, select_device
 from .config import TrainConfig
-from .evaluation import EVAL_SEED, evaluate
-from .loop import num_threads
+from .dates import DatesData, dates_data, dates_scores, dates_train_config, train_dates
+from .evaluation import EVAL_SEED, evaluate, evaluate_batches
+from .loop import History, num_threads
 from .recipes import train_task
+from .resume import ResumeError, TrainingInterrupted
 from .tasks import DEFAULT_VOCAB_SIZE, TASKS
 
+# Tasks of text, with data, vocabularies and a model of their own, scored like translation (exact match, BLEU, chrF).
+# The English-German task of transformer.train.translation (issue 21) joins them here: its recipe, data and scores
+# go beside the dates' in _train_text_task, _score_text_task and _evaluate_text_task.
+TEXT_TASKS = ("dates",)
+TASK_NAMES = (*TASKS, *TEXT_TASKS)
+INTERRUPTED = 130  # the exit status of a process stopped by Ctrl-C (128 + SIGINT), as shells report it
+
 DESCRIPTION = """\
-Train the small encoder-decoder Transformer on a synthetic task (copy, reverse or sort random symbol sequences)
-and evaluate saved checkpoints. Exact match counts sequences that greedy decoding reproduces completely, stopping
-with EOS at the right place; token accuracy is the share of target tokens predicted right under teacher forcing.
+Train the small encoder-decoder Transformer on a task and evaluate saved checkpoints: the synthetic tasks (copy,
+reverse or sort random symbol sequences) and the dates task of chapter 9 (dates written in words to ISO 8601). Exact
+match counts outputs that greedy decoding reproduces completely, stopping with EOS at the right place; token accuracy
+is the share of target tokens predicted right under teacher forcing; the dates task also reports BLEU and chrF.
+
+A run interrupted with Ctrl-C finishes its step, saves a training checkpoint beside --out (copy.pt ->
+copy.resume.pt) and prints the command that resumes it; --save-every N also saves one every N steps, for runs
+that may be killed outright (a Colab runtime that disconnects). Resuming gives the uninterrupted run's weights.
 
 examples:
   python -m transformer train --task copy --out copy.pt
   python -m transformer train --task reverse --steps 800 --seed 1 --device cpu --out reverse.pt
+  python -m transformer train --task dates --save-every 100 --out dates.pt
+  python -m transformer train --task dates --save-every 100 --out dates.pt --resume dates.resume.pt
   python -m transformer evaluate copy.pt --task copy
   python -m transformer evaluate copy.pt --min-seq-len 11 --max-seq-len 20   # longer than anything trained on
+  python -m transformer evaluate dates.pt --beam-size 4
   torchrun --nproc_per_node=2 -m transformer train --task copy --distributed --out copy.pt   # data-parallel (DDP)
 """
 
@@ -61,51 +80,64 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m transformer", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    defaults = TrainConfig()
+    toy, dates = TrainConfig(), dates_train_config()
 
     train = commands.add_parser(
-        "train", help="train the documented small configuration and save a checkpoint",
+        "train", help="train a task's documented recipe and save a checkpoint",
         description="Train the documented small configuration (transformer.train.recipes.small_model_config and "
-        "TrainConfig) on a task with a progress bar, print the exact match on fresh sequences and save a checkpoint.",
+        "TrainConfig; for dates, the recipe of chapter 9: transformer.train.dates.train_dates) with a progress bar, "
+        "print its scores and save a checkpoint.",
     )
-    train.add_argument("--task", choices=TASKS, default="copy", help="what to learn (default: %(default)s)")
-    train.add_argument("--steps", type=_positive_int, default=defaults.steps,
-                       help="optimisation steps (default: %(default)s)")
+    train.add_argument("--task", choices=TASK_NAMES, default="copy", help="what to learn (default: %(default)s)")
+    train.add_argument("--steps", type=_positive_int, default=None,
+                       help=f"optimisation steps (default: {toy.steps} for the synthetic tasks, {dates.steps} for dates)")
     train.add_argument("--seed", type=_non_negative_int, default=0,
                        help="seed for the initial weights and the training data (default: %(default)s)")
     train.add_argument("--device", choices=DEVICES, default="auto",
                        help="where to train; auto picks cuda, then mps, then cpu (default: %(default)s)")
-    train.add_argument("--batch-size", type=_positive_int, default=defaults.batch_size,
-                       help="sequences per step, over all processes together (default: %(default)s)")
+    train.add_argument("--batch-size", type=_positive_int, default=None,
+                       help=f"sequences per step, over all processes together (default: {toy.batch_size} for the "
+                       f"synthetic tasks, {dates.batch_size} for dates)")
     train.add_argument("--bf16", action="store_true", help="train under bfloat16 autocast")
     train.add_argument("--compile", action="store_true",
                        help="torch.compile the training steps (pays off on long runs and GPUs; compiling takes a while)")
     train.add_argument("--threads", type=_positive_int, default=1,
                        help="CPU threads for PyTorch; a model this small is fastest on one (default: %(default)s)")
     train.add_argument("--eval-size", type=_positive_int, default=1000,
-                       help="fresh sequences for the final exact match (default: %(default)s)")
+                       help="fresh sequences for the final exact match; for dates, held-out test examples "
+                       "(default: %(default)s)")
     train.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
     train.add_argument("--distributed", action="store_true",
                        help="train data-parallel in the processes torchrun starts (DistributedDataParallel: NCCL on "
                        "GPUs, one per process, gloo on CPUs); each takes its share of every batch, rank 0 reports "
                        "and saves")
     train.add_argument("--out", type=Path, required=True, metavar="PATH", help="where to write the checkpoint")
+    train.add_argument("--save-every", type=_positive_int, default=None, metavar="N",
+                       help="also save a training checkpoint every N steps, beside --out (copy.pt -> copy.resume.pt); "
+                       "one is saved on Ctrl-C in any case")
+    train.add_argument("--resume", type=Path, default=None, metavar="PATH",
+                       help="continue the run that saved this training checkpoint; give the options it was started "
+                       "with (a checkpoint of another task, configuration or package version is refused)")
     train.set_defaults(run=_train, subparser=train)
 
     evaluate_ = commands.add_parser(
-        "evaluate", help="report exact match and token accuracy of a checkpoint",
-        description="Score a checkpoint written by 'train' on fresh random sequences.",
+        "evaluate", help="report the scores of a checkpoint",
+        description="Score a checkpoint written by 'train': a synthetic task on fresh random sequences (exact match, "
+        "token accuracy), the dates task on its held-out test examples (exact match, token accuracy, BLEU, chrF).",
     )
     evaluate_.add_argument("checkpoint", type=Path, metavar="PATH", help="a checkpoint written by 'train'")
-    evaluate_.add_argument("--task", choices=TASKS, default=None,
+    evaluate_.add_argument("--task", choices=TASK_NAMES, default=None,
                            help="task to score (default: the task the checkpoint was trained on)")
-    evaluate_.add_argument("--n", type=_positive_int, default=1000, help="fresh sequences (default: %(default)s)")
+    evaluate_.add_argument("--n", type=_positive_int, default=1000,
+                           help="fresh sequences; for dates, held-out test examples (default: %(default)s)")
     evaluate_.add_argument("--min-seq-len", type=_positive_int, default=None,
-                           help="shortest sequence (default: as in training)")
+                           help="shortest sequence (default: as in training; synthetic tasks)")
     evaluate_.add_argument("--max-seq-len", type=_positive_int, default=None,
-                           help="longest sequence (default: as in training)")
-    evaluate_.add_argument("--seed", type=_non_negative_int, default=EVAL_SEED,
-                           help="seed of the evaluation sequences (default: %(default)s)")
+                           help="longest sequence (default: as in training; synthetic tasks)")
+    evaluate_.add_argument("--seed", type=_non_negative_int, default=None,
+                           help=f"seed of the evaluation sequences (default: {EVAL_SEED}; synthetic tasks)")
+    evaluate_.add_argument("--beam-size", type=_positive_int, default=1,
+                           help="decode with beam search of this width, 1: greedy (default: %(default)s; dates)")
     evaluate_.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default: %(default)s)")
     evaluate_.add_argument("--threads", type=_positive_int, default=1, help="CPU threads for PyTorch (default: %(default)s)")
     evaluate_.set_defaults(run=_evaluate, subparser=evaluate_)
@@ -122,29 +154,101 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         device = _join_process_group(device, parser)
     rank0 = not args.distributed or dist.get_rank() == 0
     say = print if rank0 else lambda *_: None
+    options = {k: v for k, v in (("steps", args.steps), ("batch_size", args.batch_size)) if v is not None}
+    options.update(seed=args.seed, device=str(device), bf16=args.bf16, threads=args.threads, compile=args.compile,
+                   distributed=args.distributed)
+    config = dates_train_config(**options) if args.task in TEXT_TASKS else TrainConfig(task=args.task, **options)
     processes = f" in {dist.get_world_size()} processes" if args.distributed else ""
-    say(f"training the small configuration on {args.task!r} for {args.steps} steps on {device}{processes}")
+    resumed = f", resuming {str(args.resume)!r}" if args.resume else ""
+    say(f"training {_what(args.task)} for {config.steps} steps on {device}{processes}{resumed}")
+    checkpointing = dict(save_to=resume_path(args.out), save_every=args.save_every, resume_from=args.resume)
     start = time.perf_counter()
-    config = TrainConfig(task=args.task, steps=args.steps, batch_size=args.batch_size, seed=args.seed,
-                         device=str(device), bf16=args.bf16, threads=args.threads, compile=args.compile,
-                         distributed=args.distributed)
-    model, history = train_task(
-        args.task, steps=args.steps, seed=args.seed, device=str(device), progress=not args.no_progress, bf16=args.bf16,
-        threads=args.threads, batch_size=args.batch_size, compile=args.compile, distributed=args.distributed,
-    )
+    try:
+        if args.task in TEXT_TASKS:
+            model, history, data = _train_text_task(args, config, checkpointing)
+        else:
+            model, history = train_task(args.task, progress=not args.no_progress, **checkpointing, **options)
+    except ResumeError as error:
+        parser.error(f"--resume: {error}")
+    except TrainingInterrupted as stop:
+        say(f"interrupted after step {stop.step} of {stop.steps}: saved the run to {str(stop.path)!r}; resume it with\n"
+            f"  {_resume_command(args, stop.path)}")
+        if args.distributed:
+            dist.destroy_process_group()
+        return INTERRUPTED
     wall = time.perf_counter() - start
     if rank0:
-        result = evaluate(model, args.task, n=args.eval_size, vocab_size=config.vocab_size,
-                          min_seq_len=config.min_seq_len, max_seq_len=config.max_seq_len)
         print(f"trained in {history.seconds:.1f} s ({wall:.1f} s with the periodic evaluations)")
-        print(f"exact match on {result.n:,} fresh {args.task} sequences: {result.exact_match:.1%} "
-              f"(token accuracy {result.token_accuracy:.2%})")
-        save_checkpoint(model, args.out, train_config=config.to_dict(), result=result.to_dict(),
-                        train_seconds=history.seconds)
+        if args.task in TEXT_TASKS:
+            metadata = _score_text_task(model, data)
+        else:
+            result = evaluate(model, args.task, n=args.eval_size, vocab_size=config.vocab_size,
+                              min_seq_len=config.min_seq_len, max_seq_len=config.max_seq_len)
+            print(f"exact match on {result.n:,} fresh {args.task} sequences: {result.exact_match:.1%} "
+                  f"(token accuracy {result.token_accuracy:.2%})")
+            metadata = {"result": result.to_dict()}
+        save_checkpoint(model, args.out, task=args.task, train_config=config.to_dict(), train_seconds=history.seconds,
+                        **metadata)
         print(f"saved {args.out}")
     if args.distributed:
         dist.destroy_process_group()
     return 0
+
+
+def _what(task: str) -> str:
+    return "the dates model of chapter 9" if task == "dates" else f"the small configuration on {task!r}"
+
+
+def _train_text_task(
+    args: argparse.Namespace, config: TrainConfig, checkpointing: dict,
+) -> tuple[Transformer, History, DatesData]:
+    """The recipe of a task of text: its data (the test split ``--eval-size`` examples), its model, trained."""
+    data = dates_data(n_test=args.eval_size, seed=args.seed)
+    model, history = train_dates(data, config, progress=not args.no_progress, **checkpointing)
+    return model, history, data
+
+
+def _score_text_task(model: Transformer, data: DatesData) -> dict:
+    """Print the chapter's scores of ``model`` on the held-out test examples; return them (and what rebuilds the
+    data) as the checkpoint's metadata."""
+    result = evaluate_batches(model, data.test_batches())
+    print(f"held-out test examples ({result.n:,}, of dates never seen in training): exact match {result.exact_match:.1%}, "
+          f"token accuracy {result.token_accuracy:.2%}, loss {result.loss:.3f}")
+    scores = _print_text_scores(model, data, beam_size=1)
+    return {"result": result.to_dict(), "scores": scores, "data": {"n_train": len(data.train), "n_test": len(data.test)},
+            "vocab": {"source": data.source_vocab.itos, "target": data.target_vocab.itos}}
+
+
+def _print_text_scores(model: Transformer, data: DatesData, beam_size: int) -> dict | None:
+    """Print exact match, BLEU and chrF of the translations of the test examples; ``None`` without sacrebleu."""
+    decoder = "greedy decoding" if beam_size == 1 else f"beam search of {beam_size}"
+    try:
+        scores = dates_scores(model, data, beam_size)
+    except ImportError as error:
+        print(f"BLEU and chrF: not computed ({error})")
+        return None
+    print(f"{decoder}: exact match {scores['exact_match']:.1%}, BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f}")
+    return scores
+
+
+def resume_path(out: Path) -> Path:
+    """Where a run that saves its model to ``out`` keeps its training checkpoint: copy.pt -> copy.resume.pt."""
+    return out.with_name(f"{out.stem}.resume{out.suffix or '.pt'}")
+
+
+def _resume_command(args: argparse.Namespace, checkpoint: Path) -> str:
+    """The command that resumes this run from ``checkpoint``: the same options, with ``--resume``."""
+    argv, kept = list(args.argv), []
+    while argv:
+        word = argv.pop(0)
+        if word == "--resume":
+            argv = argv[1:]
+        elif not word.startswith("--resume="):
+            kept.append(word)
+    launcher = "python -m transformer"
+    if args.distributed:
+        launcher = f"torchrun --nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', dist.get_world_size())} -m transformer"
+    return f"{launcher} {shlex.join([*kept, '--resume', str(checkpoint)])}"
 
 
 def _join_process_group(device: torch.device, parser: argparse.ArgumentParser) -> torch.device:
@@ -170,7 +274,15 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except (FileNotFoundError, ValueError) as error:
         parser.error(str(error))
     trained = metadata.get("train_config", {})
-    task = args.task or trained.get("task", "copy")
+    trained_task = metadata.get("task", trained.get("task", "copy"))
+    task = args.task or trained_task
+    if (task in TEXT_TASKS or trained_task in TEXT_TASKS) and task != trained_task:
+        parser.error(f"--task {task}: this checkpoint was trained on {trained_task!r}, and a model of one task's "
+                     "vocabulary cannot be scored on another's")
+    if task in TEXT_TASKS:
+        return _evaluate_text_task(args, parser, model, metadata)
+    if args.beam_size != 1:
+        parser.error("--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for dates")
     vocab_size = trained.get("vocab_size", DEFAULT_VOCAB_SIZE)
     min_seq_len = args.min_seq_len or trained.get("min_seq_len", trained.get("min_len", 1))  # older checkpoints: min_len
     max_seq_len = args.max_seq_len or trained.get("max_seq_len", trained.get("max_len", 10))
@@ -179,11 +291,31 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if max_seq_len + 1 > model.config.max_positions:  # the decoder reads BOS + the sequence
         parser.error(f"--max-seq-len {max_seq_len} is too long for this model's positional table "
                      f"(max_positions={model.config.max_positions}, which must hold the sequence and BOS)")
+    seed = EVAL_SEED if args.seed is None else args.seed
     result = evaluate(model, task, n=args.n, vocab_size=vocab_size, min_seq_len=min_seq_len, max_seq_len=max_seq_len,
-                      seed=args.seed)
+                      seed=seed)
     print(f"{args.checkpoint}: {task}, {result.n:,} fresh sequences of length {min_seq_len}-{max_seq_len}")
     print(f"exact match:    {result.exact_match:.1%}")
     print(f"token accuracy: {result.token_accuracy:.2%}")
+    return 0
+
+
+def _evaluate_text_task(args: argparse.Namespace, parser: argparse.ArgumentParser, model: Transformer, metadata: dict) -> int:
+    """Score a dates checkpoint on the held-out test examples of the data it was trained on, rebuilt from its seed."""
+    for option in ("min_seq_len", "max_seq_len", "seed"):
+        if getattr(args, option) is not None:
+            parser.error(f"--{option.replace('_', '-')}: the dates task is scored on its held-out test examples, "
+                         "drawn from the data the model was trained on")
+    trained = metadata["train_config"]
+    data = dates_data(n_train=metadata["data"]["n_train"], n_test=args.n, seed=trained["seed"])
+    if [data.source_vocab.itos, data.target_vocab.itos] != [metadata["vocab"]["source"], metadata["vocab"]["target"]]:
+        parser.error(f"{str(args.checkpoint)!r} was trained on dates written as this version of the package no longer "
+                     "writes them (the vocabularies differ); train it again")
+    result = evaluate_batches(model, data.test_batches())
+    print(f"{args.checkpoint}: dates, {result.n:,} held-out test examples (dates never seen in training)")
+    print(f"exact match:    {result.exact_match:.1%}")
+    print(f"token accuracy: {result.token_accuracy:.2%}")
+    _print_text_scores(model, data, args.beam_size)
     return 0
 
 
@@ -195,9 +327,15 @@ def _device(name: str, parser: argparse.ArgumentParser) -> torch.device:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
-    with num_threads(args.threads):
-        return args.run(args, args.subparser)
+    args.argv = argv
+    try:
+        with num_threads(args.threads):
+            return args.run(args, args.subparser)
+    except KeyboardInterrupt:  # outside the training loop (which saves and stops on its own): nothing to save
+        print(f"\ninterrupted: {args.command} stopped before it finished; nothing was saved", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":  # python -m transformer.train.cli; python -m transformer is the same

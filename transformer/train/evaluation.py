@@ -1,15 +1,16 @@
 """Scoring a model: teacher-forced loss and token accuracy, and exact match of greedy decoding, on fixed batches
-of any task or on fresh sequences of a synthetic one."""
+of any task or on fresh sequences of a synthetic one; for tasks of text, its translations and the scores of machine
+translation (BLEU and chrF, with sacrebleu)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import torch
 
 from ..checks import check_int, renamed_keywords
-from ..decoding import greedy_decode
+from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
 from ..utils import eval_mode, make_rng
 from .objective import exact_match, sequence_loss, token_accuracy
@@ -62,3 +63,41 @@ def evaluate_batches(model: Transformer, batches: Iterable[Batch]) -> EvalResult
     if not n:
         raise ValueError("batches must hold at least one batch; got none")
     return EvalResult(exact_match=matches / n, token_accuracy=correct / total, loss=loss_sum / total, n=n)
+
+
+def translate(
+    model: Transformer, texts: Sequence[str], source_vocab, target_vocab, max_new_tokens: int, beam_size: int = 1,
+    batch_size: int = 500,
+) -> list[str]:
+    """``texts`` translated by ``model``, greedily (``beam_size`` 1) or with beam search (the paper's length penalty
+    0.6), in batches of ``batch_size``: encoded with ``source_vocab``, decoded with ``target_vocab`` (any vocabulary
+    with ``encode_batch`` and ``decode_batch``), each output up to its first EOS."""
+    check_int("beam_size", beam_size, minimum=1)
+    check_int("batch_size", batch_size, minimum=1)
+    outputs = []
+    for start in range(0, len(texts), batch_size):
+        src = source_vocab.encode_batch(texts[start : start + batch_size])  # (B, S)
+        if beam_size == 1:
+            ids = greedy_decode(model, src, max_new_tokens)  # (B, <= max_new_tokens)
+        else:
+            ids, _ = beam_search(model, src, beam_size, max_new_tokens)
+        outputs += target_vocab.decode_batch(ids)
+    return outputs
+
+
+def text_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """``{"exact_match", "bleu", "chrf"}``: the share of hypotheses equal to their reference, and corpus BLEU and chrF
+    (0 to 100) with sacrebleu's defaults (13a tokenization, one reference each), as the chapters report them.
+    sacrebleu is optional for the training wing (``pip install sacrebleu``; the book's ``live`` extra has it)."""
+    try:
+        import sacrebleu
+    except ImportError:
+        raise ImportError("BLEU and chrF need sacrebleu, which is not installed: pip install sacrebleu") from None
+    if len(hypotheses) != len(references) or not len(references):
+        raise ValueError(f"hypotheses and references must be non-empty and as long as each other; got "
+                         f"{len(hypotheses)} and {len(references)}")
+    return {
+        "exact_match": sum(h == r for h, r in zip(hypotheses, references, strict=True)) / len(references),
+        "bleu": sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score,
+        "chrf": sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score,
+    }

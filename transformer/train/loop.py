@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.optim.lr_scheduler import LambdaLR
 
+from ..checks import check_int
 from ..model import Transformer
 from ..tokens import PAD_ID
 from ..utils import make_rng, select_device
@@ -26,8 +28,9 @@ from .distributed import shard
 from .evaluation import EvalResult, evaluate, evaluate_batches
 from .objective import sequence_loss, token_accuracy
 from .progress import progress_bar
+from .resume import Checkpointer, check_resumable, resume_run, save_training_checkpoint
 from .schedule import linear_scheduler, noam_scheduler
-from .tasks import Batch, task_batch
+from .tasks import Batch, TaskStream
 
 
 @dataclass
@@ -76,7 +79,8 @@ def train_step(
 def train(
     model: Transformer, config: TrainConfig | None = None, progress: bool | str = True,
     stop_at_exact_match: float | None = None, batches: Iterator[Batch] | None = None,
-    eval_batches: Sequence[Batch] | None = None,
+    eval_batches: Sequence[Batch] | None = None, save_to: str | Path | None = None, save_every: int | None = None,
+    resume_from: str | Path | None = None, task: str | None = None,
 ) -> History:
     """Train ``model`` on ``config.task`` with Adam and the paper's schedule; returns the :class:`History`.
 
@@ -90,7 +94,14 @@ def train(
     Any other task trains the same way: pass its training ``batches`` (an iterator that yields one
     :class:`~transformer.train.tasks.Batch` per step, such as :func:`transformer.train.bucketing.batch_stream`; the same on
     every rank when distributed) and the fixed ``eval_batches`` it is scored on; ``config.task`` and its sizes
-    are then not used.
+    are then not used, and ``task`` names the data (in the progress bar and in training checkpoints).
+
+    With ``save_to``, a training checkpoint (:mod:`transformer.train.resume`) is written there every ``save_every``
+    steps and when the run is interrupted (Ctrl-C, SIGTERM: the step in progress finishes, the checkpoint is saved,
+    and :class:`~transformer.train.resume.TrainingInterrupted` is raised). ``resume_from`` continues the run such a
+    checkpoint saved, with the same settings and a model of the same configuration; on the same machine the result
+    is the uninterrupted run's, bit for bit. Given ``batches`` must then be resumable (such as
+    :class:`~transformer.train.bucketing.BatchStream`).
     """
     if progress not in (True, False, "text"):
         raise ValueError(f"progress must be True, False or 'text'; got {progress!r}")
@@ -107,6 +118,10 @@ def train(
     if config.distributed and not dist.is_initialized():
         raise ValueError("distributed=True needs a process group: launch with torchrun (see "
                          "`python -m transformer train --help`) or call torch.distributed.init_process_group first")
+    if save_every is not None:
+        check_int("save_every", save_every, minimum=1)
+        if save_to is None:
+            raise ValueError(f"save_every={save_every} needs save_to, the path of the training checkpoint")
     device = select_device(config.device)
     model.to(device)
     torch.manual_seed(config.seed)
@@ -116,30 +131,47 @@ def train(
         scheduler = noam_scheduler(optimizer, config.warmup)
     else:
         scheduler = linear_scheduler(optimizer, config.warmup, config.steps)
-    history = History()
+    history, first_step = History(), 1
     if batches is None:
         c = config
-        batches = (task_batch(c.task, c.batch_size, c.vocab_size, c.min_seq_len, c.max_seq_len, rng) for _ in range(c.steps))
-    with num_threads(config.threads if device.type == "cpu" else None):
-        _run(model, config, device, optimizer, scheduler, batches, eval_batches, history, progress, stop_at_exact_match)
+        batches = TaskStream(c.task, c.batch_size, c.vocab_size, c.min_seq_len, c.max_seq_len, rng=rng)
+    task = task or (config.task if eval_batches is None else None)
+    if save_to is not None or resume_from is not None:
+        check_resumable(batches)
+    if resume_from is not None:
+        done, saved_history = resume_run(resume_from, task, model, config, optimizer, scheduler, batches, device)
+        history, first_step = History(**saved_history), done + 1
+
+    def save(step: int) -> Path:
+        return save_training_checkpoint(save_to, step, task, model, config, optimizer, scheduler, batches,
+                                        history.to_dict(), device)
+
+    checkpointer = None if save_to is None else Checkpointer(Path(save_to), save_every, config.steps, save, device,
+                                                              config.distributed)
+    with num_threads(config.threads if device.type == "cpu" else None), checkpointer or nullcontext():
+        _run(model, config, device, optimizer, scheduler, batches, eval_batches, history, progress, stop_at_exact_match,
+             task, first_step, checkpointer)
     model.eval()
+    if checkpointer is not None:
+        checkpointer.raise_if_stopped()
     return history
 
 
 def _run(
     model: Transformer, c: TrainConfig, device: torch.device, optimizer: torch.optim.Optimizer, scheduler: LambdaLR,
     batches: Iterator[Batch], eval_batches: Sequence[Batch] | None, history: History, progress: bool | str,
-    stop_at_exact_match: float | None,
+    stop_at_exact_match: float | None, task: str | None, first_step: int = 1, checkpointer: Checkpointer | None = None,
 ) -> None:
-    """The loop itself: draw a batch, take a step, log it, evaluate now and then. The steps run through ``net``:
-    the model, wrapped in DistributedDataParallel when distributed, then compiled when ``c.compile``."""
+    """The loop itself: draw a batch, take a step, log it, evaluate now and then, from step ``first_step`` on, saving a
+    training checkpoint when ``checkpointer`` says so. The steps run through ``net``: the model, wrapped in
+    DistributedDataParallel when distributed, then compiled when ``c.compile``."""
     rank, world_size = (dist.get_rank(), dist.get_world_size()) if c.distributed else (0, 1)
     if c.batch_size % world_size:
         raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
     net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
     net = torch.compile(net) if c.compile else net
-    description = f"training {c.task}" if eval_batches is None else "training"  # given batches: the task is the caller's
-    bar = progress_bar(range(1, c.steps + 1), description, progress if rank == 0 else False)
+    description = f"training {task}" if task else "training"  # given batches: named by the caller, or not at all
+    bar = progress_bar(range(first_step, c.steps + 1), description, progress if rank == 0 else False)
     for step in bar:
         start = time.perf_counter()
         model.train()
@@ -168,6 +200,8 @@ def _run(
             bar.set_postfix(loss=f"{loss:.3f}", exact_match=f"{result.exact_match:.1%}")
             if stop_at_exact_match is not None and result.exact_match >= stop_at_exact_match:
                 break
+        if checkpointer is not None and checkpointer.step_done(step):
+            break
     bar.close()
 
 

@@ -44,7 +44,8 @@ class _FinalLine(_NoBar):
 
 
 def progress_bar(steps: range, description: str, progress: bool | str) -> Iterable[int]:
-    """What training shows while it runs: ``True``, a live tqdm bar (a widget in notebooks, text in terminals);
+    """What training shows while it runs over ``steps`` (``range(first, last + 1)``, counted from 1; a resumed run
+    starts later): ``True``, a live tqdm bar (a widget in notebooks, text in terminals);
     ``"text"``, one plain line when it ends; ``False``, nothing. tqdm is optional: without it, ``True`` shows nothing."""
     if progress == "text":
         return _FinalLine(steps, description)
@@ -52,4 +53,6 @@ def progress_bar(steps: range, description: str, progress: bool | str) -> Iterab
         from tqdm.auto import tqdm
     except ImportError:
         return _NoBar(steps)
-    return tqdm(steps, desc=description, leave=True) if progress else _NoBar(steps)
+    if not progress:
+        return _NoBar(steps)
+    return tqdm(steps, desc=description, leave=True, initial=steps.start - 1, total=steps.stop - 1)  # resumed: 201/400

@@ -3,6 +3,8 @@ Transformer's copy example for comparison, and the one-call recipe that builds a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
 from ..config import TransformerConfig
@@ -48,12 +50,15 @@ def annotated_transformer_configs(vocab_size: int = DEFAULT_VOCAB_SIZE) -> tuple
 
 def train_task(
     task: str = "copy", steps: int | None = None, seed: int = 0, device: str = "auto", progress: bool | str = True,
-    model_config: TransformerConfig | None = None, **train_overrides,
+    model_config: TransformerConfig | None = None, save_to: str | Path | None = None, save_every: int | None = None,
+    resume_from: str | Path | None = None, **train_overrides,
 ) -> tuple[Transformer, History]:
-    """Build the documented small model (seeded) and train it on ``task``: the one-call version of the above."""
+    """Build the documented small model (seeded) and train it on ``task``: the one-call version of the above.
+    ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
     if steps is not None:
         train_overrides["steps"] = steps
     config = TrainConfig(task=task, seed=seed, device=device, **train_overrides)
     torch.manual_seed(seed)
     model = Transformer(model_config or small_model_config(config.vocab_size))
-    return model, train(model, config, progress=progress)
+    history = train(model, config, progress=progress, save_to=save_to, save_every=save_every, resume_from=resume_from)
+    return model, history

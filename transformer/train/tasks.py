@@ -115,6 +115,47 @@ def task_batch(
     return make_batch(src, task_target(task, src, lengths))
 
 
+class TaskStream:
+    """Training batches of ``task`` for ever, each drawn fresh from the generator ``rng`` (:func:`task_batch`): an
+    iterator that can be saved and resumed. ``state_dict()`` holds the generator's state, so a stream restored with
+    ``load_state_dict`` yields exactly the batches the saved one would have yielded next."""
+
+    def __init__(
+        self, task: str, batch_size: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1,
+        max_seq_len: int = 10, *, rng: torch.Generator,
+    ):
+        check_choice("task", task, TASKS)
+        check_task_sizes(batch_size, vocab_size, min_seq_len, max_seq_len)
+        if not isinstance(rng, torch.Generator):
+            raise TypeError(f"rng must be a torch.Generator (its state is what a checkpoint saves); got {type(rng).__name__}")
+        self.sizes = dict(task=task, batch_size=batch_size, vocab_size=vocab_size, min_seq_len=min_seq_len,
+                          max_seq_len=max_seq_len)
+        self.rng = rng
+
+    def __iter__(self) -> TaskStream:
+        return self
+
+    def __next__(self) -> Batch:
+        return task_batch(**self.sizes, rng=self.rng)
+
+    def state_dict(self) -> dict:
+        """``{"source": what is drawn, "rng": the generator's state}``: plain values and one tensor."""
+        return {"source": dict(self.sizes), "rng": self.rng.get_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continue from ``state`` (a :meth:`state_dict`), which must come from a stream of the same task and sizes."""
+        check_same_source(state["source"], self.sizes)
+        self.rng.set_state(state["rng"])
+
+
+def check_same_source(saved: dict, here: dict) -> None:
+    """Raise a ValueError naming every difference between a saved stream's ``source`` and this stream's."""
+    differences = [f"{name}: {saved.get(name)!r} saved, {here.get(name)!r} here"
+                   for name in sorted(saved.keys() | here.keys()) if saved.get(name) != here.get(name)]
+    if differences:
+        raise ValueError("the saved stream drew other batches: " + "; ".join(differences))
+
+
 def token_label(token_id: int) -> str:
     """A readable name for an id: ``<pad>``, ``<s>``, ``</s>``, or the symbol's number."""
     return SPECIAL_TOKENS.get(int(token_id), str(int(token_id)))

@@ -40,7 +40,49 @@ def tokenize(text: str, level: str = "word") -> list[str]:
     return _WORD.findall(text.lower()) if level == "word" else list(text)
 
 
-class Vocabulary:
+def text_ids(ids: Sequence[int] | Tensor, vocab_size: int) -> list[int]:
+    """The ids of ``ids`` that stand for text: up to the first EOS, without PAD and BOS. Each must be an int in
+    ``[0, vocab_size)``."""
+    ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
+    kept = []
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < vocab_size:
+            raise ValueError(f"ids must be ints in [0, {vocab_size}) (this vocabulary's size); got {i!r}")
+        if i == EOS_ID:
+            break
+        if i not in (PAD_ID, BOS_ID):
+            kept.append(i)
+    return kept
+
+
+class IdVocabulary:
+    """What every vocabulary has once it has ``itos`` (id -> token), ``stoi`` (token -> id), ``encode`` and ``decode``:
+    its size, membership, and the batched forms of encoding and decoding."""
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self.stoi
+
+    def encode_batch(self, texts: Sequence[str]) -> Tensor:
+        """``(B, L)`` long: the ids of every text, right-padded with ``PAD_ID`` to the longest (``L >= 1``)."""
+        if isinstance(texts, str) or not len(texts):
+            raise ValueError(f"texts must be a non-empty sequence of strings; got {texts!r}")
+        encoded = [self.encode(text) for text in texts]
+        out = torch.full((len(encoded), max(1, *map(len, encoded))), PAD_ID, dtype=torch.long)  # (B, L)
+        for row, ids in enumerate(encoded):
+            out[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        return out
+
+    def decode_batch(self, ids: Tensor) -> list[str]:
+        """One text per row of ``ids (B, L)``, each decoded as ``decode`` does (so up to its first EOS)."""
+        if not isinstance(ids, Tensor) or ids.dim() != 2:
+            raise ValueError(f"ids must be a 2-D tensor (B, L); got {getattr(ids, 'shape', type(ids).__name__)}")
+        return [self.decode(row) for row in ids]
+
+
+class Vocabulary(IdVocabulary):
     """Tokens and their ids: ``PAD_ID``, ``BOS_ID``, ``EOS_ID``, ``UNK_ID`` first, then ``tokens`` in order.
 
     Build one from text with :meth:`build`; ``len(vocab)`` is the vocabulary size a model's embedding needs.
@@ -73,12 +115,6 @@ class Vocabulary:
         kept = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
         return cls(kept, level)
 
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def __contains__(self, token: object) -> bool:
-        return token in self.stoi
-
     def __repr__(self) -> str:
         return f"Vocabulary({len(self)} ids, level={self.level!r})"
 
@@ -100,29 +136,6 @@ class Vocabulary:
         For text whose tokens the vocabulary holds, ``tokenize(decode(encode(text))) == tokenize(text)``; at the
         character level ``decode(encode(text)) == text``.
         """
-        ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
-        tokens = []
-        for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-                raise ValueError(f"ids must be ints in [0, {len(self)}) (this vocabulary's size); got {i!r}")
-            if i == EOS_ID:
-                break
-            if i not in (PAD_ID, BOS_ID):
-                tokens.append(self.itos[i])
+        tokens = [self.itos[i] for i in text_ids(ids, len(self))]
         return ("" if self.level == "char" else " ").join(tokens)
 
-    def encode_batch(self, texts: Sequence[str]) -> Tensor:
-        """``(B, L)`` long: the ids of every text, right-padded with ``PAD_ID`` to the longest (``L >= 1``)."""
-        if isinstance(texts, str) or not len(texts):
-            raise ValueError(f"texts must be a non-empty sequence of strings; got {texts!r}")
-        encoded = [self.encode(text) for text in texts]
-        out = torch.full((len(encoded), max(1, *map(len, encoded))), PAD_ID, dtype=torch.long)  # (B, L)
-        for row, ids in enumerate(encoded):
-            out[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-        return out
-
-    def decode_batch(self, ids: Tensor) -> list[str]:
-        """One text per row of ``ids (B, L)``, each decoded as :meth:`decode` does (so up to its first EOS)."""
-        if not isinstance(ids, Tensor) or ids.dim() != 2:
-            raise ValueError(f"ids must be a 2-D tensor (B, L); got {getattr(ids, 'shape', type(ids).__name__)}")
-        return [self.decode(row) for row in ids]

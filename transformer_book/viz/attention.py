@@ -61,7 +61,7 @@ def attention_heatmap(
     show_values = w.size <= 100 if show_values is None else show_values
     trace = _weights_heatmap(w, token_labels(q_tokens), token_labels(k_tokens), show_values=show_values)
     fig = go.Figure(trace)
-    fig.update_xaxes(title_text="key", side="bottom", tickangle=-45 if len(k_tokens) > 8 else 0)
+    fig.update_xaxes(title_text="key", side="bottom", tickangle=-45 if len(k_tokens) > 8 else None)
     fig.update_yaxes(title_text="query", autorange="reversed")
     height = int(min(640, 200 + 34 * len(q_tokens)))
     return style(fig, title, height=height, width=260 + 44 * len(k_tokens))
@@ -121,40 +121,50 @@ def attention_picker(
     group_label: str = "layer",
     head_label: str = "head",
     title: str | None = None,
+    group: int = 0,
+    head: int = 0,
 ) -> go.Figure:
-    """One large map with a head picker (buttons) and, for ``(G, H, T_q, T_k)`` weights, a group picker (dropdown).
+    """One large map with a head picker (buttons) and, for ``(G, H, T_q, T_k)`` weights, a group picker (dropdown),
+    showing ``group`` and ``head`` first.
 
     The two controls combine without a kernel because each changes a different attribute: the group picker shows one
-    trace per group (``visible``), the head picker rewrites every group trace's data (``z``) with that head's weights.
+    trace per group (``visible``), the head picker rewrites every group trace's data (``z``) with that head's weights
+    and names the head in the title (``title · head 2``).
     """
     w = _grouped(weights)  # (G, H, T_q, T_k)
     G, H = w.shape[:2]
     _check_tokens(w.shape, q_tokens, k_tokens, ndim=4)
+    if not (0 <= group < G and 0 <= head < H):
+        raise ValueError(f"group and head must index the weights' {G} groups and {H} heads; got group={group}, head={head}")
     names = _names(group_names, G, group_label)
     q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     show_values = w.shape[2] * w.shape[3] <= 100
     fig = go.Figure()
     for g in range(G):
-        trace = _weights_heatmap(w[g, 0], q_labels, k_labels, name=names[g], show_values=show_values)
-        trace.visible = g == 0
+        trace = _weights_heatmap(w[g, head], q_labels, k_labels, name=names[g], show_values=show_values)
+        trace.visible = g == group
         fig.add_trace(trace)
+    def titled(h: int) -> str:
+        return f"{title} · {head_label} {h}" if title else f"{head_label} {h}"
+
     head_buttons = [
-        dict(label=f"{head_label} {h}", method="restyle",
-             args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, list(range(G))])
+        dict(label=f"{head_label} {h}", method="update",
+             args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))])
         for h in range(H)
     ]
-    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else 0)
+    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else None)  # None: turned only if they overlap
     fig.update_yaxes(title_text="query", autorange="reversed")
-    style(fig, title, height=int(min(720, 280 + 36 * len(q_tokens))))
+    style(fig, titled(head), height=int(min(720, 280 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=120))
     y = _above(fig, 12)
     menus = [
-        dict(type="buttons", direction="right", buttons=head_buttons, showactive=True, active=0,
+        dict(type="buttons", direction="right", buttons=head_buttons, showactive=True, active=head,
              x=0.0, xanchor="left", y=y, yanchor="bottom", pad=dict(r=4, t=0), name=head_label)
     ]
     if G > 1:
         group_buttons = [dict(label=names[g], method="restyle", args=[{"visible": [i == g for i in range(G)]}]) for g in range(G)]
-        menus.append(dropdown(group_buttons, x=1.0, y=y, xanchor="right", name=group_label, pad=dict(t=0, b=0)))
+        menus.append(dropdown(group_buttons, x=1.0, y=y, xanchor="right", active=group, name=group_label,
+                              pad=dict(t=0, b=0)))
     fig.update_layout(updatemenus=menus)
     return fig
 
@@ -238,7 +248,8 @@ class ScalingStats:
 def scaling_experiment(d_k: int, n_queries: int = 500, n_keys: int = 16, seed: int = 0) -> ScalingStats:
     """Draw ``q``, ``k`` with i.i.d. N(0, 1) entries, so ``Var(q·k) = d_k``; measure the variance of the scores with
     and without dividing by ``sqrt(d_k)``, and the softmax they give: mean largest weight, mean entropy (nats; a
-    uniform row has ``log(n_keys)``), and mean Frobenius norm of the softmax Jacobian (the gradient's size)."""
+    uniform row has ``log(n_keys)``), and mean Frobenius norm of the softmax Jacobian (how far the weights move per
+    unit change of the scores)."""
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(n_queries, 1, d_k, generator=g)  # (N, 1, d_k)
     k = torch.randn(n_queries, n_keys, d_k, generator=g)  # (N, n_keys, d_k)
@@ -294,10 +305,12 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
             f"entropy {r.entropy_raw:.2f} vs {r.entropy_scaled:.2f} nats (uniform: {math.log(n_keys):.2f})"
         )
         steps.append(dict(label=str(r.d_k), method="update", args=[{"visible": visible}, {"title.text": summary}]))
+    # The legend right under the axis titles, the slider under it (the static book shows it above the figure).
+    plot_height = 560 - 110 - 170
     fig.update_layout(
         barmode="overlay", bargap=0,
-        sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="d_k = "), pad=dict(t=60), x=0.0, len=1.0)],
-        legend=dict(orientation="h", x=0.0, y=-0.62, xanchor="left"),
+        sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="d_k = "), pad=dict(t=95), x=0.0, len=1.0)],
+        legend=dict(orientation="h", x=0.0, y=-58 / plot_height, xanchor="left", yanchor="top"),
     )
     fig.update_xaxes(title_text="score", range=[-edge, edge], row=1, col=1)
     decades = [10.0**e for e in range(-4, 1)]

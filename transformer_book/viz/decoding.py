@@ -11,8 +11,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from transformer.decoding import BeamTrace, GreedyStep
+from transformer.decoding import BeamStep, GreedyStep
 from transformer.tokens import BOS_ID, PAD_ID
+from transformer.train.tasks import token_label
 
 from .attention import to_numpy
 from .style import style
@@ -27,7 +28,7 @@ def greedy_stepper(
     or Play): the decoder's input so far (top) and the probability of every possible next token (bottom), the chosen
     one in red with its value. The next frame's input is this frame's input with the chosen token appended; a run
     that has already finished keeps showing its last step. ``target_probability`` draws, dashed, the probability that
-    label smoothing trains the right token towards."""
+    label smoothing trains the right token towards (said in the panel's title, where no bar's label can cover it)."""
     names = list(runs)
     if not names or any(len(runs[name]) == 0 for name in names):
         raise ValueError(f"runs must map names to non-empty lists of greedy steps; got {[len(runs[n]) for n in names]}")
@@ -35,8 +36,11 @@ def greedy_stepper(
     vocab = runs[names[0]][0].log_probs.size(-1)
     width = n_steps + 1
     labels = [_label(t) for t in range(vocab)]
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.26,
-                        subplot_titles=("decoder input so far", "probability of each next token"))
+    probabilities = "probability of each next token"
+    if target_probability is not None:
+        probabilities += f"<br><span style='font-size:12px'>dashed: label smoothing's target, {target_probability:.3f}</span>"
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.3,
+                        subplot_titles=("decoder input so far", probabilities))
 
     def state(steps: Sequence[GreedyStep], i: int) -> tuple[go.Heatmap, go.Bar]:
         step = steps[min(i, len(steps) - 1)]
@@ -74,7 +78,7 @@ def greedy_stepper(
             buttons=[dict(label=html.escape(name), method="restyle",
                           args=[{"visible": [k == shown for k in range(len(names)) for _ in range(2)]}])
                      for shown, name in enumerate(names)],
-            direction="down", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
+            direction="down", x=1.0, xanchor="right", y=1.0, yanchor="bottom", name="model",
         ))
     fig.update_layout(
         sliders=[dict(
@@ -86,9 +90,7 @@ def greedy_stepper(
         updatemenus=menus,
     )
     if target_probability is not None:
-        fig.add_hline(y=target_probability, line=dict(color="#6b7280", width=1.5, dash="dash"), row=2, col=1,
-                      annotation_text=f"label smoothing's target {target_probability:.3f}",
-                      annotation_position="top left", annotation_font=dict(size=12, color="#4b5563"))
+        fig.add_hline(y=target_probability, line=dict(color="#6b7280", width=1.5, dash="dash"), row=2, col=1)
     fig.update_xaxes(title_text="position", dtick=1, range=[-0.5, width - 0.5], row=1, col=1)
     fig.update_yaxes(title_text="", row=1, col=1)
     fig.update_xaxes(title_text="next token", type="category", row=2, col=1)
@@ -123,45 +125,62 @@ def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None)
     return fig
 
 
-def beam_figure(trace: BeamTrace, source_index: int = 0, title: str | None = None) -> go.Figure:
-    """The beams of one source, step by step: a node per surviving hypothesis (its newest token, its summed
-    log-probability in the hover), an edge to the hypothesis it extended, the returned one in red. Rows are the
-    beam slots, best first; a finished hypothesis (EOS) is carried on unchanged and drawn once."""
-    b = source_index
-    n_steps, K = len(trace.tokens), trace.tokens[0].size(1)
-    parents = [p[b].tolist() for p in trace.parents]
-    tokens = [t[b].tolist() for t in trace.tokens]
-    scores = [s[b].tolist() for s in trace.scores]
-    on_best = set()  # (step, slot) of the returned hypothesis, found by walking back from the end
-    slot = int(trace.best[b])
-    for t in range(n_steps - 1, -1, -1):
-        on_best.add((t, slot))
-        slot = parents[t][slot]
-    edge_x, edge_y, best_x, best_y = [], [], [], []
+def beam_figure(steps: Sequence[BeamStep], source_index: int = 0, title: str | None = None) -> go.Figure:
+    """The beam search of one source (``list(beam_steps(...))``): a column per step; in the upper rows the live
+    hypotheses, best first (a node per hypothesis: its newest token, its summed log-probability in the hover, an edge
+    to the hypothesis it extended); in the lower rows the finished hypotheses the search kept at the end, each at
+    the step where it ended (its length-penalised score in the hover). The returned one and its path are red."""
+    b, K = source_index, steps[0].scores.size(1)
+    live = [s.tokens[b].tolist() for s in steps]  # [t][k]: the tokens of live hypothesis k after step t
+    scores = [s.scores[b].tolist() for s in steps]
+    final = steps[-1]
+    finished = [[int(x) for x in row if x != PAD_ID] for row in final.finished[b].tolist()]
+    finished_scores = final.finished_scores[b].tolist()
+
+    def parent_slot(prefix: list[int]) -> int:
+        """The live slot, at the step before, of the hypothesis that ``prefix`` extends (BOS, slot 0, at step 0)."""
+        return live[len(prefix) - 1].index(prefix) if prefix else 0
+
+    on_best = set()  # (step, slot) of the live hypotheses on the returned one's path
+    winner = finished[0]
+    for t in range(len(winner) - 1, 0, -1):
+        on_best.add((t, parent_slot(winner[:t])))
+    edges = {False: ([], []), True: ([], [])}  # on the returned path or not -> (x, y)
     xs, ys, texts, hovers, colours = [0], [0], [_label(BOS_ID)], ["the decoder's first input"], [KIND_COLOURS["bos"]]
-    for t in range(n_steps):
+
+    def node(x: int, y: int, token: int, hover: str, parent: int, best: bool) -> None:
+        xs.append(x)
+        ys.append(y)
+        texts.append(_label(token))
+        hovers.append(hover)
+        colours.append(KIND_COLOURS["eos"] if best else OTHER_COLOUR)
+        edge_x, edge_y = edges[best]
+        edge_x += [x - 1, x, None]  # from the hypothesis it extended
+        edge_y += [parent, y, None]
+
+    for t in range(len(steps)):
         for k in range(K):
-            if tokens[t][k] == PAD_ID or not np.isfinite(scores[t][k]):
-                continue  # a finished hypothesis carried along, or an empty slot
-            xs.append(t + 1)
-            ys.append(k)
-            texts.append(_label(tokens[t][k]))
-            hovers.append(f"step {t + 1}, beam {k + 1}: token {_label(tokens[t][k])}<br>log-probability {scores[t][k]:.3f}")
-            colours.append(KIND_COLOURS["eos"] if (t, k) in on_best else OTHER_COLOUR)
-            target_x, target_y = (best_x, best_y) if (t, k) in on_best else (edge_x, edge_y)
-            target_x += [t, t + 1, None]  # from the hypothesis it extended (at step 0: BOS)
-            target_y += [parents[t][k], k, None]
+            if not np.isfinite(scores[t][k]):
+                continue  # an empty slot (the first steps of a beam wider than the choices)
+            tokens = live[t][k]
+            node(t + 1, k, tokens[-1], f"step {t + 1}, live {k + 1}: {_label(tokens[-1])}<br>log-probability "
+                 f"{scores[t][k]:.3f}", parent_slot(tokens[:-1]), (t + 1, k) in on_best)
+    for rank, (tokens, score) in enumerate(zip(finished, finished_scores, strict=True)):
+        if np.isfinite(score):
+            node(len(tokens), K + rank, tokens[-1], f"finished {rank + 1}, ended at step {len(tokens)}: "
+                 f"{html.escape(' '.join(token_label(x) for x in tokens))}<br>penalised score {score:.3f}",
+                 parent_slot(tokens[:-1]), rank == 0)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color=EDGE_COLOUR, width=2), hoverinfo="skip",
-                             showlegend=False))
-    fig.add_trace(go.Scatter(x=best_x, y=best_y, mode="lines", line=dict(color=KIND_COLOURS["eos"], width=3),
-                             hoverinfo="skip", showlegend=False))
+    for best, width in ((False, 2), (True, 3)):
+        fig.add_trace(go.Scatter(x=edges[best][0], y=edges[best][1], mode="lines", hoverinfo="skip", showlegend=False,
+                                 line=dict(color=KIND_COLOURS["eos"] if best else EDGE_COLOUR, width=width)))
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="markers+text", text=texts, textfont=dict(size=12, color="white"),
         marker=dict(size=28, color=colours, line=dict(color="white", width=1)), hovertext=hovers,
         hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
     ))
-    fig.update_xaxes(title_text="step (tokens generated)", dtick=1, range=[-0.6, n_steps + 0.6])
-    fig.update_yaxes(title_text="beam (best first)", autorange="reversed", tickvals=list(range(K)),
-                     ticktext=[str(k + 1) for k in range(K)])
-    return style(fig, title, height=max(260, 120 + 55 * K))
+    fig.add_hline(y=K - 0.5, line=dict(color=EDGE_COLOUR, dash="dot", width=1))
+    fig.update_xaxes(title_text="step (tokens generated)", dtick=1, range=[-0.6, len(steps) + 0.6])
+    fig.update_yaxes(autorange="reversed", tickvals=list(range(2 * K)),
+                     ticktext=[f"live {k + 1}" for k in range(K)] + [f"finished {k + 1}" for k in range(K)])
+    return style(fig, title, height=max(300, 120 + 45 * 2 * K))

@@ -143,7 +143,7 @@ def embedding_scale_figure(
         title=dict(text="Scaled embeddings and positions live on the same scale", x=0.0),
         margin=dict(l=70, r=20, t=110, b=110),
         legend=dict(orientation="h", x=0.0, y=-0.2, yanchor="top"),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.17, xanchor="right")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.17, xanchor="right", name="model width")],
     )
     fig.update_xaxes(title_text="value", range=[-3.5, 3.5], row=1, col=1)
     fig.update_yaxes(
@@ -184,7 +184,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         font=FONT,
         title=dict(text="Cosine similarity between token embeddings", x=0.0),
         margin=dict(l=80, r=20, t=110, b=80),
-        updatemenus=[dropdown(buttons, y=1.02)]
+        updatemenus=[dropdown(buttons, y=1.02, name="embeddings")]
         if len(names) > 1
         else [],
     )

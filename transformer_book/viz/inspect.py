@@ -34,6 +34,12 @@ KIND_TITLES = {
     "cross": "cross-attention (decoder to encoder)",
 }
 BERTVIZ_MODEL_VIEW_WIDTH = 970  # bertviz's model_view draws into an SVG of this fixed width (pixels)
+BERTVIZ_THUMBNAIL_WIDTH = 110  # pixels per head that fit_width gives model_view's thumbnails instead
+_BERTVIZ_AXIS_WIDTH = 38  # model_view's layer labels, left of the thumbnails (its HEADING_TEXT_SIZE + paddings + TEXT_SIZE)
+_BERTVIZ_VIEWS = {  # what each bertviz view shows, for assistive technology
+    "head": "bertviz head view: lines from each token on the left to the tokens it attends to on the right, one colour per head",
+    "model": "bertviz model view: the attention of every layer (rows) and head (columns) as a thumbnail",
+}
 BERTVIZ_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}  # bertviz's Attention menu entries
 _BERTVIZ_FIRST = '"default_filter": "0"'  # where bertviz's views start: the first attention type given
 _DECIMALS = 3  # bertviz weights
@@ -88,22 +94,54 @@ class AttentionExample:
 
 
 def fit_width(view: HTML, width: int = 680) -> HTML:
-    """A bertviz view returned with ``html_action="return"``, scaled down (CSS ``zoom``) to ``width`` pixels.
+    """A bertviz ``model_view`` returned with ``html_action="return"``, drawn to fit ``width`` pixels.
 
-    ``model_view`` draws a fixed 970-pixel-wide picture, wider than the book's column, which would clip its right-hand
-    heads; zooming keeps every head visible and clickable. In the static book, ``figures.js`` then fits the zoom to
-    the reader's column (``data-width``), down to a zoom that keeps the text readable; on a narrower screen (a phone)
-    the frame scrolls sideways inside itself, never the page.
+    ``model_view`` draws a fixed 970-pixel-wide picture whatever the number of heads, wider than the book's column
+    (which would clip its right-hand heads) and far wider than a phone. Its thumbnails are narrowed to
+    :data:`BERTVIZ_THUMBNAIL_WIDTH` pixels a head (four heads: 478 pixels) and the view is zoomed (CSS ``zoom``) to
+    ``width``; in the static book, ``figures.js`` fits the zoom to the reader's column (``data-width``), down to a
+    zoom that keeps the text readable, below which the frame scrolls sideways inside itself, never the page. The
+    view is made :func:`accessible` too.
     """
-    scale = min(1.0, width / BERTVIZ_MODEL_VIEW_WIDTH)
+    page = view.data
+    heads = re.search(r'"total_heads": (\d+)', page)
+    drawn = BERTVIZ_MODEL_VIEW_WIDTH
+    if heads and f"const DIV_WIDTH = {BERTVIZ_MODEL_VIEW_WIDTH};" in page:
+        drawn = min(BERTVIZ_MODEL_VIEW_WIDTH, _BERTVIZ_AXIS_WIDTH + BERTVIZ_THUMBNAIL_WIDTH * int(heads.group(1)))
+        page = page.replace(f"const DIV_WIDTH = {BERTVIZ_MODEL_VIEW_WIDTH};", f"const DIV_WIDTH = {drawn};")
+    scale = min(1.0, width / drawn)
     return HTML(
-        f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{BERTVIZ_MODEL_VIEW_WIDTH}" '
-        f'style="zoom: {scale:.3f}">{view.data}</div></div>'
+        f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{drawn}" '
+        f'style="zoom: {scale:.3f}">{accessible(HTML(page)).data}</div></div>'
     )
 
 
+def accessible(view: HTML) -> HTML:
+    """A bertviz view returned with ``html_action="return"``, usable with assistive technology and beside others.
+
+    bertviz gives every view's menus and drawing the same ids (``layer``, ``filter``, ``vis``), so a page with two
+    views has duplicate ids, and its menus have no label. Here each id is prefixed with the view's own unique id (in
+    the view's HTML and in the selectors of its script), each menu is wrapped in a ``<label>`` with its caption, and
+    the view gets ``role="figure"`` and a name saying what it draws. (The static book's ``figures.js`` also makes the
+    view's head squares and thumbnails reachable and operable from the keyboard.) Idempotent.
+    """
+    page = view.data
+    root = re.search(r'<div id="(bertviz-[0-9a-f]+)"', page)
+    if root is None or 'class="bertviz-view"' in page:
+        return HTML(page)
+    name = _BERTVIZ_VIEWS["head" if 'id="layer"' in page else "model"]
+    vid = root.group(1)
+    page = re.sub(r'(Layer|Attention): (<select id=")(layer|filter)(">.*?</select>)',
+                  lambda m: f"<label>{m.group(1)}: {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>", page, flags=re.S)
+    page = page.replace("<div id='vis'></div>", f"<div id='{vid}-vis' class='bertviz-vis'></div>")
+    for part in ("layer", "filter", "vis"):
+        page = page.replace(f"#${{config.rootDivId}} #{part}", f"#${{config.rootDivId}}-{part}")
+    return HTML(f'<div class="bertviz-view" role="figure" aria-label="{html.escape(name)}">{page}</div>')
+
+
 def open_on(view: HTML, kind: str) -> HTML:
-    """A bertviz view returned with ``html_action="return"``, opening on attention type ``kind`` instead of the first.
+    """A bertviz view returned with ``html_action="return"``, opening on attention type ``kind`` instead of the first,
+    and made :func:`accessible`.
 
     Given several attention types, ``head_view`` and ``model_view`` show an *Attention* menu that always starts on
     the first (the encoder, when given); bertviz has no argument for another start. This selects ``kind``'s menu
@@ -118,7 +156,7 @@ def open_on(view: HTML, kind: str) -> HTML:
         raise ValueError(f"expected a bertviz view with {name!r} in its Attention menu; got one without it")
     index = option.group(1)
     page = page.replace(option.group(0), f'<option value="{index}" selected>{name}</option>', 1)
-    return HTML(page.replace(_BERTVIZ_FIRST, f'"default_filter": "{index}"'))
+    return accessible(HTML(page.replace(_BERTVIZ_FIRST, f'"default_filter": "{index}"')))
 
 
 def bertviz_arguments(

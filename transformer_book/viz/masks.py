@@ -23,7 +23,7 @@ from transformer.masks import causal_mask, padding_mask, target_mask
 
 from .attention import to_numpy, token_labels
 from .controls import dropdown
-from .style import style
+from .style import figure_note, style
 
 # Why a cell is hidden, as a number for one discrete colour scale.
 FUTURE, PADDING, BOTH, VISIBLE = 0, 1, 2, 3
@@ -117,13 +117,15 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
              args=[{"z": [z for n in range(1, max_real + 1) for z in grids(n, p)]}, list(range(n_traces))])
         for p in range(max_pad + 1)
     ]
+    # The colour key right under the axis titles, the sliders under it (the static book shows them above the figure).
+    plot_height = 470 - 70 - 200
     fig.update_layout(
-        coloraxis_colorbar=dict(y=-0.62),
+        coloraxis_colorbar=dict(y=-58 / plot_height),
         sliders=[
             dict(active=real - 1, steps=real_steps, currentvalue=dict(prefix="real tokens: "), x=0.0, len=0.48,
-                 pad=dict(t=50)),
+                 pad=dict(t=110)),
             dict(active=pad, steps=pad_steps, currentvalue=dict(prefix="padding tokens: "), x=0.52, len=0.48,
-                 pad=dict(t=50)),
+                 pad=dict(t=110)),
         ],
     )
     ticks = dict(tickvals=list(range(N)), range=[-0.5, N - 0.5], tickfont=dict(size=10), tickangle=0)
@@ -131,7 +133,7 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
     fig.update_yaxes(autorange=False, **{**ticks, "range": [N - 0.5, -0.5]})
     fig.update_yaxes(title_text="query position", row=1, col=1)
     style(fig, None, height=470)
-    fig.update_layout(margin=dict(t=70, b=190, l=60, r=20))
+    fig.update_layout(margin=dict(t=70, b=200, l=60, r=20))
     return fig
 
 
@@ -217,7 +219,7 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
     raw = to_numpy(scores)
     bound = float(np.ceil(np.abs(raw).max() + 0.5))
     fig = make_subplots(
-        rows=1, cols=3, horizontal_spacing=0.08,
+        rows=1, cols=3, horizontal_spacing=0.11,
         subplot_titles=["1. scores of one query", "2. after masking", "3. softmax weights"],
     )
 
@@ -259,15 +261,12 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
                 {"title.text": method.description},
             ],
         ))
-    fig.update_layout(updatemenus=[dropdown(buttons, y=1.45, active=active)])
+    fig.update_layout(updatemenus=[dropdown(buttons, y=1.45, active=active, name="masking")])
     fig.update_yaxes(title_text="score", range=[-bound, bound], row=1, col=1)
     fig.update_yaxes(title_text="masked score", range=[-bound, bound], row=1, col=2)
     fig.update_yaxes(title_text="weight", range=[0, 1.1], row=1, col=3)
     fig.update_xaxes(title_text="key", tickangle=-45)
-    fig.add_annotation(
-        text="blue: visible key · grey, hatched: hidden key", x=0.5, y=-0.42, xref="paper", yref="paper",
-        showarrow=False, font=dict(size=12, color="#4b5563"),
-    )
+    fig.add_annotation(figure_note("blue: visible key · grey, hatched: hidden key", y=-0.36))
     style(fig, methods[active].description, height=480)
     fig.update_layout(margin=dict(t=150, b=110, l=60, r=20), title=dict(y=0.82, yanchor="bottom", font=dict(size=13)))
     return fig

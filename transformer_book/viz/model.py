@@ -96,7 +96,8 @@ def parameter_sunburst(configs: dict[str, TransformerConfig]) -> go.Figure:
     style(fig, titles[0], height=560)
     fig.update_layout(
         margin=dict(l=10, r=10, t=90, b=10),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.1, xanchor="right")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.1, xanchor="right", name="model")],
+        uniformtext=dict(minsize=9, mode="hide"),  # a slice too thin for a readable label leaves it to the hover
     )
     return fig
 
@@ -178,7 +179,7 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     rows = [f"seq {b} · pos {t}" for b in range(B) for t in range(T)]
     cols = [f"f{j}" for j in range(d)]
     fig = make_subplots(
-        rows=2, cols=2, column_widths=[0.78, 0.22], row_heights=[0.28, 0.72], shared_xaxes="columns",
+        rows=2, cols=2, column_widths=[0.74, 0.26], row_heights=[0.28, 0.72], shared_xaxes="columns",
         shared_yaxes="rows", horizontal_spacing=0.03, vertical_spacing=0.04,
     )
     for i, values in enumerate(states.values()):
@@ -215,12 +216,12 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     fig.update_layout(
         margin=dict(l=110, r=30, t=70, b=60),
         legend=dict(orientation="h", x=1.0, xanchor="right", y=1.01, yanchor="bottom"),
-        updatemenus=[dropdown(buttons, y=1.04)],
+        updatemenus=[dropdown(buttons, y=1.04, name="show")],
     )
     fig.update_yaxes(autorange="reversed", row=2, col=1, title_text="position (row)")
     fig.update_xaxes(title_text="feature (column)", row=2, col=1)
-    fig.update_yaxes(title_text="column", row=1, col=1, range=[-2.5, 4])
-    fig.update_xaxes(title_text="row mean, std", row=2, col=2, range=[-2.5, 4])
+    fig.update_yaxes(title_text="column", row=1, col=1, range=[-2.5, 4], dtick=2)
+    fig.update_xaxes(title_text="row", row=2, col=2, range=[-2.5, 4], dtick=2, tickangle=0, tickfont=dict(size=10))
     return fig
 
 
@@ -283,7 +284,7 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     """Three panels through depth (activation size, gradient reaching each layer, gradient of each layer's weights)
     for post-norm and pre-norm stacks; a dropdown shows both or one of them."""
     titles = ("residual stream RMS", "‖∂loss/∂x‖ at each layer's output", "‖∂loss/∂weights‖ of each layer")
-    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.1)
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.12)
     for stats in statistics:
         colour, name = VARIANT_COLOURS[stats.norm_first], VARIANT_NAMES[stats.norm_first]
         series = (
@@ -306,7 +307,7 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     fig.update_layout(
         margin=dict(l=60, r=20, t=110, b=100),
         legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.28),
-        updatemenus=[dropdown(buttons, y=1.22)],
+        updatemenus=[dropdown(buttons, y=1.22, name="show")],
     )
     fig.update_annotations(font=dict(size=12))
     for col in (1, 2, 3):
@@ -395,7 +396,7 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
         margin=dict(l=10, r=10, t=50, b=10), dragmode=False,
         xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
         yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
-        updatemenus=[dropdown(buttons, y=1.0)],
+        updatemenus=[dropdown(buttons, y=1.0, name="show")],
     )
     return fig
 

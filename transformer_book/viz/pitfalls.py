@@ -42,7 +42,7 @@ def _picker_layout(fig: go.Figure, names: Sequence[str], notes: Mapping[str, str
         title=dict(text=titles[0], x=0.02, xanchor="left", y=1 - 12 / height, yanchor="top"),
         updatemenus=[dict(
             type="dropdown", buttons=buttons, active=0, showactive=True, direction="down", x=0.0, xanchor="left",
-            y=1 + (top - menu_top) / plot_height, yanchor="top", pad=dict(t=0, b=0),
+            y=1 + (top - menu_top) / plot_height, yanchor="top", pad=dict(t=0, b=0), name="variant",
         )],
     )
 

@@ -90,7 +90,7 @@ def sinusoid_table_figure(d_models: Sequence[int] = (16, 64, 128), n_positions: 
         font=FONT,
         title=dict(text=_table_title(d_models[0]), x=0.0, xanchor="left"),
         margin=dict(l=70, r=20, t=100, b=60),
-        updatemenus=[dropdown(buttons, y=1.04)],
+        updatemenus=[dropdown(buttons, y=1.04, name="model width")],
     )
     fig.update_xaxes(title_text="dimension (even: sin, odd: cos)")
     fig.update_yaxes(title_text="position", autorange="reversed")
@@ -368,7 +368,7 @@ def offset_dot_product_figure(
         title=dict(text="The dot product of two encodings depends only on their offset", x=0.0),
         margin=dict(l=60, r=20, t=110, b=120),
         legend=dict(orientation="h", x=0.0, y=-0.2, yanchor="top"),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.16, xanchor="right")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.16, xanchor="right", name="model width")],
     )
     fig.update_xaxes(title_text="position q", row=1, col=1, constrain="domain")
     fig.update_yaxes(title_text="position p", autorange="reversed", scaleanchor="x", constrain="domain", row=1, col=1)
@@ -403,7 +403,7 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
         font=FONT,
         title=dict(text="Cosine similarity between positions", x=0.0),
         margin=dict(l=70, r=20, t=110, b=60),
-        updatemenus=[dropdown(buttons, y=1.04)],
+        updatemenus=[dropdown(buttons, y=1.04, name="encoding")],
     )
     fig.update_xaxes(title_text="position", constrain="domain")
     fig.update_yaxes(title_text="position", autorange="reversed", scaleanchor="x", constrain="domain")

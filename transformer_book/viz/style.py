@@ -10,6 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 
+FIGURE_NOTE = "figure-note"  # names an annotation about the whole figure (the same name as in book/_ext/figures.js)
 MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped
 FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
 TITLE_FONT = dict(size=16)
@@ -18,12 +19,28 @@ SIGNED_SCALE = "RdBu_r"  # scores and activations are signed: diverging, centred
 MASK_SCALE = [[0.0, "#e5e7eb"], [0.5, "#e5e7eb"], [0.5, "#2563eb"], [1.0, "#2563eb"]]  # hidden grey, visible blue
 BLUE, ORANGE, GREEN, RED, GREY = "#4c78a8", "#f58518", "#54a24b", "#d62728", "#9d9d9d"
 
-# Registered under a name (no default is changed): figures ask for it with template=TEMPLATE.
-pio.templates["book"] = go.layout.Template(layout=dict(
-    font=FONT, title=dict(x=0.02, xanchor="left", font=TITLE_FONT), hoverlabel=dict(font_size=12),
-    legend=dict(font=dict(size=12)),
-))
+# Registered under a name (no default is changed): figures ask for it with template=TEMPLATE. Tick labels keep a few
+# pixels from the plot (a heatmap's row labels would touch its cells); a colour bar's title goes beside the bar, where
+# it cannot touch the label of the bar's top value.
+TICK_STANDOFF = 4
+_COLORBAR = dict(title=dict(side="right"))
+pio.templates["book"] = go.layout.Template(
+    layout=dict(
+        font=FONT, title=dict(x=0.02, xanchor="left", font=TITLE_FONT), hoverlabel=dict(font_size=12),
+        legend=dict(font=dict(size=12)), xaxis=dict(ticklabelstandoff=TICK_STANDOFF),
+        yaxis=dict(ticklabelstandoff=TICK_STANDOFF), coloraxis=dict(colorbar=_COLORBAR),
+    ),
+    data=dict(heatmap=[go.Heatmap(colorbar=_COLORBAR)]),
+)
 TEMPLATE = "plotly_white+book"
+
+
+def figure_note(text: str, y: float = -0.3) -> dict:
+    """An annotation about the whole figure (a key to its colours), centred under its panels at ``y`` (paper units).
+    Named :data:`FIGURE_NOTE`, so that the static book, stacking side-by-side panels on a phone, keeps it under the
+    last panel instead of under the middle one."""
+    return dict(name=FIGURE_NOTE, text=text, x=0.5, y=y, xref="paper", yref="paper", xanchor="center", yanchor="top",
+                showarrow=False, font=dict(size=12, color="#4b5563"))
 
 
 def style(fig: go.Figure, title: str | None = None, height: int = 420, width: int | None = None) -> go.Figure:
@@ -38,5 +55,5 @@ def style(fig: go.Figure, title: str | None = None, height: int = 420, width: in
     return fig
 
 
-__all__ = ["BLUE", "FONT", "GREEN", "GREY", "MASK_SCALE", "MAX_WIDTH", "ORANGE", "RED", "SIGNED_SCALE", "TEMPLATE",
-           "TITLE_FONT", "WEIGHTS_SCALE", "style"]
+__all__ = ["BLUE", "FIGURE_NOTE", "FONT", "GREEN", "GREY", "MASK_SCALE", "MAX_WIDTH", "ORANGE", "RED", "SIGNED_SCALE", "TEMPLATE",
+           "TICK_STANDOFF", "TITLE_FONT", "WEIGHTS_SCALE", "figure_note", "style"]

@@ -71,7 +71,8 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
                             args=[{"visible": visible}, {"annotations": arrows}]))
         if i == 0:
             fig.update_layout(annotations=arrows)
-    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.32, yanchor="top")])
+    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.32, yanchor="top",
+                                        name="example")])
     fig.update_xaxes(title_text="position", dtick=1)
     fig.update_yaxes(title_text="", autorange="reversed")
     title = ("Teacher forcing: the output is the input shifted by one<br><span style='font-size:12px;color:#4b5563'>"
@@ -123,13 +124,15 @@ def label_smoothing_figure(
         for i, eps in enumerate(smoothings)
     ]
     fig.update_layout(updatemenus=[dict(buttons=buttons, active=1 if n > 1 else 0, direction="down", x=0.0,
-                                        xanchor="left", y=1.28, yanchor="top")])
+                                        xanchor="left", y=1.28, yanchor="top", name="smoothing")])
     fig.update_xaxes(title_text="token", tickangle=-90, row=1, col=1)
     fig.update_yaxes(title_text="probability (log scale)", type="log", range=[-3, 0.05], row=1, col=1)
     fig.update_xaxes(title_text="model's probability on the right token", range=[0, 1], row=1, col=2)
     fig.update_yaxes(title_text="cross-entropy", range=[0, 4], row=1, col=2)
     fig = style(fig, None, height=420)
-    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.3), margin=dict(l=60, r=20, t=110, b=110))
+    # The legend under the axis titles (the token names stand on end under the left panel).
+    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"),
+                      margin=dict(l=60, r=20, t=110, b=120))
     return fig
 
 
@@ -255,7 +258,8 @@ def length_figure(results: Mapping[str, Mapping[str, Sequence[float]]], trained_
     lengths = [x for r in results.values() for x in r["length"]]
     fig.add_vrect(x0=min(lengths) - 0.5, x1=trained_max + 0.5, fillcolor="#16a34a", opacity=0.08, line_width=0,
                   annotation_text="lengths seen in training", annotation_position="bottom left")
-    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top")])
+    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top",
+                                        name="show")])
     fig.update_xaxes(title_text="sequence length", dtick=1, range=[min(lengths) - 0.5, max(lengths) + 0.5])
     fig.update_yaxes(title_text="exact match", tickformat=".0%", range=[0, 1.05])
     fig = style(fig, title, height=420)

@@ -1,0 +1,463 @@
+// The playground's engine: the book's trained models run in the page by ONNX Runtime Web (WebAssembly, one thread).
+//
+// No DOM: this file reads what a reader types, decodes and loads; book/_ext/playground.js draws it. It runs in a
+// page, a worker or Node (tests/book/test_playground_engine.py runs its tokenizer and searches there on their own).
+//
+// The models are the package's own, exported by transformer.export.export_onnx during the build into
+// _static/playground/<model>/{encoder,decoder_step}.onnx, listed in _static/playground/manifest.json.
+// - tokenize: transformer.train.tokenizer.tokenize(level="word"), with Python's Unicode classes.
+// - greedyDecode: transformer.decoding.greedy_steps: encode once, then run the decoder on <s> + the tokens so far,
+//   take the most probable token (<pad> and <s> excluded), stop at </s> or after maxNewTokens tokens.
+// - beamSearch: transformer.decoding.beam_search for one source; the beams run as one batch through the decoder step.
+// Both are written against a decoder step, a function of k decoder inputs of one length that resolves to their
+// next-token logits, (k, V) row after row: the exported graph in the page, any function in a test.
+// - createPlayground: loading (ONNX Runtime Web's module, its 14 MB WebAssembly fetched gzipped, 3.7 MB, and unpacked
+//   here; each model's two graphs), with progress in bytes, and the decoding of a model by name. ONNX Runtime runs in
+//   a worker (its proxy mode), so that compiling and running the models leave the page responsive.
+(function (root, factory) {
+  "use strict";
+  const engine = factory();
+  if (typeof module === "object" && module.exports) module.exports = engine;
+  else root.TransformerPlaygroundEngine = engine;
+})(globalThis, function () {
+  "use strict";
+
+  const KINDS = ["encoder", "decoder", "cross"];
+  const KIND_NAMES = {encoder: "encoder self-attention", decoder: "decoder masked self-attention", cross: "cross-attention"};
+  // What a reader may type, and pad, so that the attention maps stay readable: 30 positions at most, below the models'
+  // max_positions (64), which the graphs allow.
+  const MAX_SOURCE_TOKENS = 20;
+  const MAX_PADDING = 10;
+  const WASM = "ort-wasm-simd-threaded.wasm";
+
+  const now = () => performance.now();
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // What the reader types
+
+  // What transformer.train.tokenizer.tokenize(text, "word") does, with Python's Unicode classes: lower-case, then runs
+  // of letters ([^\W\d_]+), single decimal digits (\d), single other non-space characters ([^\w\s]) and "_".
+  const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"; // str.isspace
+  const WORD = new RegExp("[\\p{L}\\p{Nl}\\p{No}]+|\\p{Nd}|[^\\p{L}\\p{N}_" + SPACE + "]|_", "gu");
+
+  function tokenize(text, level) {
+    if (level === "char") return Array.from(text);
+    return text.toLowerCase().match(WORD) || [];
+  }
+
+  // An input the page rejects: `field` names the control ("source", "padding"), the message what is wrong.
+  class InputError extends Error {
+    constructor(field, message) {
+      super(message);
+      this.name = "InputError";
+      this.field = field;
+    }
+  }
+
+  function isSpecial(manifest, id) {
+    return id === manifest.pad_id || id === manifest.bos_id || id === manifest.eos_id;
+  }
+
+  // The reader's source -> {ids, tokens, unknown}. Symbols: labels separated by spaces or commas, each one of the
+  // model's symbols. Text: the model's tokenizer; a token its vocabulary lacks becomes <unk> (listed in `unknown`).
+  function parseSource(text, info, manifest) {
+    const symbols = info.input === "symbols";
+    const tokens = symbols ? text.trim().split(/[\s,]+/).filter(Boolean) : tokenize(text, info.input);
+    if (!tokens.length) throw new InputError("source", symbols ? "type at least one symbol" : "type a few words");
+    if (tokens.length > MAX_SOURCE_TOKENS) {
+      throw new InputError("source", `at most ${MAX_SOURCE_TOKENS} ${symbols ? "symbols" : "tokens"}; got ${tokens.length}`);
+    }
+    const unk = info.src_vocab.indexOf("<unk>"), unknown = [];
+    const ids = tokens.map((token) => {
+      const id = info.src_vocab.indexOf(token);
+      if (id >= 0 && !isSpecial(manifest, id)) return id;
+      if (!symbols && unk >= 0) {
+        unknown.push(token);
+        return unk;
+      }
+      const known = info.src_vocab.filter((label, i) => !isSpecial(manifest, i));
+      throw new InputError("source", `the symbols are ${known.join(" ")}; got ${JSON.stringify(token)}`);
+    });
+    return {ids, tokens, unknown};
+  }
+
+  // The padding field's value -> {count, asked, clamped}: count is what the page uses, a whole number from 0 to
+  // MAX_PADDING; clamped says that it is not what was asked.
+  function readPadding(value) {
+    const text = String(value).trim();
+    const asked = text === "" ? 0 : Number(text);
+    if (!Number.isFinite(asked)) {
+      throw new InputError("padding", `padding is a whole number from 0 to ${MAX_PADDING}; got ${JSON.stringify(text)}`);
+    }
+    const count = Math.min(MAX_PADDING, Math.max(0, Math.floor(asked)));
+    return {count, asked, clamped: count !== asked};
+  }
+
+  // The decoding budget: the model's own (dates: 11), else two tokens more than the source has symbols, as
+  // transformer_book.playground.default_max_new_tokens.
+  function maxNewTokensFor(info, manifest, src) {
+    return info.max_new_tokens || src.filter((id) => id !== manifest.pad_id).length + 2;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Decoding, against a decoder step: step(rows) -> Promise<{logits}>, rows k arrays of ids of one length
+
+  // Row `row` of (k, V) logits -> log-probabilities (float64) with the `excluded` ids at -Infinity: the softmax over
+  // the other ids, as transformer.decoding._next_log_probs computes it.
+  function logProbs(logits, row, V, excluded) {
+    const scores = logits.subarray(row * V, (row + 1) * V), out = new Float64Array(V);
+    let top = -Infinity, sum = 0;
+    for (let i = 0; i < V; i++) if (!excluded.has(i) && scores[i] > top) top = scores[i];
+    for (let i = 0; i < V; i++) if (!excluded.has(i)) sum += Math.exp(scores[i] - top);
+    const norm = top + Math.log(sum);
+    for (let i = 0; i < V; i++) out[i] = excluded.has(i) ? -Infinity : scores[i] - norm;
+    return out;
+  }
+
+  function argmax(values) {
+    let best = 0;
+    for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
+    return best;
+  }
+
+  // Greedy decoding, or decoding along given tokens (`forced`: teacher forcing, to draw a beam's best hypothesis).
+  // Returns {tokens, steps: [{logits, probs, ms}], last (the last step's output), tgt (its decoder input),
+  // ended: "eos" | "budget" | "forced"}.
+  async function greedyDecode(step, {vocabSize: V, bos, eos, excluded, maxNewTokens, forced = null}) {
+    const tokens = [], steps = [], budget = forced ? forced.length : maxNewTokens;
+    let last = null;
+    while (tokens.length < budget) {
+      const started = now();
+      last = await step([[bos, ...tokens]]);
+      const logp = logProbs(last.logits, 0, V, excluded);
+      const token = forced ? forced[tokens.length] : argmax(logp);
+      steps.push({logits: Array.from(last.logits.subarray(0, V)), probs: Array.from(logp, Math.exp), ms: now() - started});
+      tokens.push(token);
+      if (!forced && token === eos) break;
+    }
+    const ended = forced ? "forced" : tokens[tokens.length - 1] === eos ? "eos" : "budget";
+    return {tokens, steps, last, tgt: [bos, ...tokens.slice(0, -1)], ended};
+  }
+
+  // GNMT's length normalisation, as transformer.decoding.length_penalty_factor.
+  function lengthPenaltyFactor(length, alpha) {
+    return Math.pow((5 + length) / 6, alpha);
+  }
+
+  // The k best of the candidate scores, best first (ties: the lower index first, as torch.topk on a CPU).
+  function topK(candidates, k) {
+    const order = [];
+    candidates.forEach((x, i) => { if (x > -Infinity) order.push(i); });
+    order.sort((a, b) => candidates[b] - candidates[a] || a - b);
+    return order.slice(0, k);
+  }
+
+  // Beam search for one source, as transformer.decoding.beam_search: every step extends each hypothesis of the beam
+  // (all beamSize of them after the first step, run as one batch) by every token and keeps the beamSize best by
+  // summed log-probability; a finished hypothesis (after </s>) stays in the beam, grown by <pad> at no cost. It stops
+  // when every hypothesis is finished or after maxNewTokens steps; then each summed log-probability is divided by the
+  // length penalty and the best is returned. Returns {tokens, score, hypotheses, trace, stepMs}: trace.parents,
+  // .tokens and .scores per step (beam slot k extended slot parents[t][k] with tokens[t][k]), trace.best the slot
+  // returned.
+  async function beamSearch(step, {vocabSize: V, bos, eos, pad, excluded, beamSize, maxNewTokens, lengthPenalty}) {
+    let beam = [{tokens: [bos], logProb: 0, length: 0, finished: false}];
+    const trace = {parents: [], tokens: [], scores: []}, stepMs = [];
+    while (trace.tokens.length < maxNewTokens && !beam.every((h) => h.finished)) {
+      const started = now();
+      const {logits} = await step(beam.map((h) => h.tokens));
+      const candidates = new Float64Array(beam.length * V);
+      beam.forEach((h, k) => {
+        const logp = h.finished ? null : logProbs(logits, k, V, excluded);
+        for (let v = 0; v < V; v++) {
+          candidates[k * V + v] = h.logProb + (h.finished ? (v === pad ? 0 : -Infinity) : logp[v]);
+        }
+      });
+      beam = topK(candidates, beamSize).map((index) => {
+        const parent = Math.floor(index / V), token = index % V, from = beam[parent];
+        return {
+          tokens: [...from.tokens, token], logProb: candidates[index], parent,
+          length: from.length + (from.finished ? 0 : 1), finished: from.finished || token === eos,
+        };
+      });
+      trace.parents.push(beam.map((h) => h.parent));
+      trace.tokens.push(beam.map((h) => h.tokens[h.tokens.length - 1]));
+      trace.scores.push(beam.map((h) => h.logProb));
+      stepMs.push(now() - started);
+    }
+    const hypotheses = beam.map((h) => ({
+      tokens: h.tokens.slice(1, 1 + h.length), logProb: h.logProb, length: h.length,
+      score: h.logProb / lengthPenaltyFactor(h.length, lengthPenalty),
+    }));
+    trace.best = argmax(hypotheses.map((h) => h.score));
+    const best = hypotheses[trace.best];
+    return {tokens: best.tokens, score: best.score, hypotheses, trace, stepMs};
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // The models, loaded from the site
+
+  // (L, B, H, Tq, Tk) attention tensor -> nested arrays [L][H][Tq][Tk] of batch row b
+  function attentionMaps(tensor, b) {
+    const [L, B, H, Tq, Tk] = tensor.dims, data = tensor.data, out = [];
+    for (let l = 0; l < L; l++) {
+      const layer = [];
+      for (let h = 0; h < H; h++) {
+        const rows = [];
+        for (let q = 0; q < Tq; q++) {
+          const start = (((l * B + b) * H + h) * Tq + q) * Tk;
+          rows.push(Array.from(data.subarray(start, start + Tk)));
+        }
+        layer.push(rows);
+      }
+      out.push(layer);
+    }
+    return out;
+  }
+
+  // Every head on: {encoder, decoder, cross}, each (L, H) of 1.
+  function allHeads(info) {
+    const masks = {};
+    for (const kind of KINDS) masks[kind] = Array.from({length: info.layers[kind]}, () => new Array(info.n_heads).fill(1));
+    return masks;
+  }
+
+  function anySilenced(masks) {
+    return KINDS.some((kind) => masks[kind].some((layer) => layer.includes(0)));
+  }
+
+  // The playground of the site whose _static/ folder is at `staticUrl`. Decoding a model loads what it needs first;
+  // load(name) starts that early. onProgress(listener) reports the downloads: {loaded, total} bytes (total null
+  // while a size is unknown).
+  function createPlayground(staticUrl) {
+    const ortDir = staticUrl + "vendor/ort/", modelDir = staticUrl + "playground/";
+    const timings = {}; // milliseconds since the page started: when loading started, ONNX Runtime and each model ready
+    const downloads = new Map(), listeners = new Set(), sessions = {}, warmed = {};
+    let manifestPromise = null, runtimePromise = null;
+
+    function manifest() {
+      if (!manifestPromise) {
+        manifestPromise = (async () => {
+          const response = await fetch(modelDir + "manifest.json");
+          if (!response.ok) throw new Error(`playground models missing (${response.status} ${response.url})`);
+          return response.json();
+        })();
+      }
+      return manifestPromise;
+    }
+
+    function progress() {
+      let loaded = 0, total = 0;
+      for (const d of downloads.values()) {
+        loaded += d.loaded;
+        total = total === null || d.total === null ? null : total + d.total;
+      }
+      return {loaded, total};
+    }
+
+    function onProgress(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    }
+
+    function report() {
+      const p = progress();
+      listeners.forEach((listener) => listener(p));
+    }
+
+    // The body of `url` as a stream, its bytes counted as they arrive. A size is known from Content-Length, unless
+    // the server compressed the response on the way (`encoded`: the length counts other bytes than those that arrive).
+    async function fetchCounted(url) {
+      timings.loadStarted = timings.loadStarted || now();
+      const entry = {loaded: 0, total: null};
+      downloads.set(url, entry);
+      report();
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`could not load ${url} (${response.status})`);
+      const length = response.headers.get("Content-Length"), encoded = Boolean(response.headers.get("Content-Encoding"));
+      if (length !== null && !encoded) entry.total = Number(length);
+      const counter = new TransformStream({
+        transform(chunk, controller) {
+          entry.loaded += chunk.length;
+          report();
+          controller.enqueue(chunk);
+        },
+        flush() {
+          entry.total = entry.loaded;
+          report();
+        },
+      });
+      return {body: response.body.pipeThrough(counter), encoded};
+    }
+
+    async function bytesOf(stream) {
+      return new Uint8Array(await new Response(stream).arrayBuffer());
+    }
+
+    async function download(url) {
+      return bytesOf((await fetchCounted(url)).body);
+    }
+
+    // ONNX Runtime Web's WebAssembly: gzipped (3.7 MB instead of 14 MB) and unpacked here as it arrives, where the
+    // browser can (DecompressionStream); a host that unpacked it on the way already (Content-Encoding) delivers the
+    // .wasm itself.
+    async function wasmBinary() {
+      if (typeof DecompressionStream === "undefined") return download(ortDir + WASM);
+      const {body, encoded} = await fetchCounted(ortDir + WASM + ".gz");
+      if (!encoded) return bytesOf(body.pipeThrough(new DecompressionStream("gzip")));
+      const bytes = await bytesOf(body);
+      const gzipped = bytes[0] === 0x1f && bytes[1] === 0x8b; // gzipped again on the way, and unpacked once
+      return gzipped ? bytesOf(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))) : bytes;
+    }
+
+    function runtime() {
+      if (!runtimePromise) {
+        runtimePromise = (async () => {
+          const [ort, binary] = await Promise.all([import(ortDir + "ort.wasm.min.mjs"), wasmBinary()]);
+          ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, so no cross-origin isolation needed
+          // In a worker: compiling the WebAssembly (much of it at the first run) and every run leave the page free.
+          ort.env.wasm.proxy = true;
+          ort.env.wasm.wasmPaths = ortDir;
+          ort.env.wasm.wasmBinary = binary;
+          timings.runtime = now();
+          return ort;
+        })();
+        runtimePromise.catch(() => { runtimePromise = null; });
+      }
+      return runtimePromise;
+    }
+
+    // ONNX Runtime Web and the model `name`: {ort, encoder, decoder} sessions, created once.
+    function sessionsOf(name) {
+      if (!sessions[name]) {
+        sessions[name] = (async () => {
+          const [ort, encoder, decoder] = await Promise.all([
+            runtime(), download(`${modelDir}${name}/encoder.onnx`), download(`${modelDir}${name}/decoder_step.onnx`),
+          ]);
+          const options = {executionProviders: ["wasm"], graphOptimizationLevel: "all"};
+          const graphs = await Promise.all([ort.InferenceSession.create(encoder, options),
+            ort.InferenceSession.create(decoder, options)]);
+          return {ort, encoder: graphs[0], decoder: graphs[1]};
+        })();
+        sessions[name].catch(() => { delete sessions[name]; });
+      }
+      return sessions[name];
+    }
+
+    // The model `name` ready to decode: its sessions, and two tokens decoded from a one-symbol source, which take
+    // the first run's extra time (the runtime compiles and allocates what the graphs need then) before the reader's.
+    function load(name) {
+      if (!warmed[name]) {
+        warmed[name] = (async () => {
+          const m = await manifest(), info = m.models[name];
+          await decode(name, [info.src_vocab.findIndex((label, id) => !isSpecial(m, id))], null, 2);
+          timings[name] = now();
+        })();
+        warmed[name].catch(() => { delete warmed[name]; });
+      }
+      return warmed[name];
+    }
+
+    function isLoaded(name) { // loaded and warmed up
+      return name in timings;
+    }
+
+    function idTensor(ort, rows) {
+      return new ort.Tensor("int64", BigInt64Array.from(rows.flat().map(BigInt)), [rows.length, rows[0].length]);
+    }
+
+    function headMask(ort, info, masks, kind) {
+      return new ort.Tensor("float32", Float32Array.from(masks[kind].flat()), [info.layers[kind], info.n_heads]);
+    }
+
+    // Encode one source (ids, padding allowed) once, with head masks {encoder, decoder, cross}: (L, H) of 1/0.
+    // Returns the decoder step for that source, what a search needs to know, and the encoder's attention.
+    async function encode(name, src, masks) {
+      const [m, session] = await Promise.all([manifest(), sessionsOf(name)]);
+      const info = m.models[name], ort = session.ort;
+      masks = masks || allHeads(info);
+      const started = now();
+      const out = await session.encoder.run({src: idTensor(ort, [src]), head_mask: headMask(ort, info, masks, "encoder")});
+      const encodeMs = now() - started;
+      const selfMask = headMask(ort, info, masks, "decoder"), crossMask = headMask(ort, info, masks, "cross");
+      const tiles = {}; // the memory and source mask repeated for k decoder inputs (a beam), made once per k
+      function tile(k) {
+        if (!tiles[k]) {
+          const [, S, D] = out.memory.dims, one = out.memory.data, memory = new Float32Array(k * one.length);
+          for (let i = 0; i < k; i++) memory.set(one, i * one.length);
+          const real = src.map((id) => (id !== m.pad_id ? 1 : 0));
+          tiles[k] = {
+            memory: new ort.Tensor("float32", memory, [k, S, D]),
+            srcMask: new ort.Tensor("bool", Uint8Array.from(Array.from({length: k}, () => real).flat()), [k, src.length]),
+          };
+        }
+        return tiles[k];
+      }
+      async function step(rows) {
+        const t = tile(rows.length);
+        // A run hands its inputs over to the worker: the ones kept for the next steps go as copies.
+        const copy = (tensor) => new ort.Tensor(tensor.type, tensor.data.slice(), tensor.dims);
+        const result = await session.decoder.run({
+          tgt: idTensor(ort, rows), memory: copy(t.memory), src_mask: copy(t.srcMask), self_head_mask: copy(selfMask),
+          cross_head_mask: copy(crossMask),
+        });
+        return {logits: result.logits.data, selfAttention: result.self_attention, crossAttention: result.cross_attention};
+      }
+      const options = { // what greedyDecode and beamSearch need to know of the model
+        vocabSize: info.tgt_vocab.length, bos: m.bos_id, eos: m.eos_id, pad: m.pad_id,
+        excluded: new Set([m.pad_id, m.bos_id]), maxNewTokens: maxNewTokensFor(info, m, src),
+      };
+      return {manifest: m, info, step, options, started, encodeMs, encoderAttention: attentionMaps(out.attention, 0)};
+    }
+
+    // Greedy decoding of model `name` (or along `forced` tokens), as transformer.decoding.greedy_decode: {src,
+    // tokens, logits and probs of each step, attention (every map of the last step), tgt, ended, stepMs, totalMs}.
+    async function decode(name, src, masks, maxNewTokens, forced) {
+      const encoded = await encode(name, src, masks), budget = maxNewTokens || encoded.options.maxNewTokens;
+      const r = await greedyDecode(encoded.step, {...encoded.options, maxNewTokens: budget, forced});
+      return {
+        src, tokens: r.tokens, logits: r.steps.map((s) => s.logits), probs: r.steps.map((s) => s.probs), tgt: r.tgt,
+        ended: r.ended, maxNewTokens: budget,
+        attention: {
+          encoder: encoded.encoderAttention, decoder: attentionMaps(r.last.selfAttention, 0),
+          cross: attentionMaps(r.last.crossAttention, 0),
+        },
+        encodeMs: encoded.encodeMs, stepMs: r.steps.map((s) => s.ms), totalMs: now() - encoded.started,
+      };
+    }
+
+    // Beam search of model `name`, as transformer.decoding.beam_search: beamSearch's result with src and totalMs.
+    async function beamSearchOf(name, src, masks, beamSize, maxNewTokens, lengthPenalty) {
+      const encoded = await encode(name, src, masks), budget = maxNewTokens || encoded.options.maxNewTokens;
+      const r = await beamSearch(encoded.step, {
+        ...encoded.options, beamSize, maxNewTokens: budget,
+        lengthPenalty: lengthPenalty === undefined ? encoded.manifest.beam.length_penalty : lengthPenalty,
+      });
+      return {src, ...r, maxNewTokens: budget, totalMs: now() - encoded.started};
+    }
+
+    // What the page shows for a source: greedy decoding (beamSize 1), or beam search and then its best hypothesis
+    // decoded along (for its probabilities and attention maps), with the beam in `beam`.
+    async function search(name, src, masks, beamSize) {
+      if (beamSize === 1) return decode(name, src, masks);
+      const [m, beam] = await Promise.all([manifest(), beamSearchOf(name, src, masks, beamSize)]);
+      const r = await decode(name, src, masks, null, beam.tokens);
+      const ended = beam.tokens[beam.tokens.length - 1] === m.eos_id ? "eos" : "budget";
+      return {...r, beam, ended, maxNewTokens: beam.maxNewTokens, stepMs: beam.stepMs, totalMs: beam.totalMs + r.totalMs};
+    }
+
+    async function parseSourceOf(name, text) { // the ids the page decodes for a reader's input
+      const m = await manifest();
+      return parseSource(text, m.models[name], m);
+    }
+
+    return {
+      manifest, load, isLoaded, onProgress, progress, timings, decode, beamSearch: beamSearchOf, search,
+      parseSource: parseSourceOf, tokenize,
+    };
+  }
+
+  return {
+    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, tokenize, parseSource, readPadding, maxNewTokensFor,
+    logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
+  };
+});

@@ -1,0 +1,81 @@
+"""What training needs, written out and measured: teaching code for the foundations page, and for chapter 06's stack
+of blocks at initialisation.
+
+- :func:`cross_entropy_gradient`: the gradient of softmax cross-entropy with respect to the logits, ``softmax(z) - q``;
+- :func:`adam_steps`: the steps ``torch.optim.Adam`` takes on one parameter for a given sequence of gradients, for a
+  choice of ``betas`` and ``eps``;
+- :func:`initialise` and :func:`signal_through`: re-initialise a stack's linear layers as Glorot & Bengio (2010,
+  "Xavier") or He et al. (2015) propose, and measure the signal and its gradient through the stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+INITIALISATIONS = ("xavier", "he")
+
+
+def cross_entropy_gradient(logits: Tensor, target: Tensor, smoothing: float = 0.0) -> Tensor:
+    """``d/dlogits`` of ``F.cross_entropy(logits (N, V), target (N,), label_smoothing=smoothing, reduction="sum")``:
+    ``softmax(logits) - q`` row by row, ``q`` the (smoothed) target distribution."""
+    V = logits.size(-1)
+    q = (1 - smoothing) * F.one_hot(target, V).to(logits.dtype) + smoothing / V  # (N, V)
+    return logits.softmax(dim=-1) - q  # (N, V)
+
+
+def adam_steps(gradients: Sequence[float], betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9) -> list[float]:
+    """The step ``torch.optim.Adam(lr=1)`` takes on one parameter at each of ``gradients`` (fed one after another):
+    ``m_hat / (sqrt(v_hat) + eps)``, in float64."""
+    parameter = nn.Parameter(torch.zeros((), dtype=torch.float64))
+    optimizer = torch.optim.Adam([parameter], lr=1.0, betas=betas, eps=eps)
+    steps = []
+    for gradient in gradients:
+        before = float(parameter.detach())
+        parameter.grad = torch.tensor(float(gradient), dtype=torch.float64)
+        optimizer.step()
+        steps.append(before - float(parameter.detach()))
+    return steps
+
+
+def initialise(module: nn.Module, scheme: str) -> nn.Module:
+    """Re-initialise every ``nn.Linear`` in ``module`` (biases to 0) and return it. ``"xavier"``: Glorot & Bengio's
+    uniform ``Var(W) = 2 / (fan_in + fan_out)``, what the package uses; ``"he"``: He et al.'s ``Var(W) = 2 / fan_in``
+    for ReLU layers (``kaiming_uniform_``), applied to every layer, as is common."""
+    if scheme not in INITIALISATIONS:
+        raise ValueError(f"scheme must be one of {INITIALISATIONS}; got {scheme!r}")
+    for linear in (m for m in module.modules() if isinstance(m, nn.Linear)):
+        if scheme == "xavier":
+            nn.init.xavier_uniform_(linear.weight)
+        else:
+            nn.init.kaiming_uniform_(linear.weight, nonlinearity="relu")
+        if linear.bias is not None:
+            nn.init.zeros_(linear.bias)
+    return module
+
+
+@dataclass
+class Signal:
+    """What a stack does to its input at initialisation."""
+
+    rms: list[float]  # the root mean square of the signal: the input, then after each block
+    input_gradient: float  # the norm of the gradient that reaches the input (a random read-out at the top)
+
+
+def signal_through(blocks: Sequence[Callable[[Tensor], Tensor]], x: Tensor, residual: bool,
+                   readout: Tensor | None = None) -> Signal:
+    """Run ``x`` through ``blocks``, ``h = h + block(h)`` with ``residual``, else ``h = block(h)``; the gradient at
+    the input is that of ``(h * readout).sum()`` (a fixed random direction, drawn from the global generator when
+    ``readout`` is ``None``)."""
+    x = x.detach().requires_grad_()
+    h, rms = x, [float(x.detach().pow(2).mean().sqrt())]
+    for block in blocks:
+        h = h + block(h) if residual else block(h)
+        rms.append(float(h.detach().pow(2).mean().sqrt()))
+    readout = torch.randn_like(h) if readout is None else readout
+    (gradient,) = torch.autograd.grad((h * readout).sum(), x)
+    return Signal(rms, float(gradient.norm()))

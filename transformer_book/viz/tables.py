@@ -1,0 +1,32 @@
+"""Tables of computed values, for the chapters' outputs.
+
+The book renders a cell's Markdown output without table syntax (myst-nb reads outputs as CommonMark), so a table a
+cell computes is written as HTML: the same in the static book, in Jupyter and in Colab, and styled by the book's theme
+like the tables of its text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from IPython.display import HTML
+
+
+def html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> HTML:
+    """A table of ``rows`` under ``header``, every cell escaped (``<s>`` stays text), numbers right-aligned; on a
+    screen narrower than the table it scrolls sideways inside its box, never the page."""
+    if not header or any(len(row) != len(header) for row in rows):
+        raise ValueError(f"every row must have the header's {len(header)} cells; got rows of {sorted({len(r) for r in rows})}")
+
+    def cell(tag: str, value: object) -> str:
+        align = ' style="text-align: right"' if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+        return f"<{tag}{align}>{html.escape(str(value))}</{tag}>"
+
+    head = "".join(cell("th", name) for name in header)
+    body = "".join("<tr>" + "".join(cell("td", value) for value in row) + "</tr>" for row in rows)
+    table = f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return HTML(f'<div style="overflow-x: auto">{table}</div>')
+
+
+__all__ = ["html_table"]
