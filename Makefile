@@ -141,14 +141,15 @@ browser-test:
 	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
 
 lab-test: setup reader-env
-	$(PYTHON) -m pytest tests/book/test_jupyterlab.py
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
 
-# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's, and the
-# chapters in the reader's environment. That environment is made while the book builds (each target's output printed
+# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's (among
+# them the explorers in JupyterLab, which runs from the reader's environment), and the chapters in the reader's
+# environment. That environment is made while the book builds (each target's output printed
 # when it ends): jupyter-book's own build after the notebooks, about a minute, runs on one core.
 test: check
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target book reader-env
-	$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval-reader
 
 refresh: setup

@@ -20,8 +20,8 @@ a slider from the keyboard. After each change the output must change and show wh
 idle again. Every message from the kernels is watched: an error (a cell's, or a widget callback's, which JupyterLab
 shows only in its log console) or any text on stderr fails the test, as do errors in the page and requests that
 leave the machine. Every plotly figure must be drawn by plotly's own renderer (``jp-RenderedPlotly``), not by an
-HTML fallback, and no control's label may be cut short. Screenshots of each explorer before and after the changes go to _build/screenshots/jupyterlab/
-(``JUPYTERLAB_SHOTS`` overrides the folder).
+HTML fallback, and no control's label may be cut short. Screenshots of each explorer before and after the changes go
+to _build/screenshots/jupyterlab/ (``JUPYTERLAB_SHOTS`` overrides the folder).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import secrets
 import signal
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ from test_book_browser import CHROMIUM, CHROMIUM_ARGS, toc_pages
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
 ROOT = Path(__file__).resolve().parents[2]
+# make test and make lab-test name the reader's environment, which must then be there; a bare pytest run looks in
+# _build/reader-venv and skips these tests when `make reader-env` has not made it.
+READER_VENV_NAMED = "TRANSFORMER_BOOK_READER_VENV" in os.environ
 READER_VENV = Path(os.environ.get("TRANSFORMER_BOOK_READER_VENV", ROOT / "_build" / "reader-venv"))
 SHOTS = Path(os.environ.get("JUPYTERLAB_SHOTS", ROOT / "_build" / "screenshots" / "jupyterlab"))
 STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # set, the explorers would be notes (transformer_book.viz.in_static_build)
@@ -58,6 +62,11 @@ CHANGE_TIMEOUT = 60_000  # milliseconds for an explorer to redraw after a change
 # widgets before the chapter imports ipywidgets, and ipykernel says so (harmless: the manager falls back; see
 # https://github.com/jupyter-widgets/ipywidgets/issues/3525). Nothing at all is allowed once the explorers are built.
 HARMLESS_WHILE_RUNNING = re.compile(r"stderr: No such comm: [0-9a-f-]+\n?")
+# The one failed request allowed: jupyter_server (2.x) lists a kernel that is still starting before it has set the
+# kernel's last_activity (MappingKernelManager._async_start_kernel sets it after the launch that adds the kernel), so a
+# GET /api/kernels in that window answers 500 with a TraitError in the server's log; JupyterLab polls the list again.
+# Six kernels starting at once make the window likely. Allowed only as often as the server logged that error.
+KERNEL_LIST_RACE = ("500 GET /api/kernels", "TraitError: The 'last_activity' trait of a ServerKernelManager instance")
 
 # Chapter 11 trains its two models for minutes: untrained ones of the same configuration stand in, one seed each so
 # that the two models differ as the trained ones do.
@@ -268,7 +277,12 @@ class Lab:
 
 
 def _reader_tool(name: str) -> Path:
-    return READER_VENV / "bin" / name
+    """``name`` from the reader's environment's bin folder; skips the test (fails it, when named) if it is missing."""
+    tool = READER_VENV / "bin" / name
+    if not tool.is_file():
+        (pytest.fail if READER_VENV_NAMED else pytest.skip)(
+            f"the reader's environment is not made ({tool} missing): run `make reader-env`")
+    return tool
 
 
 def _lab_log_tail(log: Path, lines: int = 30) -> str:
@@ -296,8 +310,6 @@ def _request(url: str, method: str = "GET", timeout: float = 5) -> int:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     jupyter = _reader_tool("jupyter")
-    if not jupyter.is_file():
-        pytest.skip(f"the reader's environment is not made ({jupyter} missing): run `make reader-env`")
     root = tmp_path_factory.mktemp("jupyterlab")
     (root / "book").mkdir()
     for chapter in chapters_with_explorers():
@@ -410,6 +422,7 @@ CLIPPED_TEXT = """(cell) => [...cell.querySelectorAll('.widget-label, .widget-la
   .map(e => `${e.textContent.trim()} (${e.clientWidth} of ${e.scrollWidth} px shown)`)"""
 KERNEL_IDLE = "(path) => window.__lab[path].panel.sessionContext.session.kernel.status === 'idle'"
 PROBLEMS = "(path) => window.__lab[path].problems"
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # the colours of IPython's tracebacks
 # What an explorer's cell shows: the text of its output area (widget outputs included), each figure's data and
 # title, how many figures plotly has drawn (its SVG made, every trace laid out), and by which renderer.
 _STATE = """const out = cell.querySelector('.jp-Cell-outputArea');
@@ -422,8 +435,10 @@ _STATE = """const out = cell.querySelector('.jp-Cell-outputArea');
     html: out.querySelectorAll('[data-mime-type="text/html"] .plotly-graph-div').length,
   };"""
 OUTPUT_STATE = f"(cell) => {{ {_STATE} return state; }}"
-# Redrawn: the kernel is idle, and the output differs from ``before``, shows ``shows`` and has ``figures`` drawn.
+# Redrawn: the kernel is idle, and the output differs from ``before``, shows ``shows`` and has ``figures`` drawn; or
+# the kernel has reported a problem, which ends the wait at once (the test then fails with it).
 REDRAWN = f"""([path, cell, before, shows, n]) => {{
+  if (window.__lab[path].problems.length) return true;
   if (window.__lab[path].panel.sessionContext.session.kernel.status !== 'idle') return false;
   {_STATE}
   return (state.text !== before.text || JSON.stringify(state.figures) !== JSON.stringify(before.figures))
@@ -436,13 +451,26 @@ class Session:
     page: object
     root: Path  # JupyterLab's folder, with the trimmed chapters in book/
     panels: dict[str, str]  # chapter -> the id of its notebook panel
-    errors: list[str]
+    errors: list[str]  # errors in the page and its console
+    failed: list[str]  # requests answered with an error status: "status method path"
     external: list[str]
+    log: Path  # JupyterLab's log
+
+    def page_errors(self) -> list[str]:
+        """The page's errors and failed requests, less the kernel-list race above as often as the server logged it."""
+        races = self.log.read_text(errors="replace").count(KERNEL_LIST_RACE[1])
+        failed = []
+        for request in self.failed:
+            if request.startswith(KERNEL_LIST_RACE[0]) and races:
+                races -= 1
+            else:
+                failed.append(f"request failed: {request}")
+        return self.errors + failed
 
 
 @pytest.fixture(scope="module")
 def session(lab: Lab, lab_browser: object) -> Iterator[Session]:
-    errors, external = [], []
+    errors, failed, external = [], [], []
     context = lab_browser.new_context(viewport={"width": 1280, "height": 900})
 
     def route(route: object) -> None:
@@ -457,7 +485,10 @@ def session(lab: Lab, lab_browser: object) -> Iterator[Session]:
         context.route("**/*", route)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-        page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+        page.on("console", lambda m: errors.append(f"console: {m.text}")
+                if m.type == "error" and not m.text.startswith("Failed to load resource") else None)  # see failed
+        page.on("response", lambda r: failed.append(f"{r.status} {r.request.method} {urllib.parse.urlsplit(r.url).path}")
+                if r.status >= 400 else None)
         page.goto(f"{lab.url}/lab?token={lab.token}&reset", wait_until="load")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=START_TIMEOUT * 1000)
         chapters = chapters_with_explorers()
@@ -471,13 +502,13 @@ def session(lab: Lab, lab_browser: object) -> Iterator[Session]:
         panels = {}
         for chapter in chapters:
             entry = state[f"book/{chapter}.ipynb"]
-            entry["problems"] = [p for p in entry["problems"] if not HARMLESS_WHILE_RUNNING.fullmatch(p)]
+            entry["problems"] = [ANSI_ESCAPE.sub("", p) for p in entry["problems"] if not HARMLESS_WHILE_RUNNING.fullmatch(p)]
             assert entry["ok"] and not entry["problems"] and entry["unrun"] == 0, (
                 f"{chapter}: running its cells in JupyterLab failed: {json.dumps(entry, indent=1)}")
             panels[chapter] = page.evaluate(ACTIVATE, f"book/{chapter}.ipynb")
         page.evaluate("() => Object.values(window.__lab).forEach(e => { e.problems = []; })")
         page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
-        yield Session(page, lab.root, panels, errors, external)
+        yield Session(page, lab.root, panels, errors, failed, external, lab.log)
     finally:
         context.close()
 
@@ -496,12 +527,19 @@ def test_the_trimmed_chapters_keep_what_their_explorers_need() -> None:
         needed_cells(["from k import live_only", "live_only(nowhere)"])
 
 
+def test_only_the_logged_kernel_list_race_is_forgiven(tmp_path: Path) -> None:
+    log = tmp_path / "jupyterlab.log"
+    log.write_text(f"[E ServerApp] Uncaught exception GET /api/kernels\n    traitlets.traitlets.{KERNEL_LIST_RACE[1]}\n")
+    failed = ["500 GET /api/kernels", "500 GET /api/kernels", "404 GET /api/contents/book/x.ipynb"]
+    session = Session(page=None, root=tmp_path, panels={}, errors=["pageerror: x"], failed=failed, external=[], log=log)
+    assert session.page_errors() == ["pageerror: x", "request failed: 500 GET /api/kernels",
+                                     "request failed: 404 GET /api/contents/book/x.ipynb"]
+
+
 def test_the_readers_jupyterlab_is_the_pinned_one_with_plotlys_extension() -> None:
     """The reader's JupyterLab is the version constraints.txt pins (the README installs the lab extra under it), and
     plotly's JupyterLab extension, which the plotly package ships, is there, for plotly's version."""
     python = _reader_tool("python")
-    if not python.is_file():
-        pytest.skip(f"the reader's environment is not made ({python} missing): run `make reader-env`")
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", (ROOT / "constraints.txt").read_text(), re.MULTILINE))
     assert "jupyterlab" in pins, "constraints.txt does not pin jupyterlab: run `make lock`"
     installed = json.loads(subprocess.run(
@@ -533,6 +571,9 @@ def test_explorer_redraws_when_a_reader_changes_it(session: Session, chapter: st
     def state() -> dict:
         return page.evaluate(OUTPUT_STATE, handle)
 
+    def kernel_problems() -> list[str]:
+        return [ANSI_ESCAPE.sub("", problem) for problem in page.evaluate(PROBLEMS, path)]
+
     def apply(change: Change) -> dict:
         figures = explorer.figures if change.figures is None else change.figures
         before = state()
@@ -546,10 +587,10 @@ def test_explorer_redraws_when_a_reader_changes_it(session: Session, chapter: st
                         + (f" showing {change.shows!r}" if change.shows else "")
                         + f" within {CHANGE_TIMEOUT // 1000} s; kernel idle: {page.evaluate(KERNEL_IDLE, path)}; "
                         f"{now['drawn']} of {len(now['figures'])} figures drawn ({figures} expected); "
-                        f"output now:\n{now['text'][:1500]}\nkernel problems: {page.evaluate(PROBLEMS, path)}")
+                        f"output now:\n{now['text'][:1500]}")
+        problems = kernel_problems()
+        assert not problems, f"{chapter}, after '{change.what}': the kernel reported\n" + "\n".join(problems)
         after = state()
-        assert not page.evaluate(PROBLEMS, path), f"{chapter}, after '{change.what}': the kernel reported\n" + "\n".join(
-            page.evaluate(PROBLEMS, path))
         assert after["byExtension"] == after["drawn"] == len(after["figures"]) == figures and not after["html"], (
             f"{chapter}, after '{change.what}': of {len(after['figures'])} plotly figures ({figures} expected), "
             f"{after['drawn']} drawn, {after['byExtension']} by plotly's JupyterLab extension, "
@@ -567,5 +608,5 @@ def test_explorer_redraws_when_a_reader_changes_it(session: Session, chapter: st
     clipped = page.evaluate(CLIPPED_TEXT, handle)
     assert not clipped, f"{chapter}: the explorer's controls show their text cut short: {clipped}"
     assert state()["text"] != first["text"] or state()["figures"] != first["figures"]
-    assert not session.errors, "errors in JupyterLab's page:\n" + "\n".join(session.errors)
+    assert not session.page_errors(), "errors in JupyterLab's page:\n" + "\n".join(session.page_errors())
     assert not session.external, "requests left the machine:\n" + "\n".join(session.external)
