@@ -1,10 +1,15 @@
 """pytest plugin for the notebook runs (``make nbval``, ``make nbval-reader``): each kernel talks to nbval over Unix
-sockets with a name of its own, not over TCP ports.
+sockets with a name of its own, not over TCP ports, and nbval waits longer for a cell's last messages.
 
 jupyter_client finds a kernel's five TCP ports by binding to port 0 and releasing the port; the kernel binds them a
 moment later. In that moment another kernel starting on the other pytest worker, or any connection that any program
 opens, can be given the same port, and the kernel dies ("Address already in use") before the notebook's first cell.
 A socket file named after a random id cannot be taken by anyone else.
+
+Once a cell's reply has come, nbval reads the kernel's output messages until the kernel says it is idle, and fails the
+cell ("Timeout of 5 seconds exceeded waiting for output") if five seconds pass without one. On two cores shared with
+other work, a kernel that has just finished minutes of training (chapter 10) was seen to take longer than that to send
+them; ``OUTPUT_TIMEOUT`` gives it a minute. The cell's own time limit (``--nbval-cell-timeout``) is unchanged.
 
     python -m pytest -p tests.nbval_kernels --nbval-lax book/
 """
@@ -16,6 +21,7 @@ import tempfile
 import uuid
 
 import nbval.kernel
+import nbval.plugin
 from jupyter_client.manager import KernelManager
 from traitlets import default
 
@@ -32,5 +38,19 @@ class IPCKernelManager(KernelManager):
         return os.path.join(tempfile.gettempdir(), f"kernel-{uuid.uuid4().hex}")
 
 
+OUTPUT_TIMEOUT = 60  # seconds nbval waits for each of a cell's messages after its reply (nbval's own: 5)
+
+
+def _patient_init(init):
+    """nbval's cell constructor, then ``OUTPUT_TIMEOUT`` for the wait on each output message after the reply."""
+
+    def patient(self, *args, **kwargs) -> None:
+        init(self, *args, **kwargs)
+        self.output_timeout = OUTPUT_TIMEOUT
+
+    return patient
+
+
 def pytest_configure(config) -> None:
     nbval.kernel.KernelManager = IPCKernelManager  # nbval.kernel.start_new_kernel builds its manager from this name
+    nbval.plugin.IPyNbCell.__init__ = _patient_init(nbval.plugin.IPyNbCell.__init__)
