@@ -43,10 +43,12 @@
     }, extra);
   }
 
-  // A token as a figure's label: a long subword cut short (the hover text and the lists give it whole).
+  // A token as a figure's label: a long subword cut short in the middle, its start and its end kept ("▁vierund…zig";
+  // the hover text and the lists give it whole).
   function short(token, room) {
-    const chars = Array.from(String(token));
-    return chars.length > room ? chars.slice(0, room - 1).join("") + "…" : String(token);
+    const chars = Array.from(String(token)), head = Math.ceil((room - 1) / 2);
+    return chars.length > room ? chars.slice(0, head).join("") + "…" + chars.slice(chars.length - (room - 1 - head)).join("")
+      : String(token);
   }
 
   // The columns of the probability figure: every id of a small vocabulary; of a large one (the translator's 1,000
@@ -69,15 +71,18 @@
   function drawSteps(box, manifest, info, r) {
     const plot = box.querySelector(".playground-steps"), V = info.tgt_vocab.length, columns = stepColumns(r, V);
     const rows = r.tokens.map((token, t) => `step ${t + 1} → ${shown(short(info.tgt_vocab[token], 12))}`);
-    const some = columns.length < V ? `, for the ${columns.length} most probable of the ${V} tokens` : "";
+    const some = columns.length < V ? `, for the ${columns.length} most probable of the ${V.toLocaleString("en-US")} tokens` : "";
     box.querySelector(".playground-figure-title").textContent = (r.beam
       ? "Next-token probabilities along the returned hypothesis" : "Next-token probabilities") + some;
+    const labels = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
+    const x = labels.map((label, i) => shown(labels.indexOf(label) === i ? label : `${label} (${columns[i]})`));
+    const names = columns.map((id) => shown(info.tgt_vocab[id]));
     window.Plotly.react(plot, [{
-      type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x: columns.map((id) => shown(info.tgt_vocab[id])),
-      y: rows, zmin: 0, zmax: 1,
+      type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x, y: rows, zmin: 0, zmax: 1,
+      customdata: r.probs.map(() => names),
       colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1, colorbar: {thickness: 10, len: 0.9},
-      hovertemplate: "%{y}<br>p(%{x}) = %{z:.3f}<extra></extra>",
-    }], layout(manifest, 80 + 24 * r.tokens.length, {
+      hovertemplate: "%{y}<br>p(%{customdata}) = %{z:.3f}<extra></extra>",
+    }], layout(manifest, 80 + 24 * r.tokens.length + 7 * Math.max(0, ...x.map((label) => label.length - 3)), {
       margin: {l: 10, r: 10, t: 10, b: 10}, plot_bgcolor: "white",
       xaxis: {type: "category", automargin: true, fixedrange: true},
       yaxis: {type: "category", autorange: "reversed", automargin: true, fixedrange: true},
