@@ -33,6 +33,7 @@ import torch
 from transformer.decoding import beam_search, greedy_decode
 from transformer.model import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tasks import token_label
 from transformer.train.tokenizer import Vocabulary
 
@@ -79,7 +80,8 @@ class PlaygroundModel:
     them, the reader types the synthetic tasks' symbols. ``max_new_tokens``: the most tokens to decode; ``None``: two more
     than the source has symbols (:func:`default_max_new_tokens`). ``examples``: inputs the page offers, as a reader types them.
     ``trained_source_tokens``: the shortest and the longest source (in tokens, padding aside) the model was trained on;
-    the page says so when a reader's source is longer.
+    the page says so when a reader's source is longer. ``label``: the model's name in the page (its key in the
+    manifest if ``None``).
     """
 
     model: Transformer
@@ -89,6 +91,7 @@ class PlaygroundModel:
     max_new_tokens: int | None = None
     examples: Sequence[str] = field(default_factory=tuple)
     trained_source_tokens: tuple[int, int] | None = None
+    label: str | None = None
 
     def __post_init__(self) -> None:
         c = self.model.config
@@ -196,15 +199,42 @@ def reference_cases(entry: PlaygroundModel) -> list[dict]:
     return [*cases, reference_case(model, first, silenced, entry.max_new_tokens)]
 
 
-def tokenizer_cases(vocab: Vocabulary, texts: Sequence[str]) -> list[dict]:
-    """How ``vocab`` tokenizes and encodes each of ``texts``: what the page's own tokenizer must reproduce."""
-    return [{"text": text, "tokens": vocab.tokenize(text), "ids": vocab.encode(text)} for text in texts]
+def tokenizer_cases(vocab: Vocabulary | SubwordVocabulary, texts: Sequence[str]) -> list[dict]:
+    """How ``vocab`` tokenizes and encodes each of ``texts``, and decodes the ids back to text: what the page's own
+    tokenizer must reproduce."""
+    return [{"text": text, "tokens": vocab.tokenize(text), "ids": (ids := vocab.encode(text)), "decoded": vocab.decode(ids)}
+            for text in texts]
 
 
 TOKENIZER_TEXTS = (  # what a reader might type: capitals, digits, punctuation, unknown words, letters beyond ASCII
     "the twenty-third of March, nineteen ninety-nine", "Tuesday, 4 July 2023", "MARCH 23RD,1999",
     "the 1st of Mars", "  le 14 juillet 1789 ", "Été 2024 — août", "１２ déc. ½", "snake_case & (brackets)!",
     "Straße ΟΔΟΣ x² İ", "cafe\u0301\ufeff 3rd\u00a0May",
+)
+
+
+def vocabulary_manifest(source_vocab: Vocabulary | SubwordVocabulary, target_vocab: Vocabulary | SubwordVocabulary) -> dict:
+    """How the page reads and writes a model's text: ``input`` and ``output`` ``"word"`` or ``"char"`` (a
+    :class:`~transformer.train.tokenizer.Vocabulary`'s level) or ``"subword"`` (a
+    :class:`~transformer.train.subwords.SubwordVocabulary`), each vocabulary's tokens by id, and for subwords the
+    merges in the order they were learned, which the page's tokenizer applies by rank."""
+
+    def kind(vocab: Vocabulary | SubwordVocabulary) -> str:
+        return "subword" if isinstance(vocab, SubwordVocabulary) else vocab.level
+
+    info = {"input": kind(source_vocab), "output": kind(target_vocab), "src_vocab": list(source_vocab.itos),
+            "tgt_vocab": list(target_vocab.itos)}
+    if isinstance(source_vocab, SubwordVocabulary):
+        info["merges"] = [list(merge) for merge in source_vocab.merges]
+    return info
+
+
+SUBWORD_TEXTS = (  # what a reader might type to the English -> German model: capitals, unknown words, digits, signs,
+    # letters beyond ASCII, spaces of every kind
+    "three hundred and forty-two", "THREE HUNDRED and Forty-Two", "Wednesday, November 25, 2026",
+    "€1,234.50 and £3", "12.5 kilograms", "in 3 days", "  Germany,France ,  and   Italy  ",
+    "Zürich, Köln, Straße, café, naïve", "Ärger über Öl: 5 € ß", "the quokka's 7½ km²!", "e\u0301 cafe\u0301 ÉTÉ",
+    "snake_case & (brackets) [x] {y} #1", "2026-11-25T15:45\u00a0PM", "tab\there\nnewline\u202fnarrow", "日本 😀 ΟΔΟΣ",
 )
 
 
@@ -235,14 +265,19 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
         with _quiet_exporter():
             export_onnx(entry.model, folder / name)
         reference = {"cases": reference_cases(entry)}
-        if entry.source_vocab is not None:
-            reference["tokenizer"] = tokenizer_cases(entry.source_vocab, TOKENIZER_TEXTS)
+        if entry.source_vocab is not None:  # the texts too: what a reader types and reads
+            for case in reference["cases"]:
+                case["text"], case["output"] = entry.text(case["src"]), entry.text(case["tokens"], "target")
+                case["beam"]["output"] = entry.text(case["beam"]["tokens"], "target")
+            texts = SUBWORD_TEXTS if isinstance(entry.source_vocab, SubwordVocabulary) else TOKENIZER_TEXTS
+            reference["tokenizer"] = tokenizer_cases(entry.source_vocab, texts)
         (folder / name / "reference.json").write_text(json.dumps(reference))
+        symbols = {"input": "symbols", "output": "symbols", "src_vocab": entry.labels("source"),
+                   "tgt_vocab": entry.labels("target")}
         manifest["models"][name] = {
-            "input": "symbols" if entry.source_vocab is None else entry.source_vocab.level,
-            "src_vocab": entry.labels("source"), "tgt_vocab": entry.labels("target"),
-            "output_join": "" if entry.target_vocab is not None and entry.target_vocab.level == "char" else " ",
-            "n_heads": c.n_heads, "max_new_tokens": entry.max_new_tokens, "max_positions": c.max_positions,
+            **(symbols if entry.source_vocab is None else vocabulary_manifest(entry.source_vocab, entry.target_vocab)),
+            "label": entry.label or name, "n_heads": c.n_heads, "max_new_tokens": entry.max_new_tokens,
+            "max_positions": c.max_positions,
             "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
             "examples": list(entry.examples) or [entry.text(entry.sources[0])],
             "trained_source_tokens": list(entry.trained_source_tokens) if entry.trained_source_tokens else None,

@@ -13,6 +13,8 @@
   const {KINDS, KIND_NAMES, MAX_PADDING, InputError} = Engine;
   const playground = Engine.createPlayground(new URL(".", document.currentScript.src).href); // .../_static/
   window.transformerPlayground = playground;
+  const PLACEHOLDERS = {symbols: "symbols, separated by spaces", word: "a date in words", char: "characters",
+    subword: "an English number, date, amount or list"};
   const PLOT_CONFIG = {responsive: true, displayModeBar: false, scrollZoom: false};
 
   function el(tag, attrs, children) {
@@ -34,13 +36,6 @@
     return (bytes / 1e6).toFixed(1);
   }
 
-  // The output as the reader reads it: up to </s>, words joined by spaces, characters by nothing.
-  function outputText(info, tokens) {
-    const eos = tokens.indexOf(info.tgt_vocab.indexOf("</s>"));
-    const words = (eos >= 0 ? tokens.slice(0, eos) : tokens).map((id) => info.tgt_vocab[id]);
-    return words.join(info.output_join);
-  }
-
   function layout(manifest, height, extra) {
     return Object.assign({
       font: manifest.style.font, height, autosize: true, margin: {l: 60, r: 10, t: 30, b: 50}, dragmode: false,
@@ -48,17 +43,46 @@
     }, extra);
   }
 
+  // A token as a figure's label: a long subword cut short in the middle, its start and its end kept ("▁vierund…zig";
+  // the hover text and the lists give it whole).
+  function short(token, room) {
+    const chars = Array.from(String(token)), head = Math.ceil((room - 1) / 2);
+    return chars.length > room ? chars.slice(0, head).join("") + "…" + chars.slice(chars.length - (room - 1 - head)).join("")
+      : String(token);
+  }
+
+  // The columns of the probability figure: every id of a small vocabulary; of a large one (the translator's 1,000
+  // subwords), the token chosen at each step, then the runners-up of each step, up to MAX_COLUMNS.
+  const MAX_COLUMNS = 24;
+  function stepColumns(r, V) {
+    if (V <= MAX_COLUMNS) return [...Array(V).keys()];
+    const columns = [...new Set(r.tokens)];
+    const ranked = r.probs.map((p) => [...p.keys()].sort((a, b) => p[b] - p[a] || a - b));
+    for (let rank = 0; rank < 4 && columns.length < MAX_COLUMNS; rank++) {
+      for (const order of ranked) {
+        if (columns.length >= MAX_COLUMNS) break;
+        if (!columns.includes(order[rank])) columns.push(order[rank]);
+      }
+    }
+    return columns;
+  }
+
   // Next-token probabilities of every step: a row per step, labelled with the token chosen there.
   function drawSteps(box, manifest, info, r) {
-    const plot = box.querySelector(".playground-steps");
-    const rows = r.tokens.map((token, t) => `step ${t + 1} → ${shown(info.tgt_vocab[token])}`);
-    box.querySelector(".playground-figure-title").textContent = r.beam
-      ? "Next-token probabilities along the returned hypothesis" : "Next-token probabilities";
+    const plot = box.querySelector(".playground-steps"), V = info.tgt_vocab.length, columns = stepColumns(r, V);
+    const rows = r.tokens.map((token, t) => `step ${t + 1} → ${shown(short(info.tgt_vocab[token], 12))}`);
+    const some = columns.length < V ? `, for the ${columns.length} most probable of the ${V.toLocaleString("en-US")} tokens` : "";
+    box.querySelector(".playground-figure-title").textContent = (r.beam
+      ? "Next-token probabilities along the returned hypothesis" : "Next-token probabilities") + some;
+    const labels = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
+    const x = labels.map((label, i) => shown(labels.indexOf(label) === i ? label : `${label} (${columns[i]})`));
+    const names = columns.map((id) => shown(info.tgt_vocab[id]));
     window.Plotly.react(plot, [{
-      type: "heatmap", z: r.probs, x: info.tgt_vocab.map(shown), y: rows, zmin: 0, zmax: 1,
+      type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x, y: rows, zmin: 0, zmax: 1,
+      customdata: r.probs.map(() => names),
       colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1, colorbar: {thickness: 10, len: 0.9},
-      hovertemplate: "%{y}<br>p(%{x}) = %{z:.3f}<extra></extra>",
-    }], layout(manifest, 80 + 24 * r.tokens.length, {
+      hovertemplate: "%{y}<br>p(%{customdata}) = %{z:.3f}<extra></extra>",
+    }], layout(manifest, 80 + 24 * r.tokens.length + 7 * Math.max(0, ...x.map((label) => label.length - 3)), {
       margin: {l: 10, r: 10, t: 10, b: 10}, plot_bgcolor: "white",
       xaxis: {type: "category", automargin: true, fixedrange: true},
       yaxis: {type: "category", autorange: "reversed", automargin: true, fixedrange: true},
@@ -88,7 +112,7 @@
         const returned = onBest.has(t + ":" + k), line = returned ? best : edges;
         nodes.x.push(k);
         nodes.y.push(t + 1);
-        nodes.text.push(shown(info.tgt_vocab[token]));
+        nodes.text.push(shown(short(info.tgt_vocab[token], 6)));
         nodes.hover.push(`step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}`
           + `<br>summed log-probability ${score.toFixed(3)}`);
         nodes.color.push(returned ? style.best_color : style.beam_color);
@@ -116,12 +140,12 @@
       + "the list above gives the final ones with their scores");
   }
 
-  function drawBeamList(box, info, beam) {
+  function drawBeamList(box, manifest, info, beam) {
     const list = box.querySelector(".playground-beam-list");
     list.replaceChildren(...beam.hypotheses.map((h, k) => ({h, k}))
       .sort((x, y) => y.h.score - x.h.score)
-      .map(({h, k}) => el("li", {text: `${outputText(info, h.tokens)} — log-probability ${h.logProb.toFixed(3)} over `
-        + `${h.length} tokens, score ${h.score.toFixed(3)}${k === beam.trace.best ? " (returned)" : ""}`})));
+      .map(({h, k}) => el("li", {text: `${Engine.outputText(info, manifest, h.tokens)} — log-probability `
+        + `${h.logProb.toFixed(3)} over ${h.length} tokens, score ${h.score.toFixed(3)}${k === beam.trace.best ? " (returned)" : ""}`})));
   }
 
   // A frame drawn, then a new task: the figures of a result are drawn one per task, so that the output shows at once and
@@ -133,7 +157,7 @@
   // The attention maps of the last decoding step: one heatmap per head of the chosen kind and layer, one per frame
   // (a newer drawing of the grid stops an older one).
   async function drawAttention(box, manifest, info, r, masks, kind, layer) {
-    const src = r.src.map((id) => info.src_vocab[id]), tgt = r.tgt.map((id) => info.tgt_vocab[id]);
+    const src = r.src.map((id) => short(info.src_vocab[id], 10)), tgt = r.tgt.map((id) => short(info.tgt_vocab[id], 10));
     const keys = kind === "decoder" ? tgt : src, queries = kind === "encoder" ? src : tgt;
     const longest = Math.max(...keys.concat(queries).map((label) => String(label).length + 3));
     const room = 8 + 6 * longest; // px for tick labels "position:token" at 10 px
@@ -191,7 +215,7 @@
   function setUp(root, manifest, index) {
     const names = Object.keys(manifest.models), id = (part) => `playground-${index}-${part}`;
     const modelSelect = el("select", {"class": "playground-model"});
-    names.forEach((name) => modelSelect.appendChild(new Option(name, name)));
+    names.forEach((name) => modelSelect.appendChild(new Option(manifest.models[name].label, name)));
     const examples = el("select", {"class": "playground-example"});
     const source = el("input", {"class": "playground-source", type: "text", autocomplete: "off", spellcheck: "false",
       "aria-describedby": id("status")});
@@ -265,7 +289,7 @@
       const info = modelInfo();
       examples.replaceChildren(...info.examples.map((text) => new Option(text, text)));
       source.value = info.examples[0];
-      source.placeholder = info.input === "symbols" ? "symbols, separated by spaces" : "a date in words";
+      source.placeholder = PLACEHOLDERS[info.input];
     }
 
     function fillSwitches() {
@@ -305,7 +329,8 @@
       bar.max = p.total || 1;
       bar.value = p.total ? p.loaded : 0;
       if (!p.total) bar.removeAttribute("value"); // indeterminate while a size is unknown
-      loadingText.textContent = `Loading ONNX Runtime Web and the ${[...loadingNames].join(" and ")} model: `
+      const labels = [...loadingNames].map((name) => manifest.models[name].label);
+      loadingText.textContent = `Loading ONNX Runtime Web and the ${labels.join(" and ")} model: `
         + (p.total ? `${megabytes(p.loaded)} of ${megabytes(p.total)} MB` : `${megabytes(p.loaded)} MB`)
         + (p.total && p.loaded === p.total ? ", starting it…" : "");
     }
@@ -353,6 +378,7 @@
       result.querySelectorAll(".playground-heads, .playground-beam-list").forEach((box) => box.replaceChildren());
       [output, outputNote, tokensLine].forEach((p) => { p.textContent = ""; });
       delete output.dataset.tokens;
+      delete tokensLine.dataset.ids;
       shownResult = null;
     }
 
@@ -374,15 +400,15 @@
 
     // Why the output ends where it does, when that is not just the model's own </s> on a source like its training's.
     function outputNoteFor(info, r, symbols) {
-      const name = modelSelect.value, trained = info.trained_source_tokens;
+      const trained = info.trained_source_tokens;
       const unit = info.input === "symbols" ? "symbols" : "tokens", notes = [];
       if (r.ended === "budget") {
-        const budget = info.max_new_tokens ? `for the ${name} model` : `(the source's ${symbols} ${unit} and 2 more)`;
+        const budget = info.max_new_tokens ? `for the ${info.label} model` : `(the source's ${symbols} ${unit} and 2 more)`;
         notes.push(`Decoding stopped at the page's budget of ${r.maxNewTokens} tokens ${budget}, before any </s>.`);
       }
       if (trained && symbols > trained[1]) {
         const ends = r.ended === "eos" ? ` (here it ends after ${r.tokens.length - 1} tokens)` : "";
-        notes.push(`The ${name} model was trained on sources of ${trained[0]} to ${trained[1]} ${unit}; this one has `
+        notes.push(`The ${info.label} model was trained on sources of ${trained[0]} to ${trained[1]} ${unit}; this one has `
           + `${symbols}, so the output past what it learned is a guess${ends}.`);
       }
       return notes.join(" ");
@@ -393,13 +419,13 @@
       result.hidden = false;
       staleNote.hidden = true;
       result.removeAttribute("data-stale");
-      output.textContent = `Output: ${outputText(info, r.tokens)}${r.ended === "budget" ? " … (no </s>)" : ""}`
-        + (intact ? `   (all heads: ${outputText(info, intact.tokens)})` : "");
+      output.textContent = `Output: ${Engine.outputText(info, manifest, r.tokens)}${r.ended === "budget" ? " … (no </s>)" : ""}`
+        + (intact ? `   (all heads: ${Engine.outputText(info, manifest, intact.tokens)})` : "");
       output.dataset.tokens = JSON.stringify(r.tokens);
       output.dataset.runs = String(Number(output.dataset.runs || 0) + 1);
       outputNote.textContent = outputNoteFor(info, r, r.src.filter((id) => id !== manifest.pad_id).length);
       beamBox.hidden = !r.beam;
-      if (r.beam) drawBeamList(beamBox, info, r.beam);
+      if (r.beam) drawBeamList(beamBox, manifest, info, r.beam);
       root.dataset.resultMs = (performance.now() - asked).toFixed(1);
       await nextFrame();
       if (r.beam) {
@@ -435,11 +461,13 @@
       padding.removeAttribute("aria-invalid");
       notePadding(pad);
       const input = currentInput(); // what the result is for: the padding as the page uses it
+      const unknown = [...new Set(parsed.unknown)];
       tokensLine.textContent = info.input === "symbols" ? "" : `Tokens: ${parsed.tokens.join(" ")}`
-        + (parsed.unknown.length ? `   (not in the vocabulary, read as <unk>: ${parsed.unknown.join(", ")})` : "");
+        + (unknown.length ? `   (not in the vocabulary, read as <unk>: ${unknown.join(", ")})` : "");
+      tokensLine.dataset.ids = JSON.stringify(parsed.ids);
       const src = [...parsed.ids, ...new Array(pad.count).fill(manifest.pad_id)], masks = readMasks();
       root.dataset.state = "decoding";
-      status.textContent = playground.isLoaded(name) ? "Decoding…" : `Decoding once the ${name} model is loaded…`;
+      status.textContent = playground.isLoaded(name) ? "Decoding…" : `Decoding once the ${info.label} model is loaded…`;
       try {
         load(name);
         const runs = [playground.search(name, src, masks, beamSize)];

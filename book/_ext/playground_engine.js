@@ -6,6 +6,9 @@
 // The models are the package's own, exported by transformer.export.export_onnx during the build into
 // _static/playground/<model>/{encoder,decoder_step}.onnx, listed in _static/playground/manifest.json.
 // - tokenize: transformer.train.tokenizer.tokenize(level="word"), with Python's Unicode classes.
+// - encodeSubwords / decodeSubwords: transformer.train.subwords.SubwordVocabulary (the byte-pair vocabulary of the
+//   English -> German model): normalisation, pieces, merges by rank, <unk> and decoding back to text, as its
+//   reference_encode writes the algorithm out, with the vocabulary and merges of the manifest.
 // - greedyDecode: transformer.decoding.greedy_steps: encode once, then run the decoder on <s> + the tokens so far,
 //   take the most probable token (<pad> and <s> excluded), stop at </s> or after maxNewTokens tokens.
 // - beamSearch: transformer.decoding.beam_search for one source; the beams run as one batch through the decoder step.
@@ -45,6 +48,82 @@
     return text.toLowerCase().match(WORD) || [];
   }
 
+  // What transformer.train.subwords does for a SubwordVocabulary: NFC; "▁" read as a space; every run of Unicode
+  // White_Space one space, none at either end (normalize); a "▁" for each space and one in front; the pieces of
+  // PIECE_PATTERN (a "▁" and the letters after it, or one digit, one "▁" or one other sign); in each piece,
+  // the merge of lowest rank among neighbouring symbols, leftmost first, until none applies (apply_merges); each
+  // symbol's id, or <unk>'s for a character the vocabulary lacks.
+  const SUBWORD_SPACE = "\u2581";
+  const WHITESPACE_RUN = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/g;
+  const PIECE = /\u2581?[\p{L}\p{M}]+|\p{N}|\u2581|[^\p{L}\p{M}\p{N}\u2581]/gu;
+  const subwordTables = new WeakMap(); // info -> {stoi, ranks}, made once per model
+
+  function subwordTable(info) {
+    if (!subwordTables.has(info)) {
+      const stoi = new Map(info.src_vocab.map((token, id) => [token, id]));
+      const ranks = new Map(info.merges.map(([left, right], rank) => [left + "\u0000" + right, rank]));
+      subwordTables.set(info, {stoi, ranks});
+    }
+    return subwordTables.get(info);
+  }
+
+  function normalizeSubwords(text) {
+    return text.normalize("NFC").replaceAll(SUBWORD_SPACE, " ").replace(WHITESPACE_RUN, " ").replace(/^ +| +$/g, "");
+  }
+
+  function preTokenize(text) {
+    const normalized = normalizeSubwords(text);
+    return normalized ? (SUBWORD_SPACE + normalized.replaceAll(" ", SUBWORD_SPACE)).match(PIECE) : [];
+  }
+
+  function applyMerges(piece, ranks) {
+    const symbols = Array.from(piece); // code points, as Python's str
+    while (symbols.length > 1) {
+      let best = Infinity, at = -1;
+      for (let i = 0; i + 1 < symbols.length; i++) {
+        const rank = ranks.get(symbols[i] + "\u0000" + symbols[i + 1]);
+        if (rank !== undefined && rank < best) {
+          best = rank;
+          at = i;
+        }
+      }
+      if (at < 0) break;
+      symbols.splice(at, 2, symbols[at] + symbols[at + 1]);
+    }
+    return symbols;
+  }
+
+  // text -> {tokens, ids, unknown}: tokens as SubwordVocabulary.tokenize gives them ("<unk>" for a character the
+  // vocabulary lacks), ids as its encode, unknown those characters, in order, as its unknown().
+  function encodeSubwords(text, info) {
+    const {stoi, ranks} = subwordTable(info), unk = stoi.get("<unk>"), tokens = [], ids = [], unknown = [];
+    for (const piece of preTokenize(text)) {
+      for (const symbol of applyMerges(piece, ranks)) {
+        const id = stoi.get(symbol);
+        if (id === undefined) unknown.push(symbol);
+        tokens.push(id === undefined ? "<unk>" : symbol);
+        ids.push(id === undefined ? unk : id);
+      }
+    }
+    return {tokens, ids, unknown};
+  }
+
+  // ids -> text, as SubwordVocabulary.decode: up to the first </s>, without <pad> and <s>; the tokens joined, each
+  // "▁" a space, but for the first token's (the space in front of the text).
+  function decodeSubwords(ids, vocab, manifest) {
+    const end = ids.indexOf(manifest.eos_id), kept = (end >= 0 ? ids.slice(0, end) : ids)
+      .filter((id) => id !== manifest.pad_id && id !== manifest.bos_id);
+    return kept.map((id, i) => vocab[id].replaceAll(SUBWORD_SPACE, i === 0 ? "" : " ")).join("");
+  }
+
+  // The output as a reader reads it, up to </s>: a subword model's text, characters joined by nothing, words and
+  // symbols by spaces.
+  function outputText(info, manifest, ids) {
+    if (info.output === "subword") return decodeSubwords(ids, info.tgt_vocab, manifest);
+    const end = ids.indexOf(manifest.eos_id);
+    return (end >= 0 ? ids.slice(0, end) : ids).map((id) => info.tgt_vocab[id]).join(info.output === "char" ? "" : " ");
+  }
+
   // An input the page rejects: `field` names the control ("source", "padding"), the message what is wrong.
   class InputError extends Error {
     constructor(field, message) {
@@ -62,11 +141,13 @@
   // model's symbols. Text: the model's tokenizer; a token its vocabulary lacks becomes <unk> (listed in `unknown`).
   function parseSource(text, info, manifest) {
     const symbols = info.input === "symbols";
-    const tokens = symbols ? text.trim().split(/[\s,]+/).filter(Boolean) : tokenize(text, info.input);
+    const encoded = info.input === "subword" ? encodeSubwords(text, info) : null;
+    const tokens = encoded ? encoded.tokens : symbols ? text.trim().split(/[\s,]+/).filter(Boolean) : tokenize(text, info.input);
     if (!tokens.length) throw new InputError("source", symbols ? "type at least one symbol" : "type a few words");
     if (tokens.length > MAX_SOURCE_TOKENS) {
       throw new InputError("source", `at most ${MAX_SOURCE_TOKENS} ${symbols ? "symbols" : "tokens"}; got ${tokens.length}`);
     }
+    if (encoded) return encoded;
     const unk = info.src_vocab.indexOf("<unk>"), unknown = [];
     const ids = tokens.map((token) => {
       const id = info.src_vocab.indexOf(token);
@@ -457,7 +538,7 @@
   }
 
   return {
-    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, tokenize, parseSource, readPadding, maxNewTokensFor,
-    logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
+    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, tokenize, normalizeSubwords, preTokenize,
+    encodeSubwords, decodeSubwords, outputText, parseSource, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
   };
 });

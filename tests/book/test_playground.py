@@ -13,6 +13,7 @@ import torch
 from transformer import Transformer, beam_search, greedy_decode
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.recipes import small_model_config
+from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tokenizer import UNK_ID, Vocabulary
 from transformer_book.ablation import ablate_heads
 from transformer_book.playground import (
@@ -28,6 +29,7 @@ from transformer_book.playground import (
     reference_case,
     reference_cases,
     tokenizer_cases,
+    vocabulary_manifest,
 )
 
 
@@ -157,3 +159,22 @@ def test_tokenizer_cases_are_the_vocabulary_s_tokens_and_ids_unknown_words_as_un
     assert case["tokens"] == ["the", "third", "of", "mai", ",", "2", "0", "0", "1"]
     assert case["ids"] == vocab.encode("the third of mai, 2001") and case["ids"][3] == UNK_ID
     assert PAD_ID not in case["ids"]
+
+
+def test_the_manifest_gives_the_page_each_vocabulary_s_kind_tokens_and_merges() -> None:
+    words, chars = Vocabulary.build(["the third of May"]), Vocabulary.build(["2001-05-03"], level="char")
+    assert vocabulary_manifest(words, chars) == {"input": "word", "output": "char", "src_vocab": words.itos,
+                                                 "tgt_vocab": chars.itos}
+    subwords = SubwordVocabulary.train(["drei hundert", "three hundred", "dreihundert"], 130)
+    info = vocabulary_manifest(subwords, subwords)
+    assert (info["input"], info["output"]) == ("subword", "subword")
+    assert info["src_vocab"] == info["tgt_vocab"] == subwords.itos
+    assert [tuple(m) for m in info["merges"]] == subwords.merges and info["merges"]  # in the order they were learned
+
+
+def test_subword_tokenizer_cases_hold_tokens_ids_and_the_text_decoded_back() -> None:
+    vocab = SubwordVocabulary.train(["drei hundert", "three hundred"], 120)
+    (case,) = tokenizer_cases(vocab, ["  THREE   hundred ☃ "])
+    assert case["ids"] == vocab.encode("  THREE   hundred ☃ ") and UNK_ID in case["ids"]
+    assert case["tokens"] == vocab.tokenize("  THREE   hundred ☃ ") and "<unk>" in case["tokens"]
+    assert case["decoded"] == "THREE hundred <unk>"  # spaces normalised, the unknown character shown as <unk>

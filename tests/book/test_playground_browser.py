@@ -1,15 +1,17 @@
 """The playground chapter in headless Chromium: the page runs the package's exported models (ONNX Runtime Web),
 computes what PyTorch computes, and behaves as a reader expects.
 
-The build (book/14_playground.ipynb, ``transformer_book.playground.write_playground``) exports the copy, reverse and
-dates models into ``_static/playground/`` with ``reference.json``: for sources of new lengths, padded, PyTorch's
-greedy output (``greedy_decode``), the logits of every step and every attention map, and the best hypothesis of
-``beam_search`` with its score, intact and with a head silenced by the package's ablation (``ablate_heads``); for
-the dates model, how its vocabulary tokenizes awkward texts. Here the page runs the same sources with the same head
-masks, served under the site's sub-path with every off-machine request blocked (tests/book/test_book_browser.py's server
-and browser). Then a reader's side: loading starts when the playground comes into view (or a control is focused) and
-shows its bytes; a rejected input clears the previous result; what the page clamps it says; every control works from
-the keyboard and has a name; the figures keep their text apart and inside them at a phone's and a laptop's width.
+The build (book/14_playground.ipynb, ``transformer_book.playground.write_playground``) exports the copy, reverse,
+dates and English -> German models into ``_static/playground/`` with ``reference.json``: for sources of new lengths,
+padded, PyTorch's greedy output (``greedy_decode``), the logits of every step and every attention map, and the best
+hypothesis of ``beam_search`` with its score, intact and with a head silenced by the package's ablation
+(``ablate_heads``); for the models that read text, how their vocabularies tokenize awkward texts (the translator's
+subwords decoded back too). Here the page runs the same sources with the same head masks, served under the site's
+sub-path with every off-machine request blocked (tests/book/test_book_browser.py's server and browser). Then a
+reader's side: loading starts when the playground comes into view (or a control is focused) and shows its bytes;
+awkward English typed into the page is read as the ids Python reads, and translated greedily and with a beam as
+PyTorch translates it; a rejected input clears the previous result; what the page clamps it says; every control works
+from the keyboard and has a name; the figures keep their text apart and inside them at a phone's and a laptop's width.
 The engine on its own (no page) is tests/book/test_playground_engine.py.
 """
 
@@ -40,7 +42,12 @@ OUTPUT_IS = """(tokens) => { const root = document.querySelector('.transformer-p
 BEAM = """([name, src, masks, size, maxNewTokens, alpha]) =>
   window.transformerPlayground.beamSearch(name, src, masks, size, maxNewTokens, alpha)
   .then(r => ({tokens: r.tokens, score: r.score}))"""
-PARSE = """([name, texts]) => Promise.all(texts.map(text => window.transformerPlayground.parseSource(name, text)))"""
+PARSE = """([name, texts]) => Promise.all(texts.map(text => window.transformerPlayground.parseSource(name, text)
+  .catch(e => ({error: e.message}))))"""
+ENCODE_SUBWORDS = """([name, texts]) => window.transformerPlayground.manifest()
+  .then(m => texts.map(text => window.TransformerPlaygroundEngine.encodeSubwords(text, m.models[name])))"""
+DECODE_TEXT = """([name, ids]) => window.transformerPlayground.manifest()
+  .then(m => ids.map(row => window.TransformerPlaygroundEngine.outputText(m.models[name], m, row)))"""
 LOADED = "() => performance.getEntriesByType('resource').map(e => e.name)"
 LOADED_SINCE = "(since) => performance.getEntriesByType('resource').filter(e => e.startTime >= since).map(e => e.name)"
 STATE_IS = "(state) => document.querySelector('.transformer-playground').dataset.state === state"
@@ -191,9 +198,83 @@ def test_page_tokenizes_and_encodes_text_as_the_package_s_vocabulary(playground:
     for name, cases in text_models:
         parsed = playground.page.evaluate(PARSE, [name, [case["text"] for case in cases]])
         for case, page in zip(cases, parsed, strict=True):
+            if "error" in page:  # the page reads at most 20 tokens
+                assert page["error"] == f"at most 20 tokens; got {len(case['ids'])}", (case["text"], page)
+                continue
             assert page["tokens"] == case["tokens"], f"{case['text']!r}: the page's tokens {page['tokens']}"
             assert page["ids"] == case["ids"], f"{case['text']!r}: the page's ids {page['ids']}"
+        assert sum("error" not in page for page in parsed) > len(cases) / 2
+        if manifest()["models"][name]["input"] == "subword":  # the tokenizer itself, however long the text
+            encoded = playground.page.evaluate(ENCODE_SUBWORDS, [name, [case["text"] for case in cases]])
+            assert [(e["tokens"], e["ids"]) for e in encoded] == [(c["tokens"], c["ids"]) for c in cases]
+        if manifest()["models"][name]["output"] == "subword":  # and the ids back to text, as the vocabulary decodes
+            decoded = playground.page.evaluate(DECODE_TEXT, [name, [case["ids"] for case in cases]])
+            assert decoded == [case["decoded"] for case in cases]
     assert_clean(playground)
+
+
+def subword_model() -> tuple[str, dict, dict]:
+    """The name, manifest entry and reference values of the model that reads subwords (English -> German)."""
+    name = next(name for name, info in manifest()["models"].items() if info["input"] == "subword")
+    return name, manifest()["models"][name], dict(references())[name]
+
+
+def test_a_reader_types_awkward_english_and_the_page_reads_the_ids_python_reads(browser: object, server: tuple) -> None:  # noqa: F811
+    """Capitals, unknown words, digits, signs, letters beyond ASCII, spaces of every kind, typed into the source field:
+    the ids the page decodes are the vocabulary's (a text of more than 20 tokens is refused, and says so)."""
+    name, info, reference = subword_model()
+    run = open_playground(browser, server)
+    try:
+        page, source = run.page, f"{ROOT} .playground-source"
+        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+        for case in reference["tokenizer"]:
+            page.fill(source, case["text"])
+            if len(case["ids"]) > 20:
+                page.press(source, "Enter")
+                page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+                assert page.inner_text(f"{ROOT} .playground-status") == f"Source: at most 20 tokens; got {len(case['ids'])}."
+                continue
+            decode_after(page, lambda: page.press(source, "Enter"))
+            ids = json.loads(page.get_attribute(f"{ROOT} .playground-tokens", "data-ids"))
+            assert ids == case["ids"], f"{case['text']!r}: the page read {ids}, the vocabulary {case['ids']}"
+            line = page.inner_text(f"{ROOT} .playground-tokens")
+            assert line.startswith("Tokens: " + " ".join(case["tokens"])), line
+            unknown = [token for token, i in zip(case["tokens"], case["ids"], strict=True) if i == 3]
+            assert ("read as <unk>" in line) == bool(unknown), line
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+def test_a_reader_translates_english_to_german_greedily_and_with_a_beam_of_four(browser: object, server: tuple) -> None:  # noqa: F811
+    name, info, reference = subword_model()
+    case = reference["cases"][0]  # its source is the page's first example, unpadded
+    run = open_playground(browser, server, "phone")
+    try:
+        page, source = run.page, f"{ROOT} .playground-source"
+        assert decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name)) == case["tokens"]
+        assert page.input_value(source) == info["examples"][0] == case["text"]
+        assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {case['output']}"
+        page.fill(source, "")
+        page.type(source, case["text"])  # typed key by key, as a reader does
+        assert decode_after(page, lambda: page.press(source, "Enter")) == case["tokens"]
+        beam = decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", str(case["beam"]["size"])))
+        assert beam == case["beam"]["tokens"]
+        assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {case['beam']['output']}"
+        items = page.locator(f"{ROOT} .playground-beam-list li").all_inner_texts()
+        assert len(items) == case["beam"]["size"] and items[0].startswith(case["beam"]["output"] + " — ")
+        page.select_option(f"{ROOT} .playground-kind", "cross")  # cross-attention: German rows over English columns
+        page.wait_for_function("() => document.querySelector('.transformer-playground .playground-head')"
+                               ".getAttribute('aria-label').startsWith('cross-attention')")
+        labels = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+        assert labels.endswith(f"weights of {len(case['beam']['tokens'])} queries over {len(case['src'])} keys"), labels
+        assert page.locator(f"{ROOT} .playground-heads .playground-head").count() == info["n_heads"]
+        page.fill(source, "in 3 days ☃")
+        decode_after(page, lambda: page.press(source, "Enter"))
+        assert "read as <unk>: ☃" in page.inner_text(f"{ROOT} .playground-tokens")
+        assert_clean(run)
+    finally:
+        run.close()
 
 
 def test_loading_starts_in_view_shows_its_bytes_and_is_done_before_decode(browser: object, server: tuple) -> None:  # noqa: F811

@@ -1,6 +1,8 @@
 """The playground's engine (book/_ext/playground_engine.js) on its own, in Node: no page, no browser, no build.
 
-Its tokenizer against the package's (transformer.train.tokenizer.tokenize) on awkward texts; how it reads a reader's
+Its word tokenizer against the package's (transformer.train.tokenizer.tokenize) on awkward texts, and its subword
+tokenizer against SubwordVocabulary (transformer.train.subwords: tokens, ids, unknown characters and decoding back to
+text) on awkward texts and a few hundred random ones; how it reads a reader's
 source and padding (what it rejects, what it brings into range and says so); its greedy decoding and beam search
 against a toy decoder step whose answers can be worked out by hand (the length penalty choosing the longer
 hypothesis, finished hypotheses carried at no cost, ties, the budget). That the engine computes what PyTorch does
@@ -17,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.subwords import SubwordVocabulary, pre_tokenize
 from transformer.train.tokenizer import tokenize
-from transformer_book.playground import TOKENIZER_TEXTS
+from transformer_book.playground import SUBWORD_TEXTS, TOKENIZER_TEXTS, vocabulary_manifest
 
 ENGINE = Path(__file__).resolve().parents[2] / "book" / "_ext" / "playground_engine.js"
 NODE = shutil.which("node")
@@ -65,6 +69,70 @@ def test_tokenizer_equals_the_package_s_word_tokenizer_on_awkward_texts() -> Non
     for text, tokens in zip(texts, page, strict=True):
         assert tokens == tokenize(text, "word"), text
     assert run_node("return E.tokenize('ab c', 'char');") == list("ab c")
+
+
+@pytest.fixture(scope="module")
+def subwords() -> tuple[SubwordVocabulary, dict]:
+    """A byte-pair vocabulary of the translation task (learned from 3,000 training pairs) and the manifest entry the
+    page gets for it (transformer_book.playground.write_playground)."""
+    from transformer.train.translation import translation_pairs
+
+    pairs = translation_pairs(3_000, "train", seed=0)
+    vocab = SubwordVocabulary.train([p.english for p in pairs] + [p.german for p in pairs], 500)
+    return vocab, vocabulary_manifest(vocab, vocab)
+
+
+AWKWARD = (  # characters a reader may type that are rare or absent in the pairs, and the ways spaces can be written
+    "aZ09 ,.-€£$%:/'\"()äöüÄÖÜßéèÉçñøå\u0301\u0308ΩЖ日本😀\u00a0\u202f\u2009\t\n\u2581\ufeff½²Ⅻ١\u0660_<>&"
+)
+
+
+def random_texts(n: int, seed: int = 0) -> list[str]:
+    """``n`` texts of up to 24 characters drawn from :data:`AWKWARD` and the pairs' letters."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = AWKWARD + "abcdefghijklmnopqrstuvwxyz     " * 3 + "0123456789"
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(n)]
+
+
+def test_subword_tokenizer_equals_the_vocabulary_on_awkward_and_random_texts(subwords) -> None:
+    vocab, info = subwords
+    texts = [*SUBWORD_TEXTS, "", "   ", "\u2581", "\u2581\u2581x", "<pad> </s>", "ＡＢＣ", "e\u0301", *random_texts(400)]
+    page = run_node(f"const info = {json.dumps(info)}; "
+                    f"return {json.dumps(texts)}.map((t) => [E.encodeSubwords(t, info), E.preTokenize(t)]);")
+    for text, (encoded, pieces) in zip(texts, page, strict=True):
+        expected = {"tokens": vocab.tokenize(text), "ids": vocab.encode(text), "unknown": vocab.unknown(text)}
+        assert encoded == expected, f"{text!r}: the page {encoded}, Python {expected}"
+        assert encoded["ids"] == vocab.reference_encode(text), text
+        assert pieces == pre_tokenize(text), text
+    known = [t for t in texts if not vocab.unknown(t)]
+    assert len(known) > 100 and any(vocab.unknown(t) for t in texts)  # both kinds of text are tried
+
+
+def test_subword_decoding_equals_the_vocabulary_s_on_any_ids(subwords) -> None:
+    import random
+
+    vocab, info = subwords
+    rng = random.Random(0)
+    specials = [PAD_ID, BOS_ID, EOS_ID, 3]
+    sequences = [[rng.choice(specials) if rng.random() < 0.15 else rng.randrange(len(vocab)) for _ in range(rng.randint(0, 12))]
+                 for _ in range(300)]
+    sequences += [vocab.encode(text) for text in SUBWORD_TEXTS]
+    page = run_node(f"const info = {json.dumps(info)}, m = {json.dumps(MANIFEST)}; "
+                    f"return {json.dumps(sequences)}.map((ids) => [E.decodeSubwords(ids, info.tgt_vocab, m), "
+                    "E.outputText(info, m, ids)]);")
+    for ids, (text, output) in zip(sequences, page, strict=True):
+        assert text == output == vocab.decode(ids), ids
+
+
+def test_subword_sources_are_parsed_with_their_unknown_characters_and_limits(subwords) -> None:
+    vocab, info = subwords
+    assert parse("in 5 Tagen ☃", info) == {"tokens": vocab.tokenize("in 5 Tagen ☃"), "ids": vocab.encode("in 5 Tagen ☃"),
+                                           "unknown": ["☃"]}
+    assert parse("in 5 Tagen ☃", info)["tokens"][-1] == "<unk>"
+    assert parse("  \t ", info) == {"error": "type a few words", "field": "source", "input": True}
+    assert parse(" ".join(["9"] * 11), info)["error"] == "at most 20 tokens; got 22"  # a "▁" before every digit
 
 
 SYMBOLS = {"input": "symbols", "src_vocab": ["<pad>", "<s>", "</s>", "a", "b", "c"]}
