@@ -5,7 +5,6 @@ killed with SIGKILL or stopped with Ctrl-C, data-parallel and under bfloat16).""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +16,6 @@ import torch
 
 from transformer import Transformer, save_checkpoint
 from transformer.checkpoint import read_checkpoint
-from transformer.train import loop
 from transformer.train.bucketing import BatchStream, batch_stream, length_batches, text_batch
 from transformer.train.cli import main
 from transformer.train.config import TrainConfig
@@ -204,19 +202,6 @@ def test_a_signal_asks_for_a_save_and_a_stop_after_the_step_and_a_second_one_sto
 
 # ---------------------------------------------------------------------------------------------------------------
 # Resumed runs end where uninterrupted runs end
-
-
-@pytest.fixture
-def keep_every_checkpoint(monkeypatch):
-    """Copy every training checkpoint a run writes to ``<name>.<step>.pt`` beside it (the run keeps only the last)."""
-    original = loop.save_training_checkpoint
-
-    def keeping(path, step, *args, **kwargs):
-        written = original(path, step, *args, **kwargs)
-        shutil.copy(written, Path(path).with_suffix(f".{step}.pt"))
-        return written
-
-    monkeypatch.setattr(loop, "save_training_checkpoint", keeping)
 
 
 @pytest.mark.slow
