@@ -1,7 +1,11 @@
+import shutil
+from pathlib import Path
+
 import pytest
 import torch
 
 from transformer import Transformer, TransformerConfig
+from transformer.train import loop
 from transformer.train.recipes import small_model_config
 
 # One intra-op thread per process: pytest runs two workers on two cores (`make test`), and more threads than cores
@@ -20,6 +24,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def keep_every_checkpoint(monkeypatch):
+    """Copy every training checkpoint a run writes to ``<name>.<step>.pt`` beside it (the run keeps only the last)."""
+    original = loop.save_training_checkpoint
+
+    def keeping(path, step, *args, **kwargs):
+        written = original(path, step, *args, **kwargs)
+        shutil.copy(written, Path(path).with_suffix(f".{step}.pt"))
+        return written
+
+    monkeypatch.setattr(loop, "save_training_checkpoint", keeping)
 
 
 def small_config(**overrides) -> TransformerConfig:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from transformer import Transformer, save_checkpoint
+from transformer.train import cli
 from transformer.train.cli import main, resume_path
 from transformer.train.recipes import small_model_config
 
@@ -22,11 +23,12 @@ def test_help_lists_every_command_and_option(capsys):
     code, text = _run(capsys, "train", "--help")
     assert code == 0
     for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--compile", "--threads", "--eval-size", "--no-progress",
-                   "--out", "--save-every", "--resume", "copy", "reverse", "sort", "dates", "auto", "cuda"):
+                   "--out", "--save-every", "--resume", "copy", "reverse", "sort", "dates", "translation", "auto", "cuda"):
         assert option in text
     code, text = _run(capsys, "evaluate", "--help")
     assert code == 0
-    for option in ("PATH", "--task", "--n", "--min-seq-len", "--max-seq-len", "--seed", "--beam-size", "--device", "dates"):
+    for option in ("PATH", "--task", "--n", "--min-seq-len", "--max-seq-len", "--seed", "--beam-size", "--device", "dates",
+                   "translation"):
         assert option in text
 
 
@@ -70,6 +72,13 @@ def test_a_model_of_one_task_of_text_is_scored_on_that_task_only(capsys, tmp_pat
     assert code == 2 and "this checkpoint was trained on 'copy'" in text
     code, text = _run(capsys, "evaluate", str(path), "--beam-size", "4")
     assert code == 2 and "beam search is for dates" in text
+
+
+def test_the_translation_task_names_the_libraries_it_lacks(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "TRANSLATION_LIBRARIES", ("torch", "no_such_library_here", "another_missing_one"))
+    code, text = _run(capsys, "train", "--task", "translation", "--device", "cpu", "--out", "x.pt")
+    assert code == 2 and "--task translation: needs torch, no_such_library_here, another_missing_one" in text
+    assert "no_such_library_here, another_missing_one are not installed: pip install no_such_library_here" in text
 
 
 @pytest.mark.slow

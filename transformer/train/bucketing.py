@@ -16,7 +16,7 @@ training checkpoint saves and resumes).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -95,7 +95,7 @@ class BatchStream:
         self.batch_size, self.rng, self.pool = batch_size, rng, pool
         self.lengths = [len(source_vocab.tokenize(text)) for text in sources]
         self.epoch, self.position, self.batches, self.epoch_rng_state = 0, 0, [], None
-        self._fingerprint: str | None = None
+        self._fingerprint: tuple[str, str] | None = None
 
     def __iter__(self) -> BatchStream:
         return self
@@ -114,13 +114,15 @@ class BatchStream:
         self.batches, self.position = length_batches(self.lengths, self.batch_size, self.rng, self.pool), 0
 
     def source(self) -> dict:
-        """What the stream draws from: the number of pairs, a fingerprint of their text, the batch and pool sizes."""
+        """What the stream draws from: the number of pairs, fingerprints of their text and of the vocabularies that
+        turn it into ids (a vocabulary learned again elsewhere may differ), the batch and pool sizes."""
         if self._fingerprint is None:
-            digest = hashlib.sha256()
-            for text in (*self.sources, "\x01", *self.targets):
-                digest.update(text.encode("utf-8") + b"\x00")
-            self._fingerprint = digest.hexdigest()[:16]
-        return {"pairs": len(self.sources), "text_sha256": self._fingerprint, "batch_size": self.batch_size,
+            vocabularies = [(*vocab.itos, "\x01", *(" ".join(m) for m in getattr(vocab, "merges", ())))
+                            for vocab in (self.source_vocab, self.target_vocab)]
+            self._fingerprint = (_sha256((*self.sources, "\x01", *self.targets)),
+                                 _sha256((*vocabularies[0], "\x02", *vocabularies[1])))
+        text, vocab = self._fingerprint
+        return {"pairs": len(self.sources), "text_sha256": text, "vocab_sha256": vocab, "batch_size": self.batch_size,
                 "pool": self.pool}
 
     def state_dict(self) -> dict:
@@ -142,6 +144,14 @@ class BatchStream:
         if state["epoch"]:  # draw the current epoch again, from the generator's state when it was first drawn
             self._draw_epoch()
             self.epoch, self.position = state["epoch"], state["position"]
+
+
+def _sha256(texts: Iterable[str]) -> str:
+    """A short hash of ``texts`` in order."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\x00")
+    return digest.hexdigest()[:16]
 
 
 @renamed_keywords(generator="rng")

@@ -47,12 +47,14 @@ from ..config import TransformerConfig
 from ..model import Transformer
 from .bucketing import batch_stream, text_batch
 from .config import TrainConfig
+from .evaluation import text_scores, translate
 from .loop import History, train
 from .recipes import small_model_config
 from .subwords import SubwordVocabulary
 from .tasks import Batch
 
 LANGUAGES = ("en", "de")  # source, target
+TEST_FRACTION = 0.1  # the share of values held out for the test set
 KINDS = ("number", "date", "time", "relative", "unit", "money", "list")
 KIND_EXAMPLES = {
     "number": ("three hundred and forty-two", "dreihundertzweiundvierzig"),
@@ -222,7 +224,7 @@ def write(kind: str, key: tuple, style: object = None) -> Pair:
     return Pair(english, german, kind, key)
 
 
-def is_held_out(kind: str, key: tuple, test_fraction: float = 0.1, seed: int = 0) -> bool:
+def is_held_out(kind: str, key: tuple, test_fraction: float = TEST_FRACTION, seed: int = 0) -> bool:
     """Whether value ``key`` of ``kind`` belongs to the test set: a hash of ``seed``, ``kind`` and ``key`` below
     ``test_fraction``, the same on every machine and in every Python (unlike ``hash()``). Values whose words no
     other value teaches (the numbers below 20 and the tens, a unit's singular) are always training values."""
@@ -234,7 +236,7 @@ def is_held_out(kind: str, key: tuple, test_fraction: float = 0.1, seed: int = 0
 
 
 def translation_pairs(
-    n: int, split: str, test_fraction: float = 0.1, seed: int = 0, shares: Mapping[str, float] = KIND_SHARES,
+    n: int, split: str, test_fraction: float = TEST_FRACTION, seed: int = 0, shares: Mapping[str, float] = KIND_SHARES,
 ) -> list[Pair]:
     """``n`` pairs of the ``split`` ("train" or "test") side of :func:`is_held_out`, drawn with a
     ``random.Random(seed)``: each pair's kind with probability ``shares[kind]``, then a value of that kind (drawn
@@ -269,6 +271,15 @@ def translation_pairs(
     return pairs
 
 
+def pairs_fingerprint(pairs: Sequence[Pair]) -> str:
+    """A short hash of ``pairs``' kinds and text, in order: equal on every machine where the data libraries write the
+    same strings, so a checkpoint can tell whether the pairs it is scored on are those it was trained beside."""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        digest.update(f"{pair.kind}\x00{pair.english}\x00{pair.german}\x01".encode())
+    return digest.hexdigest()[:16]
+
+
 def composition(pairs: Sequence[Pair]) -> dict[str, int]:
     """How many of ``pairs`` are of each kind, in the order of :data:`KINDS`."""
     return {kind: sum(pair.kind == kind for pair in pairs) for kind in KINDS}
@@ -291,7 +302,7 @@ class TranslationData:
 
 
 def translation_data(
-    n_train: int = 40_000, n_test: int = 1_000, vocab_size: int = 1_000, test_fraction: float = 0.1, seed: int = 0,
+    n_train: int = 40_000, n_test: int = 1_000, vocab_size: int = 1_000, test_fraction: float = TEST_FRACTION, seed: int = 0,
 ) -> TranslationData:
     """``n_train`` training and ``n_test`` test pairs (:func:`translation_pairs`) of ``seed``'s split, and a
     :class:`~transformer.train.subwords.SubwordVocabulary` of ``vocab_size`` ids trained on both sides of the
@@ -325,6 +336,22 @@ def translation_train_config(**overrides) -> TrainConfig:
 
 
 MAX_GERMAN_TOKENS = 48  # decoding stops here at the latest: longer than any German sentence, in subwords of 300 ids or more
+
+
+def translation_scores(
+    model: Transformer, pairs: Sequence[Pair], vocab: SubwordVocabulary, beam_size: int = 1,
+) -> dict[str, object]:
+    """The chapter's scores of ``model``'s translations of ``pairs``, greedy (``beam_size`` 1) or with beam search:
+    exact match, BLEU and chrF (:func:`~.evaluation.text_scores`), and ``"exact_match_by_kind"``, the share of each
+    kind's pairs translated exactly, in the order of :data:`KINDS` (kinds with no pair left out)."""
+    hypotheses = translate(model, [p.english for p in pairs], vocab, vocab, MAX_GERMAN_TOKENS, beam_size)
+    scores: dict[str, object] = dict(text_scores(hypotheses, [p.german for p in pairs]))
+    right = [h == p.german for h, p in zip(hypotheses, pairs, strict=True)]
+    scores["exact_match_by_kind"] = {
+        kind: sum(r for r, p in zip(right, pairs, strict=True) if p.kind == kind) / n
+        for kind, n in composition(pairs).items() if n
+    }
+    return scores
 
 
 def train_translation(
