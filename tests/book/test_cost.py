@@ -68,7 +68,7 @@ def test_readable_attention_keeps_quadratic_memory_for_backward_and_the_fused_pa
 def test_flops_by_component_cover_every_product_and_a_step_costs_three_forward_passes():
     torch.manual_seed(0)
     model = Transformer(small_model_config())
-    B, T, d = 2, 7, 64
+    B, T, d = 2, 7, model.config.d_model
     src, tgt = torch.randint(3, 13, (B, T)), torch.randint(3, 13, (B, T + 1))  # as long as the decoder's input
     forward = forward_flops_by_component(model, src, tgt)
     assert list(forward) == list(COMPONENTS)

@@ -36,7 +36,7 @@ from transformer_book.playground import (
 @pytest.fixture(scope="module")
 def model() -> Transformer:
     torch.manual_seed(0)
-    return Transformer(small_model_config(d_model=32, d_ff=64)).eval()
+    return Transformer(small_model_config(d_model=32, n_heads=4, d_ff=64)).eval()  # four heads, as the masks below
 
 
 def test_reference_case_holds_greedy_decode_tokens_their_logits_and_every_map(model: Transformer) -> None:

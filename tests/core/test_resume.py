@@ -31,7 +31,7 @@ from transformer.train.resume import (
     resume_differences,
     save_training_checkpoint,
 )
-from transformer.train.schedule import linear_scheduler
+from transformer.train.schedule import make_scheduler
 from transformer.train.tasks import TaskStream, task_batch
 from transformer.train.tokenizer import Vocabulary
 
@@ -129,8 +129,8 @@ def _untrained_checkpoint(path: Path, config: TrainConfig, model_config=None) ->
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     stream = TaskStream(config.task, config.batch_size, config.vocab_size, config.min_seq_len, config.max_seq_len,
                         rng=torch.Generator().manual_seed(config.seed))
-    return save_training_checkpoint(path, 0, config.task, model, config, optimizer,
-                                    linear_scheduler(optimizer, config.warmup, config.steps), stream, History().to_dict(),
+    scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
+    return save_training_checkpoint(path, 0, config.task, model, config, optimizer, scheduler, stream, History().to_dict(),
                                     torch.device("cpu"))
 
 

@@ -318,10 +318,10 @@ def translation_data(
 
 
 def translation_config(vocab_size: int, **overrides) -> TransformerConfig:
-    """The model of the translation chapter: the small model of the training chapter (d_model 64, 4 heads, d_ff 128,
-    2 + 2 layers, no dropout) with the paper's post-norm layout, and, as the paper's section 3.4, one embedding
-    table for both languages that is also the output layer."""
-    values = dict(norm_first=False, share_embeddings=True, tie_output_embedding=True)
+    """The model of the translation chapter: the small model of the training chapter, twice as wide (d_model 64,
+    4 heads, d_ff 128, 2 + 2 layers, no dropout), with the paper's post-norm layout, and, as the paper's section 3.4,
+    one embedding table for both languages that is also the output layer."""
+    values = dict(d_model=64, n_heads=4, norm_first=False, share_embeddings=True, tie_output_embedding=True)
     values.update(overrides)
     return small_model_config(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, **values)
 
