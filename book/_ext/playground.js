@@ -93,12 +93,14 @@
   }
 
   // The beams step by step, as the decoding chapter's beam figure draws them, turned on its side so that it fits a
-  // phone: a row per step, a column per beam slot (best first), an edge to the hypothesis each one extended, the
-  // returned one in red; a finished hypothesis (after </s>) is carried on unchanged and drawn once.
+  // phone: a row per step, a column per live place (best first), an edge to the hypothesis each one extended, the
+  // returned one in red; when it ended with </s>, that </s> is drawn in a column of its own ("ended"), since a
+  // finished hypothesis leaves the live places.
   function drawBeam(box, manifest, info, beam) {
     const plot = box.querySelector(".playground-beam-tree"), style = manifest.style, trace = beam.trace;
-    const K = trace.tokens[0].length, steps = trace.tokens.length, onBest = new Set();
-    for (let t = steps - 1, slot = trace.best; t >= 0; t--) {
+    const K = trace.tokens[0].length, steps = trace.tokens.length, onBest = new Set(), returned = trace.best;
+    const lastLive = returned.ended === "eos" ? returned.step - 1 : returned.step; // its last step in a live place
+    for (let t = lastLive, slot = returned.slot; t >= 0; t--) {
       onBest.add(t + ":" + slot);
       slot = trace.parents[t][slot];
     }
@@ -108,19 +110,31 @@
     for (let t = 0; t < steps; t++) {
       for (let k = 0; k < K; k++) {
         const token = trace.tokens[t][k], score = trace.scores[t][k];
-        if (token === manifest.pad_id || !isFinite(score)) continue;
-        const returned = onBest.has(t + ":" + k), line = returned ? best : edges;
+        if (!isFinite(score)) continue;
+        const onPath = onBest.has(t + ":" + k), line = onPath ? best : edges;
         nodes.x.push(k);
         nodes.y.push(t + 1);
         nodes.text.push(shown(short(info.tgt_vocab[token], 6)));
         nodes.hover.push(`step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}`
           + `<br>summed log-probability ${score.toFixed(3)}`);
-        nodes.color.push(returned ? style.best_color : style.beam_color);
-        nodes.ink.push(returned ? "white" : "#1e293b"); // dark on the light blue of the hypotheses not returned
+        nodes.color.push(onPath ? style.best_color : style.beam_color);
+        nodes.ink.push(onPath ? "white" : "#1e293b"); // dark on the light blue of the hypotheses not returned
         line.x.push(trace.parents[t][k], k, null);
         line.y.push(t, t + 1, null);
       }
     }
+    if (returned.ended === "eos") { // the returned hypothesis's </s>, beside the live places
+      nodes.x.push(K);
+      nodes.y.push(returned.step + 1);
+      nodes.text.push(shown(short(info.tgt_vocab[manifest.eos_id], 6)));
+      nodes.hover.push(`step ${returned.step + 1}: ${shown(info.tgt_vocab[manifest.eos_id])} ends the returned hypothesis`
+        + `<br>score ${beam.score.toFixed(3)} (length-penalised)`);
+      nodes.color.push(style.best_color);
+      nodes.ink.push("white");
+      best.x.push(lastLive >= 0 ? returned.slot : 0, K, null);
+      best.y.push(returned.step, returned.step + 1, null);
+    }
+    const columns = returned.ended === "eos" ? K + 1 : K;
     const longest = Math.max(...nodes.text.map((x) => x.replace(/&[a-z]+;/g, "<").length));
     window.Plotly.react(plot, [
       {type: "scatter", mode: "lines", x: edges.x, y: edges.y, line: {color: style.edge_color, width: 2}, hoverinfo: "skip"},
@@ -130,8 +144,9 @@
         marker: {size: 30, color: nodes.color, line: {color: "white", width: 1}}},
     ], layout(manifest, 70 + 34 * (steps + 1), {
       showlegend: false, plot_bgcolor: "white", margin: {l: 10, r: 10, t: 10, b: 10},
-      xaxis: {title: {text: "beam (best first)", standoff: 6}, side: "top", tickvals: trace.tokens[0].map((x, i) => i),
-        ticktext: trace.tokens[0].map((x, i) => String(i + 1)), range: [-0.6, K - 0.4], zeroline: false,
+      xaxis: {title: {text: "beam (best first)", standoff: 6}, side: "top", tickvals: [...Array(columns).keys()],
+        ticktext: [...Array(columns).keys()].map((i) => (i < K ? String(i + 1) : "ended")), range: [-0.6, columns - 0.4],
+        zeroline: false,
         showgrid: false, automargin: true, fixedrange: true},
       yaxis: {title: {text: "step"}, range: [steps + 0.6, -0.6], tickvals: [...trace.tokens.keys(), steps],
         zeroline: false, automargin: true, fixedrange: true},
@@ -145,7 +160,7 @@
     list.replaceChildren(...beam.hypotheses.map((h, k) => ({h, k}))
       .sort((x, y) => y.h.score - x.h.score)
       .map(({h, k}) => el("li", {text: `${Engine.outputText(info, manifest, h.tokens)} — log-probability `
-        + `${h.logProb.toFixed(3)} over ${h.length} tokens, score ${h.score.toFixed(3)}${k === beam.trace.best ? " (returned)" : ""}`})));
+        + `${h.logProb.toFixed(3)} over ${h.length} tokens, score ${h.score.toFixed(3)}${k === 0 ? " (returned)" : ""}`})));
   }
 
   // A frame drawn, then a new task: the figures of a result are drawn one per task, so that the output shows at once and

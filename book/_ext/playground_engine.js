@@ -233,44 +233,53 @@
     return order.slice(0, k);
   }
 
-  // Beam search for one source, as transformer.decoding.beam_search: every step extends each hypothesis of the beam
-  // (all beamSize of them after the first step, run as one batch) by every token and keeps the beamSize best by
-  // summed log-probability; a finished hypothesis (after </s>) stays in the beam, grown by <pad> at no cost. It stops
-  // when every hypothesis is finished or after maxNewTokens steps; then each summed log-probability is divided by the
-  // length penalty and the best is returned. Returns {tokens, score, hypotheses, trace, stepMs}: trace.parents,
-  // .tokens and .scores per step (beam slot k extended slot parents[t][k] with tokens[t][k]), trace.best the slot
-  // returned.
-  async function beamSearch(step, {vocabSize: V, bos, eos, pad, excluded, beamSize, maxNewTokens, lengthPenalty}) {
-    let beam = [{tokens: [bos], logProb: 0, length: 0, finished: false}];
+  // The k best of finished hypotheses `kept` and `added` by score, best first (the earlier one first on a tie).
+  function keepBest(kept, added, k) {
+    return [...kept, ...added].filter((h) => h.score > -Infinity)
+      .map((h, i) => ({h, i})).sort((x, y) => y.h.score - x.h.score || x.i - y.i).slice(0, k).map(({h}) => h);
+  }
+
+  // Beam search for one source, as transformer.decoding.beam_search (tensor2tensor's search, the paper's code): every
+  // step extends each live hypothesis (all beamSize of them after the first step, run as one batch) by every token.
+  // An extension by </s> joins the finished list, ranked by its length-penalised score (the list keeps the beamSize
+  // best); the other extensions compete for the beamSize live places on their summed log-probability. The search
+  // stops once the best finished score beats what the best live hypothesis could still reach (its sum over the
+  // largest penalty), or after maxNewTokens steps, where the live hypotheses end as they are. Returns {tokens, score,
+  // hypotheses (the finished list, best first: the first is returned), trace, stepMs}: trace.parents, .tokens and
+  // .scores per step (live place k extended place parents[t][k] of the step before with tokens[t][k]), and
+  // trace.best: where the returned hypothesis ended ({step, slot, ended}: "eos", the </s> that step added to live
+  // place `slot` of the step before; "budget", live place `slot` at the last step).
+  async function beamSearch(step, {vocabSize: V, bos, eos, excluded, beamSize, maxNewTokens, lengthPenalty}) {
+    let live = [{tokens: [bos], logProb: 0}], finished = [];
     const trace = {parents: [], tokens: [], scores: []}, stepMs = [];
-    while (trace.tokens.length < maxNewTokens && !beam.every((h) => h.finished)) {
+    const bestPossible = Math.max(lengthPenaltyFactor(1, lengthPenalty), lengthPenaltyFactor(maxNewTokens, lengthPenalty));
+    for (let t = 0; t < maxNewTokens; t++) {
       const started = now();
-      const {logits} = await step(beam.map((h) => h.tokens));
-      const candidates = new Float64Array(beam.length * V);
-      beam.forEach((h, k) => {
-        const logp = h.finished ? null : logProbs(logits, k, V, excluded);
-        for (let v = 0; v < V; v++) {
-          candidates[k * V + v] = h.logProb + (h.finished ? (v === pad ? 0 : -Infinity) : logp[v]);
-        }
+      const {logits} = await step(live.map((h) => h.tokens));
+      const candidates = new Float64Array(live.length * V), ending = [];
+      live.forEach((h, k) => {
+        const logp = logProbs(logits, k, V, excluded), logProb = h.logProb + logp[eos];
+        ending.push({tokens: [...h.tokens.slice(1), eos], logProb, length: t + 1, step: t, slot: k, ended: "eos",
+          score: logProb / lengthPenaltyFactor(t + 1, lengthPenalty)});
+        for (let v = 0; v < V; v++) candidates[k * V + v] = v === eos ? -Infinity : h.logProb + logp[v];
       });
-      beam = topK(candidates, beamSize).map((index) => {
-        const parent = Math.floor(index / V), token = index % V, from = beam[parent];
-        return {
-          tokens: [...from.tokens, token], logProb: candidates[index], parent,
-          length: from.length + (from.finished ? 0 : 1), finished: from.finished || token === eos,
-        };
-      });
-      trace.parents.push(beam.map((h) => h.parent));
-      trace.tokens.push(beam.map((h) => h.tokens[h.tokens.length - 1]));
-      trace.scores.push(beam.map((h) => h.logProb));
+      finished = keepBest(finished, ending, beamSize);
+      live = topK(candidates, beamSize).map((index) => ({
+        tokens: [...live[Math.floor(index / V)].tokens, index % V], logProb: candidates[index], parent: Math.floor(index / V),
+      }));
+      trace.parents.push(live.map((h) => h.parent));
+      trace.tokens.push(live.map((h) => h.tokens[h.tokens.length - 1]));
+      trace.scores.push(live.map((h) => h.logProb));
+      if (t === maxNewTokens - 1) { // out of steps: the live hypotheses end here, as they are
+        finished = keepBest(finished, live.map((h, k) => ({tokens: h.tokens.slice(1), logProb: h.logProb, length: t + 1,
+          step: t, slot: k, ended: "budget", score: h.logProb / lengthPenaltyFactor(t + 1, lengthPenalty)})), beamSize);
+      }
       stepMs.push(now() - started);
+      if (finished.length && live.length && finished[0].score > live[0].logProb / bestPossible) break;
     }
-    const hypotheses = beam.map((h) => ({
-      tokens: h.tokens.slice(1, 1 + h.length), logProb: h.logProb, length: h.length,
-      score: h.logProb / lengthPenaltyFactor(h.length, lengthPenalty),
-    }));
-    trace.best = argmax(hypotheses.map((h) => h.score));
-    const best = hypotheses[trace.best];
+    const best = finished[0];
+    trace.best = {step: best.step, slot: best.slot, ended: best.ended};
+    const hypotheses = finished.map(({tokens, logProb, length, score}) => ({tokens, logProb, length, score}));
     return {tokens: best.tokens, score: best.score, hypotheses, trace, stepMs};
   }
 

@@ -5,8 +5,8 @@ tokenizer against SubwordVocabulary (transformer.train.subwords: tokens, ids, un
 text) on awkward texts and a few hundred random ones; how it reads a reader's
 source and padding (what it rejects, what it brings into range and says so); its greedy decoding and beam search
 against a toy decoder step whose answers can be worked out by hand (the length penalty choosing the longer
-hypothesis, finished hypotheses carried at no cost, ties, the budget). That the engine computes what PyTorch does
-with the book's trained models is tests/book/test_playground_browser.py, in the built page.
+hypothesis, finished hypotheses kept apart from the live ones, the early stop, ties, the budget). That the engine
+computes what PyTorch does with the book's trained models is tests/book/test_playground_browser.py, in the built page.
 """
 
 from __future__ import annotations
@@ -197,27 +197,32 @@ def test_beam_search_lets_the_length_penalty_choose_the_longer_hypothesis() -> N
       return {tokens: r.tokens, score: r.score, hypotheses: r.hypotheses, trace: r.trace, calls};""")
     long, short = math.log(0.48) + math.log(0.997), math.log(0.49)
     assert result["tokens"] == [3, 2] and math.isclose(result["score"], long / (7 / 6) ** 0.6, rel_tol=1e-6)
-    # step 1 keeps </s> and a; step 2 carries the finished </s> on by <pad> at no cost and ends a with </s>: all
-    # finished, so the search stops after two decoder steps
-    assert result["trace"]["tokens"] == [[2, 3], [0, 2]] and result["trace"]["parents"] == [[0, 0], [0, 1]]
-    assert result["calls"] == [[[1]], [[1, 2], [1, 3]]]
-    assert [(h["tokens"], h["length"]) for h in result["hypotheses"]] == [([2], 1), ([3, 2], 2)]
-    assert math.isclose(result["hypotheses"][0]["score"], short, rel_tol=1e-6) and result["trace"]["best"] == 1
+    # step 1: "</s>" joins the finished list, a and b take the live places; step 2: "a </s>" (penalised) beats it,
+    # and no live hypothesis (b a, b b: log 0.02 + log 0.2) can reach it any more, so the search stops
+    assert result["trace"]["tokens"] == [[3, 4], [3, 4]] and result["trace"]["parents"] == [[0, 0], [1, 1]]
+    assert result["calls"] == [[[1]], [[1, 3], [1, 4]]]
+    assert [(h["tokens"], h["length"]) for h in result["hypotheses"]] == [([3, 2], 2), ([2], 1)]
+    assert math.isclose(result["hypotheses"][1]["score"], short, rel_tol=1e-6)
+    assert result["trace"]["best"] == {"step": 1, "slot": 0, "ended": "eos"}
     unpenalised = run_node("""const r = await E.beamSearch(step, {...options, beamSize: 2, maxNewTokens: 5, lengthPenalty: 0});
+      return [r.tokens, r.trace.tokens.length];""")
+    assert unpenalised == [[2], 1]  # without the penalty "</s>" (0.49) beats every live hypothesis (a: 0.48) at once
+    one = run_node("""const r = await E.beamSearch(step, {...options, beamSize: 1, maxNewTokens: 5, lengthPenalty: 0.6});
       return r.tokens;""")
-    assert unpenalised == [2]  # without the penalty the shorter hypothesis wins
-    assert run_node("""const r = await E.beamSearch(step, {...options, beamSize: 1, maxNewTokens: 5, lengthPenalty: 0.6});
-      return r.tokens;""") == [2]  # a beam of one is greedy decoding
+    assert one == [3, 2]  # a beam of one is not greedy decoding: it keeps "</s>" apart and goes on with a
 
 
 def test_beam_search_breaks_ties_by_the_lower_id() -> None:
     first = run_node("""const r = await E.beamSearch((rows) => step(rows.map((r) => (r.length === 1 ? [5] : r))),
       {...options, beamSize: 3, maxNewTokens: 1, lengthPenalty: 0.6});
       return r.trace.tokens[0];""")
-    assert first == [2, 3, 4]  # after "c" every token is equally likely: </s>, a, b (the lowest ids) are kept, in order
+    assert first == [3, 4, 5]  # after "c" every token is equally likely: a, b, c (the lowest ids but </s>, which
+    # leaves for the finished list) take the live places, in order
 
 
 def test_beam_search_stops_at_the_budget_with_unfinished_hypotheses() -> None:
     result = run_node("""const r = await E.beamSearch(alwaysA, {...options, beamSize: 2, maxNewTokens: 3, lengthPenalty: 0.6});
-      return {steps: r.trace.tokens.length, hypotheses: r.hypotheses.map((h) => [h.tokens, h.length]), best: r.tokens};""")
-    assert result == {"steps": 3, "hypotheses": [[[3, 3, 3], 3], [[2], 1]], "best": [3, 3, 3]}  # "</s>" carried on
+      return {steps: r.trace.tokens.length, first: [r.hypotheses[0].tokens, r.hypotheses[0].length], best: r.tokens,
+              ended: r.trace.best};""")
+    # "a a a", still live at the budget, ends there and beats every hypothesis that took </s> (about e^-10 each)
+    assert result == {"steps": 3, "first": [[3, 3, 3], 3], "best": [3, 3, 3], "ended": {"step": 2, "slot": 0, "ended": "budget"}}

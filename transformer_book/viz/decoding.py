@@ -119,7 +119,7 @@ def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None)
         fig.add_annotation(x=np.log10(r["tokens"]), y=np.log10(r["cached_ms"]), text=f"{r['uncached_ms'] / r['cached_ms']:.1f}x",
                            showarrow=False, yshift=-16, font=dict(size=12, color=LINE_COLOURS[0]))
     fig.update_xaxes(title_text="tokens generated", type="log", tickvals=tokens)
-    fig.update_yaxes(title_text="time to decode (ms)", type="log")
+    fig.update_yaxes(title_text="time to decode (ms)", type="log", dtick="D2")  # labels at 1, 2 and 5 of each decade
     fig = style(fig, title, height=400)
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22), margin=dict(l=70, r=20, t=60, b=100))
     return fig
