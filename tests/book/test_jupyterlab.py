@@ -44,7 +44,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
-from test_book_browser import CHROMIUM, CHROMIUM_ARGS, toc_pages
+from test_book_browser import browser, toc_pages  # noqa: F401 (browser: the fixture)
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
@@ -375,17 +375,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="module")
-def lab_browser() -> Iterator[object]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: `make setup` installs it (apt-get install chromium)")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
 # Opens every trimmed chapter in the page's JupyterLab and runs all its cells, all at once; watches each kernel's
 # messages (errors and stderr, whatever JupyterLab does with them) from before its first cell runs.
 OPEN_AND_RUN = """async (paths) => {
@@ -469,9 +458,9 @@ class Session:
 
 
 @pytest.fixture(scope="module")
-def session(lab: Lab, lab_browser: object) -> Iterator[Session]:
+def session(lab: Lab, browser: object) -> Iterator[Session]:  # noqa: F811
     errors, failed, external = [], [], []
-    context = lab_browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
 
     def route(route: object) -> None:
         url = route.request.url
