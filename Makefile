@@ -28,7 +28,7 @@ APT_TOOLS := chromium npm
 # nbval compares the cells tagged nbval-check-output with their committed outputs (the sanitizers cover ids and
 # addresses); tests/nbval_kernels.py gives each kernel Unix sockets instead of TCP ports, which two kernels starting at
 # once can collide on.
-NBVAL := $(PYTHON) -m pytest -p tests.nbval_kernels --nbval-lax --nbval-cell-timeout=300 \
+NBVAL := $(PYTHON) -m pytest -p tests.nbval_kernels -p tests.nbval_record --nbval-lax --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
 # The reader's environment: made by scripts/reader_env.py from the README's local path (a fresh venv, the pip lines
 # verbatim), its kernel registered inside it as READER_KERNEL, which a client finds through JUPYTER_PATH.
@@ -53,16 +53,19 @@ help:
 	@echo "                   chromium and npm"
 	@echo "make lock          re-resolve pyproject's extras in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
-	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time) and build the book into _build/html (-W: warnings fail)"
+	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time; those make nbval-reader recorded are"
+	@echo "                   taken as they are) and build the book into _build/html (-W: warnings fail)"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
 	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
 	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[lab])"
 	@echo "make nbval-reader  every chapter in a live kernel of the reader's environment, with the CPU's vector instructions"
-	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output"
+	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output; record"
+	@echo "                   each passing notebook's static outputs in _build/recorded for make book"
 	@echo "make lab-test      the chapters' live explorers in JupyterLab, started from the reader's environment (in make test)"
-	@echo "make test          check + book + the other tests (slow core, book kit, browser, JupyterLab) + nbval-reader"
+	@echo "make test          check + nbval-reader + book (from its recording) + the other tests (slow core, book kit,"
+	@echo "                   browser, JupyterLab)"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -132,10 +135,17 @@ reader-env:
 
 # The chapters as a reader runs them: each in a live kernel of the reader's environment (nbval and pytest stay in this
 # one), with another CPU's rounding; and the chapters' first cells, whose check must find in that environment
-# everything each chapter needs. The one run of the notebooks in `make test` besides the static build's.
+# everything each chapter needs. The run records what the static book shows (tests/nbval_record.py): each notebook
+# that passes goes to RECORDED, the playground's exports where the build wants them, and `make book` then builds
+# the site from them instead of executing the chapters again (scripts/execute_notebooks.py). The one run of the
+# notebooks in `make test`.
+RECORDED := $(CURDIR)/_build/recorded
 nbval-reader: setup reader-env
+	rm -rf $(RECORDED)
 	@$(PERTURBED_CPU); \
-	env -u TRANSFORMER_BOOK_STATIC $(READER) $(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/book/test_first_cells.py
+	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) \
+		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/_build/html/_static/playground \
+		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/book/test_first_cells.py
 
 browser-test:
 	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
@@ -143,14 +153,15 @@ browser-test:
 lab-test: setup reader-env
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
 
-# `make check` first (lint, the quick core tests), then every other test: the slow core ones and the book's (among
-# them the explorers in JupyterLab, which runs from the reader's environment), and the chapters in the reader's
-# environment. That environment is made while the book builds (each target's output printed
-# when it ends): jupyter-book's own build after the notebooks, about a minute, runs on one core.
+# `make check` first (lint, the quick core tests); then the chapters, once, in the reader's environment (made while
+# the book's JavaScript is fetched; each target's output printed when it ends), which also gives the static book its
+# outputs; the book built from them; then every other test: the slow core ones and the book's (among them the
+# built site in a browser and the explorers in JupyterLab, which runs from the reader's environment).
 test: check
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target book reader-env
-	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target vendor reader-env
 	$(MAKE) --no-print-directory nbval-reader
+	$(MAKE) --no-print-directory book
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 
 refresh: setup
 	$(PYTHON) scripts/refresh_notebooks.py $(NB)

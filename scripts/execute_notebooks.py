@@ -8,6 +8,11 @@ static build's: ``TRANSFORMER_BOOK_STATIC=1``, and the playground's exports go w
 would send them (``_build/html/_static/playground``; a cached playground notebook whose exports are missing runs
 again, as the extension makes the build do). A notebook that fails stops the script with its traceback.
 
+A notebook that a recording run left in ``_build/recorded`` (``make nbval-reader``: every chapter live in the reader's
+environment, with the static book's outputs recorded; ``tests/nbval_record.py``) is not executed again: if its code is
+the notebook's, it goes into the cache as it is, and the file is removed. ``make test`` builds the book this way, so
+each chapter runs once.
+
     python scripts/execute_notebooks.py [--jobs 2]
 """
 
@@ -20,8 +25,10 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import yaml
 from jupyter_cache import get_cache
+from jupyter_cache.base import CacheBundleIn
 from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,19 +37,36 @@ from book_toc import toc_files  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "_build" / ".jupyter_cache"  # where jupyter-book points myst-nb's cache
 PLAYGROUND = ROOT / "_build" / "html" / "_static" / "playground"  # book/_ext/offline_assets.py: outdir / PLAYGROUND_OUT
+RECORDED = ROOT / "_build" / "recorded"  # where make nbval-reader leaves the notebooks it ran (TRANSFORMER_BOOK_RECORD)
 
 
 def stale_notebooks(cache: object, notebooks: list[Path], playground: Path) -> tuple[list, list]:
     """Add ``notebooks`` to ``cache``'s project; return all their records and those to execute: not cached, or a
     playground notebook (one that calls ``write_playground(``) while ``playground`` holds no exported models."""
     records = [cache.add_nb_to_project(str(path)) for path in notebooks]
-    exports_missing = not (playground / "manifest.json").is_file()
-    stale = [
-        r for r in records
-        if cache.get_cached_project_nb(r.pk) is None
-        or (exports_missing and "write_playground(" in Path(r.uri).read_text(encoding="utf-8"))
-    ]
+    stale = [r for r in records if cache.get_cached_project_nb(r.pk) is None or exports_missing(r.uri, playground)]
     return records, stale
+
+
+def exports_missing(notebook: str, playground: Path) -> bool:
+    """Whether ``notebook`` is a playground notebook (it calls ``write_playground(``) and ``playground`` holds no
+    exported models: then it must run here, whatever the cache holds."""
+    writes = "write_playground(" in Path(notebook).read_text(encoding="utf-8")
+    return writes and not (Path(playground) / "manifest.json").is_file()
+
+
+def cache_recorded(cache: object, stale: list, recorded: Path, playground: Path) -> list:
+    """Put the notebooks of ``stale`` that ``recorded`` holds with the same code into ``cache`` (each file removed
+    once read), unless their playground exports are missing; return the rest of ``stale``, still to execute."""
+    left = []
+    for record in stale:
+        path = recorded / Path(record.uri).name
+        if path.is_file() and not exports_missing(record.uri, playground):
+            cache.cache_notebook_bundle(CacheBundleIn(nbformat.read(path, as_version=4), record.uri), overwrite=True)
+            path.unlink()
+        if cache.get_cached_project_nb(record.pk) is None or exports_missing(record.uri, playground):
+            left.append(record)
+    return left
 
 
 def main() -> None:
@@ -55,8 +79,10 @@ def main() -> None:
     cache = get_cache(str(CACHE))
     notebooks = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
     records, stale = stale_notebooks(cache, notebooks, PLAYGROUND)
-    print(f"execute_notebooks: {len(records) - len(stale)} of {len(records)} notebooks cached; executing "
-          f"{len(stale)}, {args.jobs} at a time", flush=True)
+    from_run = len(stale)
+    stale = cache_recorded(cache, stale, RECORDED, PLAYGROUND)
+    print(f"execute_notebooks: {len(records) - from_run} of {len(records)} notebooks cached, {from_run - len(stale)} "
+          f"taken from the recording run; executing {len(stale)}, {args.jobs} at a time", flush=True)
     started = time.perf_counter()
     # Last chapter first: the later chapters train models and take longest, so none of them starts at the end alone.
     work = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in reversed(stale)]

@@ -33,12 +33,16 @@ def setup_notebook() -> None:
     use_book_renderer()
 
 
-def progress() -> bool | str:
+def progress() -> bool | str | type:
     """What a chapter passes as ``progress=`` when it trains: a live bar in Jupyter and Colab, and in the static
-    book (which cannot redraw a line) one line when training ends."""
+    book (which cannot redraw a line) one line when training ends (recorded beside the bar in a recording run:
+    :mod:`transformer_book.viz.record`)."""
     from .viz import in_static_build
+    from .viz.record import RecordedBar, in_record_mode
 
-    return "text" if in_static_build() else True
+    if in_static_build():
+        return "text"
+    return RecordedBar if in_record_mode() else True
 
 
 @contextmanager

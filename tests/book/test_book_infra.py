@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +202,92 @@ def test_importing_the_kit_loads_no_plotly_until_a_figure_is_asked_for() -> None
         capture_output=True, text=True, check=True, cwd=ROOT,
     ).stdout
     assert out.strip() == "False"
+
+
+def _without_ids(text: str) -> str:
+    """``text`` with the random ids of plotly figures' ``<div>``s left out."""
+    return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>", text)
+
+
+def test_to_static_puts_recorded_outputs_in_place_of_widgets_and_draws_figures_as_the_book() -> None:
+    from transformer_book.viz import record
+
+    figure = {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"width": 500}, "config": {"responsive": True}}
+    note = {"output_type": "display_data", "data": {"text/html": "<div>note</div>"}, "metadata": {}}
+    line = {"output_type": "stream", "name": "stdout", "text": "training: 3 steps in 0.1 s\n"}
+    widget = {"output_type": "display_data", "data": {record.WIDGET: {"model_id": "x"}, "text/plain": "HBox()"}}
+    live = [
+        {"output_type": "stream", "name": "stdout", "text": "a\n"},
+        {"output_type": "display_data", "data": {PLOTLY_JSON: figure, "text/html": "<script>cdn</script>"},
+         "metadata": {}},
+        {"output_type": "stream", "name": "stdout", "text": "b\n"},
+        {"output_type": "display_data", "data": {record.MIMETYPE: {"outputs": [note], "widget_follows": True}}},
+        {"output_type": "stream", "name": "stdout", "text": "drawn by the explorer\n"},
+        {"output_type": "execute_result", "data": widget["data"], "metadata": {}, "execution_count": 4},
+        widget,  # a progress bar, then the line recorded when it closed
+        {"output_type": "display_data", "data": {record.MIMETYPE: {"outputs": [line], "widget_follows": False}}},
+        {"output_type": "stream", "name": "stdout", "text": "after\n"},
+    ]
+    static = record.to_static(live)
+    assert [out["output_type"] for out in static] == ["stream", "display_data", "stream", "display_data", "stream"]
+    assert static[0]["text"] == "a\n" and static[2]["text"] == "b\n"  # text stays on its side of the figure
+    drawn = viz.figure_html({key: figure[key] for key in ("data", "layout")})
+    assert list(static[1]["data"]) == ["text/html"] and _without_ids(static[1]["data"]["text/html"]) == _without_ids(drawn)
+    assert "max-width:500px" in static[1]["data"]["text/html"] and "cdn.plot.ly" not in static[1]["data"]["text/html"]
+    assert static[3] == note
+    assert static[4]["text"] == line["text"] + "after\n"  # the recorded line joins the text after it
+
+
+def test_a_recorded_live_run_gives_the_outputs_of_the_static_build(tmp_path: Path) -> None:
+    """nbval in a live kernel with tests/nbval_record.py records, for each cell, what the static build's own execution
+    shows: figures, an explorer's note (not the text it prints while built), a training run's final line."""
+    from nbclient import NotebookClient
+
+    cells = [
+        "import ipywidgets as widgets\nimport plotly.graph_objects as go\nimport transformer_book\n"
+        "from transformer.train.recipes import train_task\nfrom transformer_book.viz import live_only\n"
+        "transformer_book.setup_notebook()",
+        "print('before')\nfig = go.Figure(go.Scatter(x=[1, 2], y=[2, 1]))\nfig.show()\nprint('after')\nfig",
+        "live_only(lambda: widgets.interactive(lambda n: print(n * 2), n=widgets.IntSlider(3)), 'Move n.', static=fig)",
+        "model, history = train_task('copy', steps=3, seed=0, device='cpu', progress=transformer_book.progress(),\n"
+        "                            eval_every=3, eval_size=8)\nprint(len(history.loss))",
+    ]
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells], metadata={"kernelspec": kernelspec})
+    source = tmp_path / "book" / "chapter.ipynb"
+    source.parent.mkdir()
+    nbformat.write(nb, source)
+    env = {key: value for key, value in os.environ.items() if key != viz.BOOK_ENV}
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.nbval_kernels", "-p", "tests.nbval_record", "--nbval-lax",
+         "--nbval-current-env", "-q", "-p", "no:cacheprovider", str(source)],
+        cwd=ROOT, env={**env, "TRANSFORMER_BOOK_RECORD": str(tmp_path / "recorded")}, check=True, capture_output=True,
+        timeout=300,
+    )
+    recorded = nbformat.read(tmp_path / "recorded" / "chapter.ipynb", as_version=4)
+    static = copy.deepcopy(nb)
+    os.environ[viz.BOOK_ENV] = "1"  # the kernel inherits it, as in the static build
+    try:
+        NotebookClient(static, timeout=300, resources={"metadata": {"path": str(source.parent)}}).execute()
+    finally:
+        del os.environ[viz.BOOK_ENV]
+
+    def comparable(cell: nbformat.NotebookNode) -> str:
+        """The outputs as the page shows them: adjacent text of one stream joined (the book's nb_merge_streams), the
+        figures' random ids and the training line's time left out."""
+        outputs: list[dict] = []
+        for out in cell.outputs:
+            out = {key: out.get(key) for key in ("output_type", "name", "text", "data")}
+            if outputs and out["output_type"] == "stream" and outputs[-1]["name"] == out["name"]:
+                outputs[-1]["text"] += out["text"]
+            else:
+                outputs.append(out)
+        return re.sub(r"\d+\.\d s", "<time> s", _without_ids(json.dumps(outputs, sort_keys=True)))
+
+    for number, (got, want) in enumerate(zip(recorded.cells, static.cells, strict=True)):
+        assert comparable(got) == comparable(want), f"cell {number}"
+        assert got.execution_count == want.execution_count == number + 1
+    explorer, training = recorded.cells[2].outputs, recorded.cells[3].outputs
+    assert [out.output_type for out in explorer] == ["display_data", "display_data"]  # the note, the static figure
+    assert "Move n." in explorer[0].data["text/html"] and "Plotly.newPlot" in explorer[1].data["text/html"]
+    assert [out.output_type for out in training] == ["stream"] and " 3 steps in " in training[0].text

@@ -27,6 +27,7 @@ from .bucketing import batch_stream, text_batch
 from .config import TrainConfig
 from .evaluation import text_scores, translate
 from .loop import History, train
+from .progress import Progress
 from .recipes import small_model_config
 from .tasks import Batch
 from .tokenizer import Vocabulary
@@ -215,7 +216,7 @@ def dates_scores(model: Transformer, data: DatesData, beam_size: int = 1) -> dic
 
 
 def train_dates(
-    data: DatesData, config: TrainConfig, progress: bool | str = True, save_to: str | Path | None = None,
+    data: DatesData, config: TrainConfig, progress: Progress = True, save_to: str | Path | None = None,
     save_every: int | None = None, resume_from: str | Path | None = None,
 ) -> tuple[Transformer, History]:
     """The model of :func:`dates_model_config` (seeded with ``config.seed``) trained on ``data.train`` in batches

@@ -27,7 +27,7 @@ from .config import TrainConfig
 from .distributed import shard
 from .evaluation import EvalResult, evaluate, evaluate_batches
 from .objective import sequence_loss, token_accuracy
-from .progress import progress_bar
+from .progress import Progress, progress_bar
 from .resume import Checkpointer, check_resumable, resume_run, save_training_checkpoint
 from .schedule import make_scheduler
 from .tasks import Batch, TaskStream
@@ -79,7 +79,7 @@ def train_step(
 
 
 def train(
-    model: Transformer, config: TrainConfig | None = None, progress: bool | str = True,
+    model: Transformer, config: TrainConfig | None = None, progress: Progress = True,
     stop_at_exact_match: float | None = None, batches: Iterator[Batch] | None = None,
     eval_batches: Sequence[Batch] | None = None, save_to: str | Path | None = None, save_every: int | None = None,
     resume_from: str | Path | None = None, task: str | None = None,
@@ -91,7 +91,8 @@ def train(
     scored on ``config.eval_size`` fresh sequences; with ``stop_at_exact_match`` training stops as soon as that
     score is reached. ``progress=True`` shows a live tqdm bar (a widget in notebooks, text in terminals); ``"text"``
     prints one line when training ends (for pages that cannot redraw a line, such as the static book), ``False``
-    shows nothing.
+    shows nothing; a callable ``(steps, description)`` returns a bar of its own
+    (:func:`~transformer.train.progress.progress_bar`).
 
     Any other task trains the same way: pass its training ``batches`` (an iterator that yields one
     :class:`~transformer.train.tasks.Batch` per step, such as :func:`transformer.train.bucketing.batch_stream`; the same on
@@ -105,8 +106,8 @@ def train(
     is the uninterrupted run's, bit for bit. Given ``batches`` must then be resumable (such as
     :class:`~transformer.train.bucketing.BatchStream`).
     """
-    if progress not in (True, False, "text"):
-        raise ValueError(f"progress must be True, False or 'text'; got {progress!r}")
+    if not (callable(progress) or progress in (True, False, "text")):
+        raise ValueError(f"progress must be True, False, 'text' or a callable; got {progress!r}")
     config = TrainConfig() if config is None else config
     if (batches is None) != (eval_batches is None):
         raise ValueError("batches and eval_batches go together: pass both (a task of your own) or neither "
@@ -169,7 +170,7 @@ def _adam(model: Transformer, config: TrainConfig) -> torch.optim.Adam:
 
 def _run(
     model: Transformer, c: TrainConfig, device: torch.device, optimizer: torch.optim.Optimizer, scheduler: LambdaLR,
-    batches: Iterator[Batch], eval_batches: Sequence[Batch] | None, history: History, progress: bool | str,
+    batches: Iterator[Batch], eval_batches: Sequence[Batch] | None, history: History, progress: Progress,
     stop_at_exact_match: float | None, task: str | None, first_step: int = 1, checkpointer: Checkpointer | None = None,
 ) -> None:
     """The loop itself: draw a batch, take a step, log it, evaluate now and then, from step ``first_step`` on, saving a

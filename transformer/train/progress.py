@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+
+# What ``progress=`` takes: True, "text", False, or a callable ``(steps, description)`` that returns a bar of its own
+# (iterable over the steps, with tqdm's ``set_postfix(**values)`` and ``close()``).
+Progress = bool | str | Callable[[range, str], Iterable[int]]
 
 
 class _NoBar:
@@ -22,7 +26,7 @@ class _NoBar:
         pass
 
 
-class _FinalLine(_NoBar):
+class FinalLine(_NoBar):
     """A progress report for pages that cannot redraw a line (the static book): one line when training ends."""
 
     def __init__(self, steps: range, description: str):
@@ -38,17 +42,23 @@ class _FinalLine(_NoBar):
     def set_postfix(self, **values: object) -> None:
         self.postfix = values
 
-    def close(self) -> None:
+    def line(self) -> str:
         values = "".join(f", {name} {value}" for name, value in self.postfix.items())
-        print(f"{self.description}: {self.done} steps in {time.perf_counter() - self.start:.1f} s{values}", flush=True)
+        return f"{self.description}: {self.done} steps in {time.perf_counter() - self.start:.1f} s{values}"
+
+    def close(self) -> None:
+        print(self.line(), flush=True)
 
 
-def progress_bar(steps: range, description: str, progress: bool | str) -> Iterable[int]:
+def progress_bar(steps: range, description: str, progress: Progress) -> Iterable[int]:
     """What training shows while it runs over ``steps`` (``range(first, last + 1)``, counted from 1; a resumed run
     starts later): ``True``, a live tqdm bar (a widget in notebooks, text in terminals);
-    ``"text"``, one plain line when it ends; ``False``, nothing. tqdm is optional: without it, ``True`` shows nothing."""
+    ``"text"``, one plain line when it ends; ``False``, nothing; a callable, the bar it returns for
+    ``(steps, description)``. tqdm is optional: without it, ``True`` shows nothing."""
+    if callable(progress):
+        return progress(steps, description)
     if progress == "text":
-        return _FinalLine(steps, description)
+        return FinalLine(steps, description)
     try:
         from tqdm.auto import tqdm
     except ImportError:

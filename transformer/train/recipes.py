@@ -11,6 +11,7 @@ from ..config import TransformerConfig
 from ..model import Transformer
 from .config import TrainConfig
 from .loop import History, train
+from .progress import Progress
 from .schedule import noam_lr
 from .tasks import DEFAULT_VOCAB_SIZE
 
@@ -51,7 +52,7 @@ def annotated_transformer_configs(vocab_size: int = DEFAULT_VOCAB_SIZE) -> tuple
 
 
 def train_task(
-    task: str = "copy", steps: int | None = None, seed: int = 0, device: str = "auto", progress: bool | str = True,
+    task: str = "copy", steps: int | None = None, seed: int = 0, device: str = "auto", progress: Progress = True,
     model_config: TransformerConfig | None = None, save_to: str | Path | None = None, save_every: int | None = None,
     resume_from: str | Path | None = None, **train_overrides,
 ) -> tuple[Transformer, History]:

@@ -49,6 +49,7 @@ from .bucketing import batch_stream, text_batch
 from .config import TrainConfig
 from .evaluation import text_scores, translate
 from .loop import History, train
+from .progress import Progress
 from .recipes import small_model_config
 from .subwords import SubwordVocabulary
 from .tasks import Batch
@@ -356,7 +357,7 @@ def translation_scores(
 
 def train_translation(
     data: TranslationData, config: TrainConfig, model_config: TransformerConfig | None = None,
-    progress: bool | str = True, save_to: str | Path | None = None, save_every: int | None = None,
+    progress: Progress = True, save_to: str | Path | None = None, save_every: int | None = None,
     resume_from: str | Path | None = None,
 ) -> tuple[Transformer, History]:
     """A model (:func:`translation_config` unless ``model_config``, seeded with ``config.seed``) trained on

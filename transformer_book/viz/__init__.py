@@ -159,8 +159,13 @@ def live_only(widget_factory: Callable[[], Any], note: str = "", static: Any = N
     e.g. a plotly figure with sliders) is shown below the note in the static book instead. End the cell with the
     call, e.g. ``live_only(lambda: interactive(plot_scores, temperature=(0.1, 5.0)), "Vary the temperature.")``.
     """
+    stand_in = _LiveOnlyNote(f"{note.strip()} {LIVE_NOTE}".strip(), static)
     if in_static_build():
-        return _LiveOnlyNote(f"{note.strip()} {LIVE_NOTE}".strip(), static)
+        return stand_in
+    from .record import in_record_mode, record_static, static_outputs
+
+    if in_record_mode():
+        record_static(static_outputs(stand_in._ipython_display_), widget_follows=True)
     return widget_factory()
 
 
