@@ -153,13 +153,14 @@ browser-test:
 lab-test: setup reader-env
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
 
-# `make check` first (lint, the quick core tests); then the chapters, once, in the reader's environment (made while
-# the book's JavaScript is fetched; each target's output printed when it ends), which also gives the static book its
-# outputs; the book built from them; then every other test: the slow core ones and the book's (among them the
-# built site in a browser and the explorers in JupyterLab, which runs from the reader's environment).
-test: check
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target vendor reader-env
-	$(MAKE) --no-print-directory nbval-reader
+# `make check` first (lint, the quick core tests; the reader's environment is made meanwhile: pip mostly waits on the
+# disk and the network), then the chapters, once, in that environment, which also gives the static book its outputs
+# (the book's JavaScript is fetched meanwhile; each target's output is printed when it ends); the book built from
+# them; then every other test: the slow core ones and the book's (among them the built site in a browser and the
+# explorers in JupyterLab, which runs from the reader's environment).
+test:
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target vendor nbval-reader
 	$(MAKE) --no-print-directory book
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 
