@@ -9,9 +9,9 @@ would send them (``_build/html/_static/playground``; a cached playground noteboo
 again, as the extension makes the build do). A notebook that fails stops the script with its traceback.
 
 A notebook that a recording run left in ``_build/recorded`` (``make nbval-reader``: every chapter live in the reader's
-environment, with the static book's outputs recorded; ``tests/nbval_record.py``) is not executed again: if its code is
-the notebook's, it goes into the cache as it is, and the file is removed. ``make test`` builds the book this way, so
-each chapter runs once.
+environment, with the static book's outputs recorded; ``tests/nbval_record.py``) is not executed again: it goes into
+the cache as it is, in place of an earlier execution of the same code, and the file is removed (a recording of other
+code matches nothing, and the notebook runs here). ``make test`` builds the book this way, so each chapter runs once.
 
     python scripts/execute_notebooks.py [--jobs 2]
 """
@@ -55,18 +55,18 @@ def exports_missing(notebook: str, playground: Path) -> bool:
     return writes and not (Path(playground) / "manifest.json").is_file()
 
 
-def cache_recorded(cache: object, stale: list, recorded: Path, playground: Path) -> list:
-    """Put the notebooks of ``stale`` that ``recorded`` holds with the same code into ``cache`` (each file removed
-    once read), unless their playground exports are missing; return the rest of ``stale``, still to execute."""
-    left = []
-    for record in stale:
+def cache_recorded(cache: object, records: list, recorded: Path, playground: Path) -> int:
+    """Put the notebooks of ``records`` that ``recorded`` holds into ``cache``, in place of what it holds for the same
+    code (the pages then show the run that exported the playground's models), each file removed once read, unless
+    their playground exports are missing; return how many."""
+    taken = 0
+    for record in records:
         path = recorded / Path(record.uri).name
         if path.is_file() and not exports_missing(record.uri, playground):
             cache.cache_notebook_bundle(CacheBundleIn(nbformat.read(path, as_version=4), record.uri), overwrite=True)
             path.unlink()
-        if cache.get_cached_project_nb(record.pk) is None or exports_missing(record.uri, playground):
-            left.append(record)
-    return left
+            taken += 1
+    return taken
 
 
 def main() -> None:
@@ -78,11 +78,10 @@ def main() -> None:
     os.environ["TRANSFORMER_BOOK_PLAYGROUND"] = str(PLAYGROUND)
     cache = get_cache(str(CACHE))
     notebooks = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
-    records, stale = stale_notebooks(cache, notebooks, PLAYGROUND)
-    from_run = len(stale)
-    stale = cache_recorded(cache, stale, RECORDED, PLAYGROUND)
-    print(f"execute_notebooks: {len(records) - from_run} of {len(records)} notebooks cached, {from_run - len(stale)} "
-          f"taken from the recording run; executing {len(stale)}, {args.jobs} at a time", flush=True)
+    taken = cache_recorded(cache, [cache.add_nb_to_project(str(path)) for path in notebooks], RECORDED, PLAYGROUND)
+    records, stale = stale_notebooks(cache, notebooks, PLAYGROUND)  # a recording of other code is not a match
+    print(f"execute_notebooks: {taken} of {len(records)} notebooks taken from the recording run, "
+          f"{len(records) - len(stale)} cached in all; executing {len(stale)}, {args.jobs} at a time", flush=True)
     started = time.perf_counter()
     # Last chapter first: the later chapters train models and take longest, so none of them starts at the end alone.
     work = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in reversed(stale)]

@@ -291,3 +291,37 @@ def test_a_recorded_live_run_gives_the_outputs_of_the_static_build(tmp_path: Pat
     assert [out.output_type for out in explorer] == ["display_data", "display_data"]  # the note, the static figure
     assert "Move n." in explorer[0].data["text/html"] and "Plotly.newPlot" in explorer[1].data["text/html"]
     assert [out.output_type for out in training] == ["stream"] and " 3 steps in " in training[0].text
+
+
+def test_execute_notebooks_takes_recorded_notebooks_in_place_of_executing_them(tmp_path: Path) -> None:
+    """A notebook that make nbval-reader recorded goes into the build's cache (over an earlier execution of the same
+    code); a recording of other code matches nothing, and a playground notebook without its exports runs again."""
+    from jupyter_cache import get_cache
+
+    execute = _load(ROOT / "scripts" / "execute_notebooks.py", "execute_notebooks")
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+    def notebook(code: str, shown: str) -> nbformat.NotebookNode:
+        cell = nbformat.v4.new_code_cell(code, execution_count=1)
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=shown)]
+        return nbformat.v4.new_notebook(cells=[cell], metadata={"kernelspec": kernelspec})
+
+    book, recorded, playground = tmp_path / "book", tmp_path / "recorded", tmp_path / "playground"
+    book.mkdir(), recorded.mkdir(), playground.mkdir()
+    paths = {}
+    for name, code in (("same", "print(1)"), ("edited", "print(2)"), ("play", "write_playground(entries, folder)")):
+        paths[name] = book / f"{name}.ipynb"
+        nbformat.write(notebook(code, ""), paths[name])
+    nbformat.write(notebook("print(1)", "recorded\n"), recorded / "same.ipynb")
+    nbformat.write(notebook("print(2)  # before an edit", "recorded\n"), recorded / "edited.ipynb")
+    nbformat.write(notebook("write_playground(entries, folder)", "recorded\n"), recorded / "play.ipynb")
+    cache = get_cache(tmp_path / "cache")
+    cache.cache_notebook_bundle(execute.CacheBundleIn(notebook("print(1)", "executed earlier\n"), str(paths["same"])))
+
+    records = [cache.add_nb_to_project(str(path)) for path in paths.values()]
+    assert execute.cache_recorded(cache, records, recorded, playground) == 2  # play: no exports
+    _, stale = execute.stale_notebooks(cache, list(paths.values()), playground)
+    assert sorted(Path(r.uri).name for r in stale) == ["edited.ipynb", "play.ipynb"]
+    _, merged = cache.merge_match_into_notebook(nbformat.read(paths["same"], as_version=4))
+    assert merged.cells[0].outputs[0]["text"] == "recorded\n"
+    assert sorted(path.name for path in recorded.iterdir()) == ["play.ipynb"]  # taken ones are removed
