@@ -100,7 +100,8 @@ vendor:
 	bash scripts/vendor_assets.sh
 
 # The notebooks run JOBS at a time into the build's jupyter-cache first (myst-nb runs them one after another); the
-# build then finds them cached. Both in the static build's environment.
+# build then finds them cached. Both in the static build's environment. Notebooks that make nbval-reader recorded
+# (_build/recorded) go into the cache as they are instead: make test builds the book from its one run of them.
 book: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)
 	$(STATIC) $(JUPYTER_BOOK) build . -W -n --keep-going
