@@ -17,6 +17,9 @@ carries:
 Build outputs are cached by jupyter-cache, keyed on the notebooks' code only: after changing this module (or any
 package code a chapter's outputs depend on) run ``make clean`` before ``make book``.
 
+A live kernel run with ``TRANSFORMER_BOOK_RECORD`` set (``make nbval-reader``) also records, beside each explorer,
+what the static book shows in its place, so that the book can be built from that run (:mod:`.record`).
+
 Interactive explorers made of ipywidgets need a kernel; wrap them with :func:`live_only` so the static book shows a
 clear note (and, optionally, a static stand-in such as a plotly figure with sliders) instead of a dead widget. Create
 every widget *inside* the factory: a widget created at top level is saved in the page's widget state even if it is
@@ -158,6 +161,7 @@ def live_only(widget_factory: Callable[[], Any], note: str = "", static: Any = N
     there). ``note`` adds a sentence about what the explorer does; ``static`` (a figure or anything displayable,
     e.g. a plotly figure with sliders) is shown below the note in the static book instead. End the cell with the
     call, e.g. ``live_only(lambda: interactive(plot_scores, temperature=(0.1, 5.0)), "Vary the temperature.")``.
+    A recording run (:mod:`.record`) shows the widget and records the note and the stand-in before it.
     """
     stand_in = _LiveOnlyNote(f"{note.strip()} {LIVE_NOTE}".strip(), static)
     if in_static_build():
