@@ -21,6 +21,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformer.train.progress import Progress
 
 __all__ = ["press_stop_when_saved", "progress", "setup_notebook"]
 
@@ -33,7 +37,7 @@ def setup_notebook() -> None:
     use_book_renderer()
 
 
-def progress() -> bool | str | type:
+def progress() -> Progress:
     """What a chapter passes as ``progress=`` when it trains: a live bar in Jupyter and Colab, and in the static
     book (which cannot redraw a line) one line when training ends (recorded beside the bar in a recording run:
     :mod:`transformer_book.viz.record`)."""
