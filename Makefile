@@ -45,7 +45,8 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	echo "this CPU runs PyTorch with $$native; the notebooks run with $$1 instead"; \
 	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test lab-test refresh
+.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test lab-test \
+	colab-env nbval-colab refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -64,6 +65,9 @@ help:
 	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output; record"
 	@echo "                   each passing notebook's static outputs in _build/recorded for make book"
 	@echo "make lab-test      the chapters' live explorers in JupyterLab, started from the reader's environment (in make test)"
+	@echo "make colab-env     _build/colab-venv: Colab's Python and packages (tests/colab/, a dated copy of Colab's list),"
+	@echo "                   then the chapters' first cell, which must install the package without moving any of them"
+	@echo "make nbval-colab   every chapter in that environment's kernel, as on Colab; compare cells tagged nbval-check-output"
 	@echo "make test          check + nbval-reader + book (from its recording) + the other tests (slow core, book kit,"
 	@echo "                   browser, JupyterLab)"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
@@ -151,6 +155,17 @@ nbval-reader: setup reader-env
 browser-test:
 	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
 
+# Colab at the versions it ships (scripts/colab_env.py says how the environment is made; python
+# scripts/colab_packages.py refreshes tests/colab/ from Colab's published list). The chapters then run in its kernel,
+# which sets COLAB_RELEASE_TAG as Colab does, at this CPU's own vector instructions.
+COLAB_VENV ?= $(CURDIR)/_build/colab-venv
+COLAB := JUPYTER_PATH=$(COLAB_VENV)/share/jupyter
+colab-env: setup
+	$(PYTHON) scripts/colab_env.py $(COLAB_VENV)
+
+nbval-colab: colab-env
+	env -u TRANSFORMER_BOOK_STATIC -u TRANSFORMER_BOOK_RECORD $(COLAB) $(NBVAL) --nbval-kernel-name transformer-colab book/
+
 lab-test: setup reader-env
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
 
@@ -158,12 +173,14 @@ lab-test: setup reader-env
 # disk and the network), then the chapters, once, in that environment, which also gives the static book its outputs
 # (the book's JavaScript is fetched meanwhile; each target's output is printed when it ends); the book built from
 # them; then every other test: the slow core ones and the book's (among them the built site in a browser and the
-# explorers in JupyterLab, which runs from the reader's environment).
+# explorers in JupyterLab, which runs from the reader's environment); then the chapters again, at Colab's versions
+# (the Colab-like environment is made beside the reader's, its first step waiting on pip's downloads too).
 test:
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
+	$(MAKE) --no-print-directory --jobs=3 --output-sync=target check reader-env colab-env
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target vendor nbval-reader
 	$(MAKE) --no-print-directory book
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
+	$(MAKE) --no-print-directory nbval-colab
 
 refresh: setup
 	$(PYTHON) scripts/refresh_notebooks.py $(NB)

@@ -53,8 +53,8 @@ def _rewrite_notebook(path: Path, url: str) -> tuple[list[str], str | None]:
     notebook = json.loads(path.read_text(encoding="utf-8"))
     cell = next(c for c in notebook["cells"] if c["cell_type"] == "code")
     source = cell["source"] if isinstance(cell["source"], list) else cell["source"].splitlines(keepends=True)
-    found = [address for line in source if "%pip install" in line for address in INSTALL.findall(line)]
-    new = [INSTALL.sub(url, line) if "%pip install" in line else line for line in source]
+    found = [address for line in source for address in INSTALL.findall(line)]
+    new = [INSTALL.sub(url, line) for line in source]
     if new == source:
         return found, None
     cell["source"] = new

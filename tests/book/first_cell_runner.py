@@ -5,8 +5,9 @@
 The plan is a JSON list of trials, ``{"notebook": <path>, "hide": [<module>, ...]}``: each hidden module looks
 missing to the cell (``sys.modules[name] = None``: ``importlib.util.find_spec`` returns None, as for a module that is
 not installed). The cell's IPython syntax is turned into Python by IPython's own transformer (``%pip install ...``
-becomes ``get_ipython().run_line_magic("pip", "install ...")``); the first magic or shell command it runs is recorded
-and stops the cell, so nothing is installed. Prints a JSON object: ``"prefix"``, this interpreter's ``sys.prefix``
+becomes ``get_ipython().run_line_magic("pip", "install ...")``); the first magic, shell command or ``subprocess.run``
+it runs is recorded and stops the cell, so nothing is installed (a ``subprocess.run`` of ``python -m pip install
+...`` is recorded as ``pip install ...``). Prints a JSON object: ``"prefix"``, this interpreter's ``sys.prefix``
 (the environment the cells ran in), and ``"trials"``: for each trial, ``{"runs": [<magic>, ...], "finished": <the
 cell ran to its end>, "error": <an exception, or null>}``.
 
@@ -16,6 +17,7 @@ Run by tests/book/test_first_cells.py with the reader environment's Python (``ma
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import traceback
 
@@ -44,6 +46,13 @@ class RecordingShell:
 
     getoutput = system
 
+    def subprocess_run(self, args, *rest, **kwargs) -> None:
+        words = [str(a) for a in args]
+        if words[:3] == [sys.executable, "-m", "pip"]:
+            words = words[2:]
+        self.runs.append(" ".join(words))
+        raise WouldRun
+
 
 def first_code_cell(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -57,6 +66,7 @@ def run_trial(path: str, hide: list[str]) -> dict:
     for name in hide:
         sys.modules[name] = None  # type: ignore[assignment]
     result = {"runs": shell.runs, "finished": False, "error": None}
+    real_run, subprocess.run = subprocess.run, shell.subprocess_run
     try:
         code = TransformerManager().transform_cell(first_code_cell(path))
         exec(compile(code, f"{path}: first code cell", "exec"), {"get_ipython": lambda: shell, "__name__": "__main__"})
@@ -66,6 +76,7 @@ def run_trial(path: str, hide: list[str]) -> dict:
     except Exception:  # reported, not raised: the test names the chapter
         result["error"] = traceback.format_exc(limit=3)
     finally:
+        subprocess.run = real_run
         for name, module in saved.items():
             if module is None:
                 sys.modules.pop(name, None)

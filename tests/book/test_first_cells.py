@@ -16,6 +16,7 @@ import ast
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +39,7 @@ LIVE_LIBRARIES = (  # the `live` extra's imports
     "plotly", "ipywidgets", "bertviz", "sacrebleu", "onnx", "onnxscript", "babel", "num2words", "tokenizers",
 )
 CHAPTERS = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
-INSTALL = f'%pip install -q "transformer-interactive[live] @ git+{repository_url(ROOT)}"'
+INSTALL = f"pip install -q --no-deps transformer-interactive @ git+{repository_url(ROOT)}"  # as first_cell_runner records it
 
 
 def _module_file(name: str) -> Path | None:
@@ -141,6 +142,11 @@ def run_first_cells(python: str, plan: list[dict]) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+def cell_template(path: Path) -> str:
+    """The first code cell with its ``NEEDS`` assignment taken out: what every chapter's first cell must share."""
+    return re.sub(r"^NEEDS = \((?:[^()]|\n)*?\)[^\n]*\n", "NEEDS = ...\n", _code_cells(path)[0], count=1, flags=re.M)
+
+
 def _ids(paths: list[Path]) -> list[str]:
     return [p.stem for p in paths]
 
@@ -164,6 +170,13 @@ def test_first_cell_checks_what_its_chapter_imports(chapter: Path) -> None:
     assert set(expected[1:]) <= set(LIVE_LIBRARIES), (
         f"{chapter.name} imports {sorted(set(expected[1:]) - set(LIVE_LIBRARIES))}, which the live extra does not install"
     )
+
+
+def test_every_first_cell_is_the_same_but_for_what_its_chapter_needs() -> None:
+    first = cell_template(CHAPTERS[0])
+    assert "NEEDS = ...\n" in first and "install_extra(\"live\")" in first
+    for chapter in CHAPTERS[1:]:
+        assert cell_template(chapter) == first, f"{chapter.name}'s first code cell differs from {CHAPTERS[0].name}'s"
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,205 @@
+"""Make a Colab-like environment and run the chapters' first cell in it, as a reader pressing "Launch on Colab" does.
+
+    python scripts/colab_env.py [_build/colab-venv]      # make colab-env
+
+1. **Python**: Colab's minor version (``tests/colab/os-info.txt``), found as ``python3.13`` on the PATH or under
+   pyenv; where this machine has none, the running Python, and the script says so.
+2. **Colab's list, whole**: this package's ``live`` extra, with the kernel and the classic Notebook that Colab runs,
+   is resolved (``pip install --dry-run``) with every package of Colab's list (``tests/colab/pip-freeze.txt``) held at
+   Colab's version. A new dependency, or a new lower bound, that would move any package Colab ships fails here.
+3. **What Colab ships**: every package of that resolution that Colab's list has is installed at Colab's version
+   (IPython, ipykernel, ipywidgets, traitlets, plotly, torch, numpy, protobuf, tokenizers, ...). Colab installs
+   torch's CPU build from PyTorch's own index, which this machine cannot reach; PyPI's torch of the same release is
+   the CUDA build, which brings CUDA libraries of its own (``nvidia-*``, ``cuda-*``, ``triton``): those are
+   installed as torch asks and left out of the comparison with Colab's list.
+4. **The first cell, as the chapters write it**: chapter 1's first code cell, its repository address replaced by this
+   checkout, runs in the environment's IPython (its ``%pip`` magic too). It must install the package and its extra
+   without changing the version of anything installed in step 3; what it installed, and how long it took, is printed.
+   Anything left from an earlier run of the cell is removed first, so the cell always starts from what Colab ships.
+5. **The kernel**: registered as ``transformer-colab`` inside the environment, with ``COLAB_RELEASE_TAG`` set as on
+   Colab (the book's figures then use plotly's Colab renderer); ``make nbval-colab`` runs every chapter in it.
+
+Steps 1-3 are skipped when nothing they read has changed since the environment was made (a stamp inside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from colab_packages import FOLDER, colab_python, colab_versions, normalized
+from sync_repository_url import repository_url
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL_NAME = "transformer-colab"
+KERNEL_DISPLAY_NAME = "Python 3 (Colab's versions)"
+COLAB_RELEASE_TAG = "transformer-book-colab-test"  # Colab sets this in its kernels; its value does not matter here
+# What Colab runs besides the libraries the chapters import: the kernel, the widgets' front-end half, the Notebook.
+FRONT_END = ("ipykernel", "ipython", "ipywidgets", "widgetsnbextension", "jupyter-client", "notebook", "traitlets")
+# PyPI's torch is the CUDA build: its CUDA libraries are torch's business, not Colab's (whose torch is the CPU build).
+TORCH_CUDA = re.compile(r"nvidia-.*|cuda-.*|triton")
+FIRST_CHAPTER = ROOT / "book" / "01_introduction.ipynb"
+INSTALL_MODULE = ROOT / "transformer_book" / "install.py"  # the standard library only: it runs in any Python
+STAMP = ".colab-env"  # inside the environment: the digest of what steps 1-3 were made from
+BASE = ".colab-base.json"  # inside the environment: every package's version after step 3
+
+
+def find_python(version: str) -> tuple[str, bool]:
+    """A Python of ``version`` (``"3.13"``) and True, or the running Python and False where there is none (a pyenv
+    shim names a version it may not have: each candidate must run and say its version)."""
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")), reverse=True)
+    for candidate in filter(None, candidates):
+        ran = subprocess.run([candidate, "--version"], capture_output=True, text=True)
+        if ran.returncode == 0 and ran.stdout.startswith(f"Python {version}."):
+            return candidate, True
+    return sys.executable, False
+
+
+def held_colab_versions() -> dict[str, str]:
+    """Colab's list as pip constraints: every package at Colab's version, but for torch's CUDA libraries."""
+    return {name: version for name, version in colab_versions().items() if not TORCH_CUDA.fullmatch(name)}
+
+
+def write_constraints(versions: dict[str, str], path: Path) -> Path:
+    path.write_text("".join(f"{name}=={version}\n" for name, version in sorted(versions.items())), encoding="utf-8")
+    return path
+
+
+def pip(python: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([python, "-m", "pip", *args], **{"check": True, "text": True, **kwargs})
+
+
+def installed(python: str) -> dict[str, str]:
+    """Every distribution installed in the environment of ``python``, by normalized name."""
+    code = f"import json, runpy; print(json.dumps(runpy.run_path({str(INSTALL_MODULE)!r})['installed_versions']()))"
+    out = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True, cwd=Path(python).parent)
+    return json.loads(out.stdout)
+
+
+def resolve_with_colab(python: str, constraints: Path) -> dict[str, str]:
+    """What installing the live extra and the front end would install, every package of Colab's list held at Colab's
+    version; exits with pip's explanation when that is impossible."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.json"
+        run = pip(python, "install", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report),
+                  "-c", str(constraints), f"{ROOT}[live]", *FRONT_END, check=False, capture_output=True)
+        if run.returncode != 0:
+            from transformer_book.install import conflict_lines
+
+            sys.exit(f"colab-env: the live extra cannot be installed with Colab's packages at Colab's versions "
+                     f"(tests/colab/pip-freeze.txt):\n{conflict_lines(run.stdout + run.stderr)}")
+        items = json.loads(report.read_text(encoding="utf-8"))["install"]
+    return {normalized(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
+
+
+def make_base(target: Path, python: str) -> None:
+    """Steps 1-3: a fresh environment with what Colab ships that the chapters' install would use."""
+    shutil.rmtree(target, ignore_errors=True)
+    subprocess.run([python, "-m", "venv", str(target)], check=True)
+    venv_python = str(target / "bin" / "python")
+    quiet = {**os.environ, "PIP_QUIET": os.environ.get("PIP_QUIET", "2")}  # pip's errors only
+    colab = held_colab_versions()
+    constraints = write_constraints(colab, target / "colab-constraints.txt")
+    pip(venv_python, "install", f"torch=={colab['torch']}", env=quiet)  # with its CUDA libraries (see above)
+    resolved = resolve_with_colab(venv_python, constraints)
+    shipped = sorted(f"{name}=={version}" for name, version in resolved.items() if name in colab)
+    pip(venv_python, "install", "-c", str(constraints), *shipped, env=quiet)
+    (target / BASE).write_text(json.dumps(installed(venv_python), indent=1, sort_keys=True), encoding="utf-8")
+    print(f"colab-env: {len(shipped)} of Colab's packages installed at Colab's versions; "
+          f"{len(resolved) - len(shipped)} more come with the package: "
+          + ", ".join(sorted(name for name in resolved if name not in colab)), flush=True)
+
+
+def first_cell(chapter: Path, address: str) -> str:
+    """``chapter``'s first code cell with the repository's address replaced by ``address``."""
+    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+    source = "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
+    url = f"git+{repository_url(ROOT)}"
+    if url not in source:
+        raise ValueError(f"{chapter.name}'s first code cell does not install from {url}")
+    return source.replace(url, address)
+
+
+def run_first_cell(target: Path) -> dict[str, str]:
+    """Step 4: the first cell in the environment's IPython, from what Colab ships; returns what it installed."""
+    venv_python = str(target / "bin" / "python")
+    base = json.loads((target / BASE).read_text(encoding="utf-8"))
+    leftover = sorted(set(installed(venv_python)) - set(base))
+    if leftover:  # an earlier run's installs
+        pip(venv_python, "uninstall", "--yes", "--quiet", *leftover)
+    cell = first_cell(FIRST_CHAPTER, ROOT.as_uri())
+    started = time.monotonic()
+    ipython = [str(target / "bin" / "ipython"), "--quick", "--no-banner", "--no-term-title", "-c", cell]
+    run = subprocess.run(ipython, cwd=ROOT / "book",
+                         capture_output=True, text=True, env={**os.environ, "COLAB_RELEASE_TAG": COLAB_RELEASE_TAG})
+    seconds = time.monotonic() - started
+    print(run.stdout, end="", flush=True)
+    if run.returncode != 0 or "Traceback" in run.stdout:
+        sys.exit(f"colab-env: the chapters' first cell failed at Colab's versions:\n{run.stderr}")
+    after = installed(venv_python)
+    moved = sorted(f"{name} {base[name]} -> {after.get(name, 'removed')}" for name in base if after.get(name) != base[name])
+    if moved:
+        sys.exit("colab-env: the first cell changed packages that Colab ships: " + "; ".join(moved))
+    added = {name: after[name] for name in sorted(set(after) - set(base))}
+    colab = colab_versions()
+    unshipped = sorted(f"{name} {added[name]} (Colab: {colab[name]})" for name in added if name in colab)
+    if unshipped:
+        sys.exit("colab-env: the first cell installed packages that Colab ships but this environment lacked, so it "
+                 "would find them installed on Colab at other versions: " + ", ".join(unshipped))
+    print(f"colab-env: the first cell installed {len(added)} packages in {seconds:.0f} s and changed none of the "
+          f"{len(base)} installed: " + ", ".join(f"{n} {v}" for n, v in added.items()), flush=True)
+    return added
+
+
+def register_kernel(target: Path) -> None:
+    """Step 5: the environment's kernel, with Colab's environment variable, inside the environment."""
+    prefix = str(target.resolve())
+    subprocess.run([str(target / "bin" / "python"), "-m", "ipykernel", "install", "--prefix", prefix, "--name",
+                    KERNEL_NAME, "--display-name", KERNEL_DISPLAY_NAME], check=True, capture_output=True)
+    spec = target / "share" / "jupyter" / "kernels" / KERNEL_NAME / "kernel.json"
+    kernel = json.loads(spec.read_text(encoding="utf-8"))
+    kernel["env"] = {"COLAB_RELEASE_TAG": COLAB_RELEASE_TAG}
+    spec.write_text(json.dumps(kernel, indent=1), encoding="utf-8")
+
+
+def digest(python: str) -> str:
+    """What steps 1-3 are made from: Colab's list, the package's requirements, the Python, this script."""
+    h = hashlib.sha256(subprocess.run([python, "--version"], capture_output=True, text=True).stdout.encode())
+    for path in (FOLDER / "pip-freeze.txt", FOLDER / "os-info.txt", ROOT / "pyproject.toml", Path(__file__)):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("target", nargs="?", type=Path, default=ROOT / "_build" / "colab-venv")
+    target = parser.parse_args(argv).target.resolve()
+    version = colab_python()
+    python, exact = find_python(version)
+    ran = subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"colab-env: Colab runs Python {version}; this environment runs {ran}"
+          + ("" if exact else f" (no Python {version} on this machine)"), flush=True)
+    stamp, wanted = target / STAMP, digest(python)
+    started = time.monotonic()
+    if not (stamp.is_file() and stamp.read_text() == wanted):
+        make_base(target, python)
+        register_kernel(target)
+        stamp.write_text(wanted)
+        print(f"colab-env: made {target} in {time.monotonic() - started:.0f} s", flush=True)
+    run_first_cell(target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
