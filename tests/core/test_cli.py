@@ -12,7 +12,7 @@ from transformer.train.recipes import small_model_config
 
 def _run(capsys, *argv):
     with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
+        main(list(argv), prog="python -m transformer")
     out, err = capsys.readouterr()
     return exit_info.value.code, out + err
 
@@ -95,10 +95,36 @@ def test_train_saves_a_checkpoint_that_evaluate_scores(capsys, tmp_path):
     assert code == 2 and "must not exceed" in text
 
 
+def test_messages_name_the_program_that_was_run(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/bin/transformer-interactive", "--help"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("usage: transformer-interactive [-h]")
+
+
 @pytest.mark.slow
-def test_the_module_runs_as_a_script():
-    result = subprocess.run([sys.executable, "-m", "transformer", "--help"], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0 and "python -m transformer" in result.stdout
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [(["-m", "transformer"], "usage: python -m transformer [-h]"),
+     (["transformer-interactive"], "usage: transformer-interactive [-h]")],
+    ids=["module", "console-script"],
+)
+def test_each_way_to_run_the_command_line_names_itself(command, usage):
+    """``python -m transformer`` and the console script that installing the package makes (beside this Python)."""
+    if command[0] == "-m":
+        command = [sys.executable, *command]
+    else:
+        command = [str(Path(sys.executable).parent / command[0])]
+    result = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith(usage), result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_importing_the_modules_of_the_command_line_runs_nothing():
+    """The console script imports ``transformer.__main__``: importing it (or the command line) must not exit."""
+    code = "import transformer.__main__, transformer.train.cli; print('imported')"
+    result = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout == "imported\n", result.stdout + result.stderr
 
 
 @pytest.mark.slow

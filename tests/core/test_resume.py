@@ -246,7 +246,6 @@ import os, signal, sys
 import torch.distributed as dist
 from transformer.train import loop
 from transformer.train.cli import main
-from transformer.train.cli import main
 
 kill_at, original, calls = int(os.environ.get("KILL_AT_STEP", 0)), loop.train_step, []
 
@@ -260,7 +259,7 @@ loop.train_step = train_step
 if "STORE" in os.environ:
     dist.init_process_group("gloo", init_method="file://" + os.environ["STORE"], rank=int(os.environ["RANK"]),
                             world_size=int(os.environ["WORLD_SIZE"]))
-sys.exit(main(sys.argv[1:]))
+sys.exit(main(sys.argv[1:], prog="python -m transformer"))  # as `python -m transformer` runs it
 """
 TIMEOUT = 240
 

@@ -85,9 +85,11 @@ _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "an integer >= 0")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``prog``, the command its messages name, defaults (as argparse's does) to the name of
+    the program that was run: ``transformer-interactive`` for the console script."""
     parser = argparse.ArgumentParser(
-        prog="python -m transformer", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     toy, dates = TrainConfig(), dates_train_config()
@@ -319,7 +321,7 @@ def _resume_command(args: argparse.Namespace, checkpoint: Path) -> str:
             argv = argv[1:]
         elif not word.startswith("--resume="):
             kept.append(word)
-    launcher = "python -m transformer"
+    launcher = args.prog
     if args.distributed:
         launcher = f"torchrun --nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', dist.get_world_size())} -m transformer"
     return f"{launcher} {shlex.join([*kept, '--resume', str(checkpoint)])}"
@@ -446,17 +448,16 @@ def _device(name: str, parser: argparse.ArgumentParser) -> torch.device:
         parser.error(f"--device: {error}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns the exit status. ``prog`` is the command
+    that messages name (usage, errors, the command that resumes a run); default: the program that was run."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
-    args.argv = argv
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    args.argv, args.prog = argv, parser.prog
     try:
         with num_threads(args.threads):
             return args.run(args, args.subparser)
     except KeyboardInterrupt:  # outside the training loop (which saves and stops on its own): nothing to save
         print(f"\ninterrupted: {args.command} stopped before it finished; nothing was saved", file=sys.stderr)
         return INTERRUPTED
-
-
-if __name__ == "__main__":  # python -m transformer.train.cli; python -m transformer is the same
-    sys.exit(main())
