@@ -169,8 +169,6 @@ def test_configurations_and_arguments_are_validated():
         TrainConfig(min_seq_len=5, max_seq_len=3)
     with pytest.raises(ValueError, match="max_seq_len must be an int >= 1; got 0"):
         TrainConfig(min_seq_len=1, max_seq_len=0)
-    with pytest.raises(TypeError, match="no argument 'max_len' any more: it is called 'max_seq_len'"):
-        TrainConfig(max_len=3)
     with pytest.raises(ValueError, match="vocab_size must be an int >= 4; got 3"):
         TrainConfig(vocab_size=3)
     for bad in (0, -1.0, float("nan")):

@@ -361,8 +361,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for dates and "
                      "translation")
     vocab_size = trained.get("vocab_size", DEFAULT_VOCAB_SIZE)
-    min_seq_len = args.min_seq_len or trained.get("min_seq_len", trained.get("min_len", 1))  # older checkpoints: min_len
-    max_seq_len = args.max_seq_len or trained.get("max_seq_len", trained.get("max_len", 10))
+    min_seq_len = args.min_seq_len or trained.get("min_seq_len", 1)
+    max_seq_len = args.max_seq_len or trained.get("max_seq_len", 10)
     if min_seq_len > max_seq_len:
         parser.error(f"--min-seq-len ({min_seq_len}) must not exceed --max-seq-len ({max_seq_len})")
     if max_seq_len + 1 > model.config.max_positions:  # the decoder reads BOS + the sequence

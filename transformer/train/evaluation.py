@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from ..checks import check_int, renamed_keywords
+from ..checks import check_int
 from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
 from ..utils import eval_mode, make_rng
@@ -32,7 +32,6 @@ class EvalResult:
         return asdict(self)
 
 
-@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len")
 def evaluate(
     model: Transformer, task: str = "copy", n: int = 1000, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1,
     max_seq_len: int = 10, seed: int = EVAL_SEED, batch_size: int = 500,

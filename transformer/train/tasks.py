@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
-from ..checks import check_choice, check_int, renamed_keywords
+from ..checks import check_choice, check_int
 from ..masks import padding_mask, target_mask
 from ..tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, SPECIAL_TOKENS
 
@@ -48,7 +48,6 @@ class Batch:
         return self.src.size(0)
 
 
-@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len", generator="rng")
 def random_sequences(
     n: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
     rng: torch.Generator | None = None,
@@ -104,7 +103,6 @@ def make_batch(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Batch:
     )
 
 
-@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len", generator="rng")
 def task_batch(
     task: str, batch_size: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
     rng: torch.Generator | None = None,
