@@ -48,9 +48,11 @@ num2words and tokenizers: the live extra). Exact match counts outputs that greed
 stopping with EOS at the right place; token accuracy is the share of target tokens predicted right under teacher
 forcing; the tasks of text also report BLEU and chrF.
 
-A run interrupted with Ctrl-C finishes its step, saves a training checkpoint beside --out (copy.pt ->
-copy.resume.pt) and prints the command that resumes it; --save-every N also saves one every N steps, for runs
-that may be killed outright (a Colab runtime that disconnects). Resuming gives the uninterrupted run's weights.
+A run interrupted with Ctrl-C (SIGINT) or with SIGTERM (kill PID) finishes its step, saves a training checkpoint
+beside --out (copy.pt -> copy.resume.pt) and prints the command that resumes it; --save-every N also saves one every
+N steps, for runs that may be killed outright (a Colab runtime that disconnects). Resuming gives the uninterrupted
+run's weights. A run that a script starts in the background ignores SIGINT, as the shell asks of it: stop it with
+kill PID.
 
 examples:
   python -m transformer train --task copy --out copy.pt
