@@ -159,6 +159,15 @@ def token_label(token_id: int) -> str:
     return SPECIAL_TOKENS.get(int(token_id), str(int(token_id)))
 
 
+def check_task_padding(pad_id: int) -> None:
+    """Raise a clear error unless a model whose padding id is ``pad_id`` reads the synthetic tasks' sequences as they
+    are written: padded with ``PAD_ID`` (every other id is a symbol, BOS or EOS)."""
+    if pad_id != PAD_ID:
+        raise ValueError(f"the synthetic tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={pad_id}: "
+                         "train and score it on batches of your own, padded with its pad_id (make_batch(src, tgt, "
+                         "pad_id))")
+
+
 def check_task_sizes(n: int, vocab_size: int, min_seq_len: int, max_seq_len: int) -> None:
     """Raise a clear error unless ``n`` sequences of ``min_seq_len .. max_seq_len`` symbols from a vocabulary of
     ``vocab_size`` ids (the special ids included) can be drawn."""
