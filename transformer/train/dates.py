@@ -29,6 +29,7 @@ from .evaluation import text_scores, translate
 from .loop import History, train
 from .progress import Progress
 from .recipes import small_model_config
+from .registry import OptionError, TextTask
 from .tasks import Batch
 from .tokenizer import Vocabulary
 
@@ -232,3 +233,35 @@ def train_dates(
     history = train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches(), save_to=save_to,
                     save_every=save_every, resume_from=resume_from, task="dates")
     return model, history
+
+
+class DatesTask(TextTask):
+    """The dates task of chapter 9 on the command line: :func:`dates_train_config`, :func:`train_dates` on
+    :func:`dates_data` of the run's seed, :func:`dates_scores`; a checkpoint records the data's sizes and both
+    vocabularies, which evaluating it checks against the data rebuilt from its seed."""
+
+    title = "the dates model of chapter 9"
+    unseen = "of dates never seen in training"
+
+    def train_config(self, **options) -> TrainConfig:
+        return dates_train_config(**options)
+
+    def data(self, n_test: int, seed: int) -> DatesData:
+        return dates_data(n_test=n_test, seed=seed)
+
+    def fit(self, data: DatesData, config: TrainConfig, progress: bool, **checkpointing) -> tuple[Transformer, History]:
+        return train_dates(data, config, progress=progress, **checkpointing)
+
+    def scores(self, model: Transformer, data: DatesData, beam_size: int) -> dict:
+        return dates_scores(model, data, beam_size)
+
+    def saved_data(self, data: DatesData, seed: int) -> dict:
+        return {"data": {"n_train": len(data.train), "n_test": len(data.test)},
+                "vocab": {"source": data.source_vocab.itos, "target": data.target_vocab.itos}}
+
+    def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> DatesData:
+        data = dates_data(n_train=metadata["data"]["n_train"], n_test=n, seed=metadata["train_config"]["seed"])
+        if [data.source_vocab.itos, data.target_vocab.itos] != [metadata["vocab"]["source"], metadata["vocab"]["target"]]:
+            raise OptionError(f"{str(checkpoint)!r} was trained on dates written as this version of the package no "
+                              "longer writes them (the vocabularies differ); train it again")
+        return data
