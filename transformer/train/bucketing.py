@@ -72,6 +72,17 @@ def text_batch(
     return make_batch(source_vocab.encode_batch(sources), target_vocab.encode_batch(targets))
 
 
+def text_batches(
+    sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
+    batch_size: int = 500,
+) -> list[Batch]:
+    """The text pairs in order, as batches of ``batch_size`` (the last one may be smaller): a task's fixed test
+    batches."""
+    check_int("batch_size", batch_size, minimum=1)
+    return [text_batch(sources[i : i + batch_size], targets[i : i + batch_size], source_vocab, target_vocab)
+            for i in range(0, len(sources), batch_size)]
+
+
 class BatchStream:
     """Training batches of text pairs for ever: each epoch is bucketed by source length (:func:`length_batches`)
     afresh from ``rng``, so batches differ from epoch to epoch and every pair is seen once per epoch.

@@ -18,17 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from ..checks import check_choice, check_int
 from ..config import TransformerConfig
 from ..model import Transformer
-from .bucketing import batch_stream, text_batch
+from .bucketing import text_batches
 from .config import TrainConfig
 from .evaluation import text_scores, translate
-from .loop import History, train
+from .loop import History
 from .progress import Progress
-from .recipes import small_model_config
+from .recipes import small_model_config, train_on_pairs
 from .registry import OptionError, TextTask
 from .tasks import Batch
 from .tokenizer import Vocabulary
@@ -172,9 +170,8 @@ class DatesData:
 
     def test_batches(self, batch_size: int = 500) -> list[Batch]:
         """The test examples in order, as batches of ``batch_size`` (the last one may be smaller)."""
-        check_int("batch_size", batch_size, minimum=1)
-        chunks = [self.test[i : i + batch_size] for i in range(0, len(self.test), batch_size)]
-        return [text_batch([e.text for e in c], [e.iso for e in c], self.source_vocab, self.target_vocab) for c in chunks]
+        texts, isos = [e.text for e in self.test], [e.iso for e in self.test]
+        return text_batches(texts, isos, self.source_vocab, self.target_vocab, batch_size)
 
 
 def dates_data(n_train: int = 20_000, n_test: int = 1_000, test_fraction: float = 0.1, seed: int = 0) -> DatesData:
@@ -225,14 +222,9 @@ def train_dates(
     ``config``'s task, vocabulary and lengths are those of the synthetic tasks and play no part; its steps, batch size,
     schedule and device do.
     ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
-    texts, targets = [e.text for e in data.train], [e.iso for e in data.train]
-    stream = batch_stream(texts, targets, data.source_vocab, data.target_vocab, config.batch_size,
-                          torch.Generator().manual_seed(config.seed))
-    torch.manual_seed(config.seed)
-    model = Transformer(dates_model_config(data))
-    history = train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches(), save_to=save_to,
-                    save_every=save_every, resume_from=resume_from, task="dates")
-    return model, history
+    return train_on_pairs(dates_model_config(data), [e.text for e in data.train], [e.iso for e in data.train],
+                          data.source_vocab, data.target_vocab, config, data.test_batches(), "dates", progress,
+                          save_to, save_every, resume_from)
 
 
 class DatesTask(TextTask):

@@ -5,19 +5,22 @@ synthetic tasks as the command line trains and scores them (:class:`SyntheticTas
 from __future__ import annotations
 
 from argparse import Namespace
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
 from ..config import TransformerConfig
 from ..model import Transformer
+from .bucketing import batch_stream
 from .config import TrainConfig
 from .evaluation import EVAL_SEED, evaluate
 from .loop import History, train
 from .progress import Progress
 from .registry import OptionError, Say, Task, say_result
 from .schedule import noam_lr
-from .tasks import DEFAULT_VOCAB_SIZE
+from .tasks import DEFAULT_VOCAB_SIZE, Batch
+from .tokenizer import Vocabulary
 
 
 def small_model_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> TransformerConfig:
@@ -68,6 +71,25 @@ def train_task(
     torch.manual_seed(seed)
     model = Transformer(model_config or small_model_config(config.vocab_size))
     history = train(model, config, progress=progress, save_to=save_to, save_every=save_every, resume_from=resume_from)
+    return model, history
+
+
+def train_on_pairs(
+    model_config: TransformerConfig, sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary,
+    target_vocab: Vocabulary, config: TrainConfig, eval_batches: list[Batch], task: str, progress: Progress = True,
+    save_to: str | Path | None = None, save_every: int | None = None, resume_from: str | Path | None = None,
+) -> tuple[Transformer, History]:
+    """A model of ``model_config`` (seeded with ``config.seed``) trained on the text pairs ``sources -> targets`` in
+    batches bucketed by source length, drawn with ``config.seed``, and scored on ``eval_batches``: the recipe of the
+    tasks of text (:func:`~.dates.train_dates`, :func:`~.translation.train_translation`). ``config``'s steps, batch
+    size, schedule and device are used; its task and lengths are not. ``task`` names the run in its progress bar and
+    training checkpoints; ``save_to``, ``save_every`` and ``resume_from`` as in :func:`~transformer.train.train`."""
+    stream = batch_stream(sources, targets, source_vocab, target_vocab, config.batch_size,
+                          rng=torch.Generator().manual_seed(config.seed))
+    torch.manual_seed(config.seed)
+    model = Transformer(model_config)
+    history = train(model, config, progress=progress, batches=stream, eval_batches=eval_batches, save_to=save_to,
+                    save_every=save_every, resume_from=resume_from, task=task)
     return model, history
 
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-import torch
 from babel import Locale
 from babel.dates import format_date, format_time, format_timedelta
 from babel.lists import format_list
@@ -45,12 +44,12 @@ from num2words import num2words
 from ..checks import check_choice, check_int
 from ..config import TransformerConfig
 from ..model import Transformer
-from .bucketing import batch_stream, text_batch
+from .bucketing import text_batches
 from .config import TrainConfig
 from .evaluation import text_scores, translate
-from .loop import History, train
+from .loop import History
 from .progress import Progress
-from .recipes import small_model_config
+from .recipes import small_model_config, train_on_pairs
 from .registry import REGISTRY, OptionError, TextTask
 from .subwords import SubwordVocabulary
 from .tasks import Batch
@@ -298,9 +297,8 @@ class TranslationData:
 
     def test_batches(self, batch_size: int = 500) -> list[Batch]:
         """The test pairs in order, as batches of ``batch_size`` (the last one may be smaller)."""
-        check_int("batch_size", batch_size, minimum=1)
-        chunks = [self.test[i : i + batch_size] for i in range(0, len(self.test), batch_size)]
-        return [text_batch([p.english for p in c], [p.german for p in c], self.vocab, self.vocab) for c in chunks]
+        return text_batches([p.english for p in self.test], [p.german for p in self.test], self.vocab, self.vocab,
+                            batch_size)
 
 
 def translation_data(
@@ -365,13 +363,9 @@ def train_translation(
     ``data.train`` in batches bucketed by source length, drawn with ``config.seed``, and evaluated on
     ``data.test``. ``config``'s steps, batch size, schedule and device are used; its task and lengths are not.
     ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
-    stream = batch_stream([p.english for p in data.train], [p.german for p in data.train], data.vocab, data.vocab,
-                          config.batch_size, rng=torch.Generator().manual_seed(config.seed))
-    torch.manual_seed(config.seed)
-    model = Transformer(model_config or translation_config(len(data.vocab)))
-    history = train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches(), save_to=save_to,
-                    save_every=save_every, resume_from=resume_from, task="translation")
-    return model, history
+    return train_on_pairs(model_config or translation_config(len(data.vocab)), [p.english for p in data.train],
+                          [p.german for p in data.train], data.vocab, data.vocab, config, data.test_batches(),
+                          "translation", progress, save_to, save_every, resume_from)
 
 
 def library_versions() -> dict[str, str]:
