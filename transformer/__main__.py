@@ -1,8 +1,8 @@
-"""``python -m transformer train ...`` / ``evaluate ...``: the training wing's command line
-(:mod:`transformer.train.cli`)."""
+"""``python -m transformer ...`` and the console script ``transformer-interactive``: :mod:`transformer.train.cli`."""
 
 import sys
 
 from transformer.train.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main(prog="python -m transformer"))

@@ -18,10 +18,6 @@ from .config import TransformerConfig
 from .model import Transformer
 
 FORMAT = "transformer-interactive/checkpoint-v2"
-# Version 1 named the positional table's size max_len and the output layer generator; they load under today's names.
-V1_FORMAT = "transformer-interactive/checkpoint-v1"
-V1_RENAMED_CONFIG = {"max_len": "max_positions"}
-V1_RENAMED_WEIGHTS = {"generator.": "lm_head."}
 
 
 def atomic_save(obj: object, path: str | Path) -> Path:
@@ -69,22 +65,9 @@ def load_file(path: str | Path, written_by: str) -> object:
 def read_checkpoint(path: str | Path) -> dict:
     """The raw checkpoint: ``{"format", "config", "state_dict", "metadata"}``, checked to be one of ours."""
     checkpoint = load_file(path, "transformer.save_checkpoint")
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") not in (FORMAT, V1_FORMAT):
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a checkpoint written by transformer.save_checkpoint")
-    return _upgraded(checkpoint)
-
-
-def _upgraded(checkpoint: dict) -> dict:
-    """A version 1 checkpoint under today's names (a version 2 one as it is)."""
-    if checkpoint["format"] == FORMAT:
-        return checkpoint
-    config = {V1_RENAMED_CONFIG.get(name, name): value for name, value in checkpoint["config"].items()}
-    state = {}
-    for key, value in checkpoint["state_dict"].items():
-        for old, new in V1_RENAMED_WEIGHTS.items():
-            key = new + key[len(old):] if key.startswith(old) else key
-        state[key] = value
-    return {**checkpoint, "format": FORMAT, "config": config, "state_dict": state}
+    return checkpoint
 
 
 def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Transformer:

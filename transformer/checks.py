@@ -9,18 +9,15 @@ tracing and ONNX export the checks are off too (:func:`checking_inputs`): they r
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
 
 import torch
 from torch import Tensor
 
 _CHECK_INPUTS: ContextVar[bool] = ContextVar("transformer_check_inputs", default=True)
-Renamed = TypeVar("Renamed", bound=Callable)
 
 
 def tracing() -> bool:
@@ -110,29 +107,6 @@ def check_positive(name: str, value: object) -> None:
     check_real(name, value)
     if not 0 < value < math.inf:
         raise ValueError(f"{name} must be a positive finite number; got {value!r}")
-
-
-def renamed_keywords(**renames: str) -> Callable[[Renamed], Renamed]:
-    """Decorate a function (or a class's constructor) so that a call with an old keyword name fails with a
-    ``TypeError`` naming the new one: ``@renamed_keywords(max_len="max_new_tokens")``."""
-
-    def decorate(target: Renamed) -> Renamed:
-        function = target.__init__ if isinstance(target, type) else target
-        name = target.__qualname__
-
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            for old, new in renames.items():
-                if old in kwargs:
-                    raise TypeError(f"{name}() has no argument {old!r} any more: it is called {new!r}")
-            return function(*args, **kwargs)
-
-        if isinstance(target, type):
-            target.__init__ = wrapper
-            return target
-        return wrapper
-
-    return decorate
 
 
 # ---- tensors ---------------------------------------------------------------------------------------------------

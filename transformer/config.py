@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .checks import check_bool, check_choice, check_heads, check_int, check_positive, check_probability, renamed_keywords
+from .checks import check_bool, check_choice, check_heads, check_int, check_positive, check_probability
 
 ACTIVATIONS = ("relu", "gelu")
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
 
 
-@renamed_keywords(max_len="max_positions")
 @dataclass
 class TransformerConfig:
     """Everything needed to build a :class:`transformer.Transformer`.

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .checks import check_int, check_length, check_real, check_token_id, input_checks, renamed_keywords
+from .checks import check_int, check_length, check_real, check_token_id, input_checks
 from .masks import causal_mask
 from .model import DecoderCache, Transformer
 from .tokens import BOS_ID, EOS_ID
@@ -57,7 +57,6 @@ def _output_bias(model: Transformer, bos_id: int, device: torch.device) -> Tenso
     return bias
 
 
-@renamed_keywords(max_len="max_new_tokens")
 def greedy_steps(
     model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
     bos_id: int = BOS_ID, eos_id: int = EOS_ID,
@@ -96,7 +95,6 @@ def _on_model_device(model: Transformer, src: Tensor, src_mask: Tensor | None) -
     return src.to(device), None if src_mask is None else src_mask.to(device)
 
 
-@renamed_keywords(max_len="max_new_tokens")
 def greedy_decode(
     model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
     bos_id: int = BOS_ID, eos_id: int = EOS_ID,
@@ -137,7 +135,6 @@ def _keep_best(finished: Tensor, scores: Tensor, new: Tensor, new_scores: Tensor
     return pool.gather(1, best[..., None].expand(-1, -1, pool.size(2))), scores
 
 
-@renamed_keywords(max_len="max_new_tokens")
 def beam_steps(
     model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
     use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
@@ -203,7 +200,6 @@ def beam_steps(
                 break  # no live hypothesis can beat the best finished one any more
 
 
-@renamed_keywords(max_len="max_new_tokens")
 def beam_search(
     model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
     use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,

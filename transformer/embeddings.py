@@ -7,7 +7,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .checks import check_length, checking_inputs, renamed_keywords
+from .checks import check_length, checking_inputs
 
 
 class TokenEmbedding(nn.Module):
@@ -28,7 +28,6 @@ class TokenEmbedding(nn.Module):
         return nn.functional.embedding(tokens, self.weight) * math.sqrt(self.d_model)  # (B, S, d_model)
 
 
-@renamed_keywords(max_len="max_positions")
 def sinusoidal_table(max_positions: int, d_model: int) -> Tensor:
     """The paper's ``(max_positions, d_model)`` table (section 3.5): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
     PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
@@ -41,7 +40,6 @@ def sinusoidal_table(max_positions: int, d_model: int) -> Tensor:
     return table.float()
 
 
-@renamed_keywords(max_len="max_positions")
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoid table to ``(B, T, d_model)`` inputs. It encodes absolute position; a fixed offset k
     is a linear map (a rotation per frequency) of it, which is what lets attention use relative position."""
@@ -58,7 +56,6 @@ class SinusoidalPositionalEncoding(nn.Module):
         return x + self.pe[offset : offset + x.size(1)].to(x.dtype)  # (B, T, d_model)
 
 
-@renamed_keywords(max_len="max_positions")
 class LearnedPositionalEncoding(nn.Module):
     """A trained vector per position (as in BERT/GPT): flexible, but knows nothing past the lengths it saw."""
 

@@ -23,7 +23,6 @@ from .checks import (
     check_padding_mask,
     check_tokens,
     checking_inputs,
-    renamed_keywords,
     require_bool_mask,
 )
 from .tokens import PAD_ID
@@ -36,7 +35,6 @@ def padding_mask(tokens: Tensor, pad_id: int = PAD_ID) -> Tensor:
     return (tokens != pad_id)[:, None, None, :]  # (B, 1, 1, S)
 
 
-@renamed_keywords(max_len="width")
 def padding_mask_from_lengths(lengths: Tensor, width: int | None = None) -> Tensor:
     """``(B,)`` sequence lengths -> ``(B, 1, 1, width)`` bool, ``True`` for the first ``length`` positions of each
     row. ``width`` (the padded length) defaults to the longest length."""

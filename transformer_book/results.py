@@ -1,5 +1,5 @@
-"""Benchmark results without figures: file digests that tell a current result from a stale one, reading the JSON
-files that ``benchmarks/`` writes, and a profile of the PyTorch operations a call runs.
+"""Benchmark results without figures: file digests that tell a current result (of the JSON files that ``benchmarks/``
+writes) from a stale one, and a profile of the PyTorch operations a call runs.
 
 Plotly-free on purpose: the benchmark scripts import this module to record what their numbers depend on, and
 a timing script should load nothing it does not measure. ``benchmarks/README.md`` summarises the results.
@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 
@@ -39,13 +39,6 @@ def changed_sources(recorded: Mapping[str, str], root: Path | str) -> list[str]:
     """The recorded paths whose file under ``root`` is gone or differs from the digest recorded with the results."""
     root = Path(root)
     return [p for p, digest in recorded.items() if not (root / p).is_file() or file_digest(root / p) != digest]
-
-
-def load_results(folder: Path | str, names: Sequence[str]) -> dict[str, dict | None]:
-    """Each benchmark's JSON payload by name, or None where ``<folder>/<name>.json`` does not exist (yet)."""
-    folder = Path(folder)
-    return {n: json.loads((folder / f"{n}.json").read_text()) if (folder / f"{n}.json").is_file() else None
-            for n in names}
 
 
 def result_status(payload: Mapping, root: Path | str) -> dict:

@@ -386,7 +386,7 @@ def test_explorer_builds_and_redraws_for_new_input_and_model():
     box = vi.attention_explorer({"copy": model, "reverse": model}, text="3 4 5")
     symbols, choice = box.children[0].children
     symbols.value = "3 x"  # reported in the output, not raised
-    symbols.value = " ".join(["3"] * 70)  # longer than max_len=64: reported too
+    symbols.value = " ".join(["3"] * 70)  # longer than max_positions=64: reported too
     symbols.value = "7 7 4"
     choice.value = "reverse"
     assert choice.options == ("copy", "reverse")

@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from transformer.checkpoint import atomic_save, read_checkpoint
-from transformer.train import cli, translation
+from transformer.train import translation
 from transformer.train.cli import main
+from transformer.train.registry import REGISTRY
 from transformer.train.resume import read_training_checkpoint
 from transformer.train.subwords import SubwordVocabulary
 
@@ -34,11 +35,11 @@ def _run(capsys, *argv):
 
 
 def test_the_help_gives_the_chapters_recipe(capsys) -> None:
-    recipe = translation.translation_train_config()
-    assert cli.TRANSLATION_RECIPE == f"{recipe.steps} for translation"
-    assert cli.TRANSLATION_BATCH == f"{recipe.batch_size} for translation"
+    recipe, registered = translation.translation_train_config(), REGISTRY["translation"]
+    assert (registered.steps, registered.batch_size) == (recipe.steps, recipe.batch_size)
     code, text = _run(capsys, "train", "--help")
-    assert code == 0 and "translation" in text and "1200 for translation" in text
+    text = " ".join(text.split())  # as argparse wraps it for the terminal's width
+    assert code == 0 and "1200 for translation" in text and "128 for translation" in text
 
 
 @pytest.mark.slow

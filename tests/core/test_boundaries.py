@@ -103,3 +103,26 @@ def test_the_core_declares_only_torch_and_numpy() -> None:
     live = " ".join(project["optional-dependencies"]["live"])
     for name in ("plotly", "ipython", "ipywidgets", "bertviz", "tqdm", "sacrebleu"):
         assert name in live, f"the live extra must install {name}, which the book kit or a chapter imports"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """Over the core, the wing and the book kit, imports at the top of a module and inside functions alike: a module
+    (a package's ``__init__`` included) never reaches itself through what it imports."""
+    modules = {_module_name(path): path for package in ("transformer", "transformer_book") for path in
+               sorted((ROOT / package).rglob("*.py"))}
+    imports = {name: {other for other in _imports_of(path) if other in modules and other != name}
+               for name, path in modules.items()}
+    for start in modules:
+        seen, todo = set(), [[start]]
+        while todo:
+            chain = todo.pop()
+            for other in sorted(imports[chain[-1]]):
+                assert other != start, f"an import circle: {' -> '.join([*chain, start])}"
+                if other not in seen:
+                    seen.add(other)
+                    todo.append([*chain, other])

@@ -34,19 +34,6 @@ def test_a_loaded_checkpoint_gives_exactly_the_saved_models_outputs(tmp_path, ov
     assert read_checkpoint(path)["metadata"] == {"task": "copy", "steps": 3}
 
 
-def test_a_version_1_checkpoint_loads_under_todays_names(tmp_path):
-    model = Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)).eval()
-    today = read_checkpoint(save_checkpoint(model, tmp_path / "v2.pt", task="copy"))
-    config = {("max_len" if k == "max_positions" else k): v for k, v in today["config"].items()}
-    weights = {k.replace("lm_head.", "generator.", 1) if k.startswith("lm_head.") else k: v
-               for k, v in today["state_dict"].items()}
-    torch.save({"format": "transformer-interactive/checkpoint-v1", "config": config, "state_dict": weights,
-                "metadata": {"task": "copy"}}, tmp_path / "v1.pt")
-    loaded = load_checkpoint(tmp_path / "v1.pt")
-    assert loaded.config == model.config and read_checkpoint(tmp_path / "v1.pt")["metadata"] == {"task": "copy"}
-    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values(), strict=True))
-
-
 def test_loading_something_else_fails_with_a_clear_message(tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")

@@ -1,18 +1,20 @@
+import ast
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from transformer import Transformer, save_checkpoint
-from transformer.train import cli
+from transformer.train import registry
 from transformer.train.cli import main, resume_path
 from transformer.train.recipes import small_model_config
 
 
 def _run(capsys, *argv):
     with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
+        main(list(argv), prog="python -m transformer")
     out, err = capsys.readouterr()
     return exit_info.value.code, out + err
 
@@ -75,7 +77,8 @@ def test_a_model_of_one_task_of_text_is_scored_on_that_task_only(capsys, tmp_pat
 
 
 def test_the_translation_task_names_the_libraries_it_lacks(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "TRANSLATION_LIBRARIES", ("torch", "no_such_library_here", "another_missing_one"))
+    libraries = ("torch", "no_such_library_here", "another_missing_one")
+    monkeypatch.setitem(registry.REGISTRY, "translation", replace(registry.REGISTRY["translation"], libraries=libraries))
     code, text = _run(capsys, "train", "--task", "translation", "--device", "cpu", "--out", "x.pt")
     assert code == 2 and "--task translation: needs torch, no_such_library_here, another_missing_one" in text
     assert "no_such_library_here, another_missing_one are not installed: pip install no_such_library_here" in text
@@ -95,10 +98,36 @@ def test_train_saves_a_checkpoint_that_evaluate_scores(capsys, tmp_path):
     assert code == 2 and "must not exceed" in text
 
 
+def test_messages_name_the_program_that_was_run(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/bin/transformer-interactive", "--help"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("usage: transformer-interactive [-h]")
+
+
 @pytest.mark.slow
-def test_the_module_runs_as_a_script():
-    result = subprocess.run([sys.executable, "-m", "transformer", "--help"], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0 and "python -m transformer" in result.stdout
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [(["-m", "transformer"], "usage: python -m transformer [-h]"),
+     (["transformer-interactive"], "usage: transformer-interactive [-h]")],
+    ids=["module", "console-script"],
+)
+def test_each_way_to_run_the_command_line_names_itself(command, usage):
+    """``python -m transformer`` and the console script that installing the package makes (beside this Python)."""
+    if command[0] == "-m":
+        command = [sys.executable, *command]
+    else:
+        command = [str(Path(sys.executable).parent / command[0])]
+    result = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith(usage), result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_importing_the_modules_of_the_command_line_runs_nothing():
+    """The console script imports ``transformer.__main__``: importing it (or the command line) must not exit."""
+    code = "import transformer.__main__, transformer.train.cli; print('imported')"
+    result = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout == "imported\n", result.stdout + result.stderr
 
 
 @pytest.mark.slow
@@ -119,3 +148,30 @@ def test_the_dates_task_trains_and_evaluates_with_the_chapters_scores(capsys, tm
     assert "exact match:" in out and "BLEU and chrF: not computed (BLEU and chrF need sacrebleu" in out
     code, text = _run(capsys, "evaluate", str(path), "--seed", "3")
     assert code == 2 and "--seed: the dates task is scored on its held-out test examples" in text
+
+
+@pytest.mark.parametrize("name", ["copy", "reverse", "sort", "dates"])
+def test_the_registry_says_what_each_task_is_and_what_its_recipe_takes(name):
+    """What --help says of a task without importing its module is what the task's recipe takes. (Translation, which
+    needs the live extra: tests/book/test_translation_cli.py.)"""
+    task, registered = registry.get_task(name), registry.REGISTRY[name]
+    assert isinstance(task, registry.Task) and task.name == name
+    config = task.train_config()
+    assert (registered.steps, registered.batch_size) == (config.steps, config.batch_size)
+
+
+def test_the_command_line_trains_and_scores_every_task_through_the_registry_alone():
+    """Outside a task's own module no code compares anything with a task's name: the command line, the loop and the
+    registry only look tasks up."""
+    own = {"tasks.py", "recipes.py", "dates.py", "translation.py"}  # the modules that define the tasks
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "transformer").rglob("*.py")):
+        if path.name in own and path.parent.name == "train":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                values = {c.value for c in operands if isinstance(c, ast.Constant)}
+                values |= {e.value for c in operands if isinstance(c, (ast.Tuple, ast.List, ast.Set)) for e in c.elts
+                           if isinstance(e, ast.Constant)}
+                assert not values & set(registry.REGISTRY), f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"

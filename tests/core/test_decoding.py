@@ -313,12 +313,6 @@ def test_max_new_tokens_beyond_the_positional_table_is_rejected_before_decoding(
         decode(copy_model, _sources(2), 65)
 
 
-@pytest.mark.parametrize("decode", [greedy_decode, lambda *a, **k: beam_search(*a, beam_size=2, **k)])
-def test_the_old_max_len_keyword_names_its_new_name(copy_model, decode):
-    with pytest.raises(TypeError, match="no argument 'max_len' any more: it is called 'max_new_tokens'"):
-        decode(copy_model, _sources(2), max_len=5)
-
-
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_decoding_checks_its_inputs_at_the_first_step_only(copy_model, use_cache, monkeypatch):
     from transformer import model as model_module

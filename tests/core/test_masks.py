@@ -26,8 +26,6 @@ def test_padding_mask_from_lengths_equals_the_one_from_tokens():
     assert padding_mask_from_lengths(torch.tensor([2, 3])).shape == (2, 1, 1, 3)
     with pytest.raises(ValueError, match="width must be >= the longest length 5; got 4"):
         padding_mask_from_lengths(torch.tensor([2, 5]), 4)
-    with pytest.raises(TypeError, match="no argument 'max_len' any more: it is called 'width'"):
-        padding_mask_from_lengths(torch.tensor([2, 3]), max_len=4)
 
 
 def test_causal_mask_lets_position_i_see_positions_up_to_i():

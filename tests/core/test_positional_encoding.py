@@ -105,8 +105,6 @@ def test_positional_encodings_reject_sequences_longer_than_max_positions(module)
         encoding(torch.zeros(1, 33, 16))
     with pytest.raises(ValueError, match="x needs 33 positions"):
         encoding(torch.zeros(1, 2, 16), offset=31)  # positions 31 and 32
-    with pytest.raises(TypeError, match="no argument 'max_len' any more: it is called 'max_positions'"):
-        module(16, max_len=32)
 
 
 def test_model_rejects_source_longer_than_max_positions():

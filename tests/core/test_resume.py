@@ -189,6 +189,17 @@ def test_checkpointing_needs_a_path_and_batches_that_can_be_saved(tmp_path: Path
               save_to=tmp_path / "run.pt")
 
 
+@pytest.fixture
+def sigint_as_in_a_terminal():
+    """SIGINT raises KeyboardInterrupt, as Python sets it up in a process started from a terminal, whatever this one
+    inherited: a background job of a script or of `nohup ... &` in one starts with SIGINT ignored, and so do its
+    pytest workers."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint_as_in_a_terminal")
 def test_a_signal_asks_for_a_save_and_a_stop_after_the_step_and_a_second_one_stops_at_once(tmp_path: Path) -> None:
     saved: list[int] = []
     checkpointer = Checkpointer(tmp_path / "run.pt", 4, 100, saved.append, torch.device("cpu"), distributed=False)
@@ -203,6 +214,28 @@ def test_a_signal_asks_for_a_save_and_a_stop_after_the_step_and_a_second_one_sto
     assert signal.getsignal(signal.SIGINT) is before
     with pytest.raises(TrainingInterrupted, match="training stopped after step 6 of 100 and saved"):
         checkpointer.raise_if_stopped()
+
+
+def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_sigterm_still_saves_it(tmp_path: Path) -> None:
+    """A shell starts a script's background jobs with SIGINT ignored, so that the terminal's Ctrl-C does not reach
+    them (Python itself then installs no KeyboardInterrupt); training keeps it so, and stops on SIGTERM (kill PID)."""
+    terminated: list[int] = []
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda number, frame: terminated.append(number))  # stands in for the default: exit
+    try:
+        saved: list[int] = []
+        with Checkpointer(tmp_path / "run.pt", None, 100, saved.append, torch.device("cpu"), distributed=False) as checkpointer:
+            signal.raise_signal(signal.SIGINT)
+            assert not checkpointer.stop_requested and not checkpointer.step_done(1) and saved == []
+            signal.raise_signal(signal.SIGTERM)
+            assert checkpointer.stop_requested and checkpointer.step_done(2) and saved == [2] and terminated == []
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        signal.raise_signal(signal.SIGTERM)  # outside training: what it did before
+        assert terminated == [signal.SIGTERM]
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -238,7 +271,8 @@ def test_a_resumed_dates_run_continues_its_bucketed_stream(tmp_path, keep_every_
 # ---------------------------------------------------------------------------------------------------------------
 # The command line: killed with SIGKILL, stopped with Ctrl-C, data-parallel
 
-# Runs the command line in this process; with KILL_AT_STEP, the process kills itself with SIGKILL as it starts that
+# Runs the command line in this process (SIGINT raising KeyboardInterrupt, as in a process started from a terminal, even
+# where this test was started with SIGINT ignored); with KILL_AT_STEP, the process kills itself with SIGKILL as it starts that
 # step (after the checkpoints of the steps before: nothing of the step in progress survives); with STORE, it first
 # joins a gloo process group of WORLD_SIZE processes as RANK (a file store: nothing listens on the network).
 RUNNER = """
@@ -246,8 +280,8 @@ import os, signal, sys
 import torch.distributed as dist
 from transformer.train import loop
 from transformer.train.cli import main
-from transformer.train.cli import main
 
+signal.signal(signal.SIGINT, signal.default_int_handler)
 kill_at, original, calls = int(os.environ.get("KILL_AT_STEP", 0)), loop.train_step, []
 
 def train_step(*args, **kwargs):
@@ -260,7 +294,7 @@ loop.train_step = train_step
 if "STORE" in os.environ:
     dist.init_process_group("gloo", init_method="file://" + os.environ["STORE"], rank=int(os.environ["RANK"]),
                             world_size=int(os.environ["WORLD_SIZE"]))
-sys.exit(main(sys.argv[1:]))
+sys.exit(main(sys.argv[1:], prog="python -m transformer"))  # as `python -m transformer` runs it
 """
 TIMEOUT = 240
 

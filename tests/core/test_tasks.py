@@ -1,16 +1,54 @@
+import ast
+from pathlib import Path
+
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer import padding_mask, target_mask
-from transformer.tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID
+from transformer import Transformer, greedy_decode, padding_mask, target_mask
+from transformer.tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, UNK, UNK_ID
+from transformer.train.objective import token_accuracy
+from transformer.train.recipes import small_model_config
 from transformer.train.tasks import make_batch, random_sequences, task_batch, task_target, token_label
+from transformer.train.tokenizer import Vocabulary
 
 
 def test_special_ids_are_the_documented_constants():
-    assert (PAD_ID, BOS_ID, EOS_ID, FIRST_SYMBOL) == (0, 1, 2, 3)
+    assert (PAD_ID, BOS_ID, EOS_ID, FIRST_SYMBOL, UNK_ID) == (0, 1, 2, 3, 3)
     assert [token_label(i) for i in (0, 1, 2, 7)] == ["<pad>", "<s>", "</s>", "7"]
+
+
+def test_id_3_is_the_synthetic_tasks_first_symbol_and_an_ordinary_one():
+    """Drawn as often as any other symbol, named by its number, counted by the loss and the scores, and never kept
+    from a decoder's output: nothing treats it as the <unk> of the vocabularies of text."""
+    tokens, _ = random_sequences(4000, vocab_size=13, min_seq_len=10, max_seq_len=10, rng=torch.Generator().manual_seed(0))
+    counts = torch.bincount(tokens.flatten(), minlength=13)[FIRST_SYMBOL:]  # 4,000 draws per symbol expected
+    assert counts.min() > 3600 and token_label(FIRST_SYMBOL) == "3"
+    threes = make_batch(torch.full((2, 4), FIRST_SYMBOL), torch.full((2, 4), FIRST_SYMBOL))
+    says_3 = torch.nn.functional.one_hot(torch.full((2, 5), FIRST_SYMBOL), 13).float()  # (B, T, V) logits
+    assert threes.n_tokens == 10 and token_accuracy(says_3, threes.tgt_out) == pytest.approx(0.8)  # four 3s right, EOS wrong
+    model = Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)).eval()
+    with torch.no_grad():
+        model.lm_head.bias[FIRST_SYMBOL] = 1e4  # a model that always answers symbol 3
+    assert greedy_decode(model, tokens[:2], 4).eq(FIRST_SYMBOL).all()
+
+
+def test_id_3_is_unk_in_the_vocabularies_of_text_and_only_they_read_it():
+    vocab = Vocabulary.build(["the third of march"])
+    assert vocab.itos[UNK_ID] == UNK == "<unk>" and vocab.encode("the zeroth") == [vocab.stoi["the"], UNK_ID]
+    assert vocab.decode([UNK_ID]) == "<unk>" and min(vocab.stoi[word] for word in ("the", "third", "of", "march")) == 4
+    root = Path(__file__).resolve().parents[2]
+    readers = {path.relative_to(root).as_posix() for package in ("transformer", "transformer_book")
+               for path in sorted((root / package).rglob("*.py")) if _reads(path, ("UNK", "UNK_ID"))}
+    assert readers == {"transformer/train/tokenizer.py", "transformer/train/subwords.py"}
+
+
+def _reads(path: Path, names: tuple[str, ...]) -> bool:
+    """Whether the code of ``path`` uses one of ``names`` (assigning it does not count)."""
+    tree = ast.parse(path.read_text())
+    return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names
+               for node in ast.walk(tree))
 
 
 def test_random_sequences_have_symbols_then_padding_with_lengths_in_range():

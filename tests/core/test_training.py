@@ -6,14 +6,15 @@ import torch
 import torch.nn.functional as F
 
 from transformer import Transformer, TransformerConfig
-from transformer.tokens import PAD_ID
+from transformer.tokens import EOS_ID, PAD_ID
 from transformer.train.config import TrainConfig
-from transformer.train.evaluation import evaluate
+from transformer.train.distributed import shard
+from transformer.train.evaluation import evaluate, evaluate_batches
 from transformer.train.loop import train, train_step
 from transformer.train.objective import exact_match, label_smoothing_kl, sequence_loss, smoothed_targets
 from transformer.train.recipes import annotated_transformer_configs, small_model_config, train_task
 from transformer.train.schedule import make_scheduler, noam_lr, noam_scheduler, polynomial_scheduler
-from transformer.train.tasks import task_batch
+from transformer.train.tasks import make_batch, random_sequences, task_batch
 from transformer.utils import make_rng, select_device
 
 
@@ -169,8 +170,6 @@ def test_configurations_and_arguments_are_validated():
         TrainConfig(min_seq_len=5, max_seq_len=3)
     with pytest.raises(ValueError, match="max_seq_len must be an int >= 1; got 0"):
         TrainConfig(min_seq_len=1, max_seq_len=0)
-    with pytest.raises(TypeError, match="no argument 'max_len' any more: it is called 'max_seq_len'"):
-        TrainConfig(max_len=3)
     with pytest.raises(ValueError, match="vocab_size must be an int >= 4; got 3"):
         TrainConfig(vocab_size=3)
     for bad in (0, -1.0, float("nan")):
@@ -188,8 +187,11 @@ def test_configurations_and_arguments_are_validated():
         evaluate(tiny, n=0)
     with pytest.raises(ValueError, match="batch_size must be an int >= 1"):
         evaluate(tiny, n=4, batch_size=0)
-    with pytest.raises(ValueError, match="pad"):
-        train(Transformer(TransformerConfig(13, 13, d_model=8, n_heads=2, d_ff=8, pad_id=3)), progress=False)
+    padded_with_3 = Transformer(TransformerConfig(13, 13, d_model=8, n_heads=2, d_ff=8, pad_id=3))
+    with pytest.raises(ValueError, match="the synthetic tasks pad with PAD_ID=0; the model was built with pad_id=3"):
+        train(padded_with_3, progress=False)
+    with pytest.raises(ValueError, match="the synthetic tasks pad with PAD_ID=0; the model was built with pad_id=3"):
+        evaluate(padded_with_3, n=4)
     with pytest.raises(ValueError, match="device"):
         select_device("tpu")
     if not torch.cuda.is_available():
@@ -222,3 +224,40 @@ def test_text_progress_prints_one_final_line_and_none_prints_nothing(capsys, pro
     assert len(out.splitlines()) == lines and "\r" not in out
     if lines:
         assert out.startswith("training copy: 6 steps in ") and "exact_match" in out
+
+
+def _swapped(tokens: torch.Tensor, a: int, b: int) -> torch.Tensor:
+    return torch.where(tokens == a, b, torch.where(tokens == b, a, tokens))
+
+
+def test_the_wing_reads_padding_as_the_models_pad_id():
+    """A model built with pad_id=12, trained and scored on batches padded with 12, is its pad_id=0 twin (the rows of
+    ids 0 and 12 swapped in its embeddings and output layer) on the same batches padded with 0: the same losses and
+    scores, and the same token counts in every data-parallel slice. Nothing in the loss, the evaluation or the sharding
+    assumes PAD_ID."""
+    rng = torch.Generator().manual_seed(0)
+    pairs = [random_sequences(8, 12, 1, 6, rng) for _ in range(6)]  # symbols 3..11, padded with PAD_ID
+    batches = {0: [make_batch(src, src) for src, _ in pairs],
+               12: [make_batch(_swapped(src, 0, 12), _swapped(src, 0, 12), pad_id=12) for src, _ in pairs]}
+    torch.manual_seed(0)
+    model = {0: Transformer(small_model_config(d_model=16, n_heads=2, d_ff=32))}
+    model[12] = Transformer(TransformerConfig(**{**model[0].config.to_dict(), "pad_id": 12}))
+    weights = model[0].state_dict()
+    for name in ("src_embed.weight", "tgt_embed.weight", "lm_head.weight", "lm_head.bias"):
+        weights[name] = weights[name][_swapped(torch.arange(13), 0, 12)]
+    model[12].load_state_dict(weights)
+    assert [shard(batches[12][0], rank, 2, pad_id=12).n_tokens for rank in (0, 1)] == \
+        [shard(batches[0][0], rank, 2).n_tokens for rank in (0, 1)]
+    config = TrainConfig(steps=4, eval_every=2, device="cpu", eps=1e-4)
+    history = {pad: train(model[pad], config, progress=False, batches=iter(batches[pad][:4]),
+                          eval_batches=batches[pad][4:]) for pad in (0, 12)}
+    assert history[12].loss == pytest.approx(history[0].loss, rel=1e-5)
+    assert history[12].eval_token_accuracy == history[0].eval_token_accuracy
+    assert history[12].eval_exact_match == history[0].eval_exact_match
+    scores = {pad: evaluate_batches(model[pad], batches[pad]) for pad in (0, 12)}
+    assert scores[12].token_accuracy == scores[0].token_accuracy and scores[12].exact_match == scores[0].exact_match
+    assert scores[12].loss == pytest.approx(scores[0].loss, rel=1e-5)
+    with torch.no_grad():
+        model[12].lm_head.bias[EOS_ID] = 1e4  # a model that ends every output at once: shorter than the targets
+    empty_and_two = make_batch(torch.tensor([[3, 4], [5, 6]]), torch.tensor([[12, 12], [7, 8]]), pad_id=12)
+    assert evaluate_batches(model[12], [empty_and_two]).exact_match == 0.5  # the empty target matches, padding and all

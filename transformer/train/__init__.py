@@ -6,8 +6,8 @@
 training checkpoints that resume a run exactly (:mod:`.resume`), the tasks (:mod:`.tasks`: copy, reverse, sort;
 :mod:`.dates`: dates in words; :mod:`.translation`: English to German from CLDR and num2words, which needs Babel,
 num2words and tokenizers and is not imported here), text to ids (:mod:`.tokenizer`: words; :mod:`.subwords`:
-byte-pair encoding), batching by length (:mod:`.bucketing`) and the
-command line (:mod:`.cli`).
+byte-pair encoding), batching by length (:mod:`.bucketing`), the tasks by name behind one interface
+(:mod:`.registry`) and the command line (:mod:`.cli`).
 """
 
 from .config import TrainConfig

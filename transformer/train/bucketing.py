@@ -20,12 +20,11 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from ..checks import check_int, renamed_keywords
+from ..checks import check_int
 from .tasks import Batch, check_same_source, make_batch
 from .tokenizer import Vocabulary
 
 
-@renamed_keywords(generator="rng")
 def random_batches(n: int, batch_size: int, rng: torch.Generator | None = None) -> list[list[int]]:
     """The indices ``0 .. n - 1`` shuffled and cut into batches of ``batch_size`` (the last one may be smaller)."""
     check_int("n", n, minimum=1)
@@ -34,7 +33,6 @@ def random_batches(n: int, batch_size: int, rng: torch.Generator | None = None) 
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
-@renamed_keywords(generator="rng")
 def length_batches(
     lengths: Sequence[int], batch_size: int, rng: torch.Generator | None = None, pool: int = 50,
 ) -> list[list[int]]:
@@ -72,6 +70,17 @@ def text_batch(
         raise ValueError(f"sources and targets must be non-empty and as long as each other; got {len(sources)} "
                          f"and {len(targets)}")
     return make_batch(source_vocab.encode_batch(sources), target_vocab.encode_batch(targets))
+
+
+def text_batches(
+    sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
+    batch_size: int = 500,
+) -> list[Batch]:
+    """The text pairs in order, as batches of ``batch_size`` (the last one may be smaller): a task's fixed test
+    batches."""
+    check_int("batch_size", batch_size, minimum=1)
+    return [text_batch(sources[i : i + batch_size], targets[i : i + batch_size], source_vocab, target_vocab)
+            for i in range(0, len(sources), batch_size)]
 
 
 class BatchStream:
@@ -154,7 +163,6 @@ def _sha256(texts: Iterable[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-@renamed_keywords(generator="rng")
 def batch_stream(
     sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
     batch_size: int, rng: torch.Generator | None = None, pool: int = 50,

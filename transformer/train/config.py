@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..checks import check_bool, check_choice, check_int, check_positive, check_probability, renamed_keywords
+from ..checks import check_bool, check_choice, check_int, check_positive, check_probability
 from ..tokens import FIRST_SYMBOL
 from .schedule import SCHEDULES
 from .tasks import DEFAULT_VOCAB_SIZE, TASKS
 
 
-@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len")
 @dataclass
 class TrainConfig:
     """How to train on a synthetic task. The defaults are the documented small configuration: 500 steps bring copy

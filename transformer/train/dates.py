@@ -18,17 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from ..checks import check_choice, check_int
 from ..config import TransformerConfig
 from ..model import Transformer
-from .bucketing import batch_stream, text_batch
+from .bucketing import text_batches
 from .config import TrainConfig
 from .evaluation import text_scores, translate
-from .loop import History, train
+from .loop import History
 from .progress import Progress
-from .recipes import small_model_config
+from .recipes import small_model_config, train_on_pairs
+from .registry import OptionError, TextTask
 from .tasks import Batch
 from .tokenizer import Vocabulary
 
@@ -171,9 +170,8 @@ class DatesData:
 
     def test_batches(self, batch_size: int = 500) -> list[Batch]:
         """The test examples in order, as batches of ``batch_size`` (the last one may be smaller)."""
-        check_int("batch_size", batch_size, minimum=1)
-        chunks = [self.test[i : i + batch_size] for i in range(0, len(self.test), batch_size)]
-        return [text_batch([e.text for e in c], [e.iso for e in c], self.source_vocab, self.target_vocab) for c in chunks]
+        texts, isos = [e.text for e in self.test], [e.iso for e in self.test]
+        return text_batches(texts, isos, self.source_vocab, self.target_vocab, batch_size)
 
 
 def dates_data(n_train: int = 20_000, n_test: int = 1_000, test_fraction: float = 0.1, seed: int = 0) -> DatesData:
@@ -224,11 +222,38 @@ def train_dates(
     ``config``'s task, vocabulary and lengths are those of the synthetic tasks and play no part; its steps, batch size,
     schedule and device do.
     ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
-    texts, targets = [e.text for e in data.train], [e.iso for e in data.train]
-    stream = batch_stream(texts, targets, data.source_vocab, data.target_vocab, config.batch_size,
-                          torch.Generator().manual_seed(config.seed))
-    torch.manual_seed(config.seed)
-    model = Transformer(dates_model_config(data))
-    history = train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches(), save_to=save_to,
-                    save_every=save_every, resume_from=resume_from, task="dates")
-    return model, history
+    return train_on_pairs(dates_model_config(data), [e.text for e in data.train], [e.iso for e in data.train],
+                          data.source_vocab, data.target_vocab, config, data.test_batches(), "dates", progress,
+                          save_to, save_every, resume_from)
+
+
+class DatesTask(TextTask):
+    """The dates task of chapter 9 on the command line: :func:`dates_train_config`, :func:`train_dates` on
+    :func:`dates_data` of the run's seed, :func:`dates_scores`; a checkpoint records the data's sizes and both
+    vocabularies, which evaluating it checks against the data rebuilt from its seed."""
+
+    title = "the dates model of chapter 9"
+    unseen = "of dates never seen in training"
+
+    def train_config(self, **options) -> TrainConfig:
+        return dates_train_config(**options)
+
+    def data(self, n_test: int, seed: int) -> DatesData:
+        return dates_data(n_test=n_test, seed=seed)
+
+    def fit(self, data: DatesData, config: TrainConfig, progress: bool, **checkpointing) -> tuple[Transformer, History]:
+        return train_dates(data, config, progress=progress, **checkpointing)
+
+    def scores(self, model: Transformer, data: DatesData, beam_size: int) -> dict:
+        return dates_scores(model, data, beam_size)
+
+    def saved_data(self, data: DatesData, seed: int) -> dict:
+        return {"data": {"n_train": len(data.train), "n_test": len(data.test)},
+                "vocab": {"source": data.source_vocab.itos, "target": data.target_vocab.itos}}
+
+    def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> DatesData:
+        data = dates_data(n_train=metadata["data"]["n_train"], n_test=n, seed=metadata["train_config"]["seed"])
+        if [data.source_vocab.itos, data.target_vocab.itos] != [metadata["vocab"]["source"], metadata["vocab"]["target"]]:
+            raise OptionError(f"{str(checkpoint)!r} was trained on dates written as this version of the package no "
+                              "longer writes them (the vocabularies differ); train it again")
+        return data

@@ -21,7 +21,6 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from ..checks import check_int
 from ..model import Transformer
-from ..tokens import PAD_ID
 from ..utils import make_rng, select_device
 from .config import TrainConfig
 from .distributed import shard
@@ -30,7 +29,7 @@ from .objective import sequence_loss, token_accuracy
 from .progress import Progress, progress_bar
 from .resume import Checkpointer, check_resumable, resume_run, save_training_checkpoint
 from .schedule import make_scheduler
-from .tasks import Batch, TaskStream
+from .tasks import Batch, TaskStream, check_task_padding
 
 
 @dataclass
@@ -114,8 +113,8 @@ def train(
                          f"(config.task); got batches={type(batches).__name__}, eval_batches={type(eval_batches).__name__}")
     if batches is not None and not isinstance(batches, Iterator):
         raise TypeError(f"batches must be an iterator of Batch (one per step, e.g. a generator); got {type(batches).__name__}")
-    if model.config.pad_id != PAD_ID:
-        raise ValueError(f"the tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={model.config.pad_id}")
+    if batches is None:
+        check_task_padding(model.config.pad_id)
     if batches is None and min(model.config.src_vocab_size, model.config.tgt_vocab_size) < config.vocab_size:
         raise ValueError(f"the model's vocabularies must hold the task's {config.vocab_size} ids")
     if config.distributed and not dist.is_initialized():
@@ -189,7 +188,7 @@ def _run(
         batch = next(batches, None)
         if batch is None:
             raise ValueError(f"batches ran out after {step - 1} steps; config.steps asks for {c.steps}")
-        rows = (shard(batch, rank, world_size) if c.distributed else batch).to(device)
+        rows = (shard(batch, rank, world_size, model.config.pad_id) if c.distributed else batch).to(device)
         lr = optimizer.param_groups[0]["lr"]
         weight = rows.n_tokens * world_size / batch.n_tokens
         loss, accuracy = train_step(net, rows, optimizer, c.label_smoothing, c.clip_norm, c.bf16, weight)

@@ -1,19 +1,26 @@
 """The documented configurations: the small model that learns the synthetic tasks on a CPU, The Annotated
-Transformer's copy example for comparison, and the one-call recipe that builds and trains a model on a task."""
+Transformer's copy example for comparison, the one-call recipe that builds and trains a model on a task, and the
+synthetic tasks as the command line trains and scores them (:class:`SyntheticTask`)."""
 
 from __future__ import annotations
 
+from argparse import Namespace
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
 from ..config import TransformerConfig
 from ..model import Transformer
+from .bucketing import batch_stream
 from .config import TrainConfig
+from .evaluation import EVAL_SEED, evaluate
 from .loop import History, train
 from .progress import Progress
+from .registry import OptionError, Say, Task, say_result
 from .schedule import noam_lr
-from .tasks import DEFAULT_VOCAB_SIZE
+from .tasks import DEFAULT_VOCAB_SIZE, Batch
+from .tokenizer import Vocabulary
 
 
 def small_model_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> TransformerConfig:
@@ -65,3 +72,63 @@ def train_task(
     model = Transformer(model_config or small_model_config(config.vocab_size))
     history = train(model, config, progress=progress, save_to=save_to, save_every=save_every, resume_from=resume_from)
     return model, history
+
+
+def train_on_pairs(
+    model_config: TransformerConfig, sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary,
+    target_vocab: Vocabulary, config: TrainConfig, eval_batches: list[Batch], task: str, progress: Progress = True,
+    save_to: str | Path | None = None, save_every: int | None = None, resume_from: str | Path | None = None,
+) -> tuple[Transformer, History]:
+    """A model of ``model_config`` (seeded with ``config.seed``) trained on the text pairs ``sources -> targets`` in
+    batches bucketed by source length, drawn with ``config.seed``, and scored on ``eval_batches``: the recipe of the
+    tasks of text (:func:`~.dates.train_dates`, :func:`~.translation.train_translation`). ``config``'s steps, batch
+    size, schedule and device are used; its task and lengths are not. ``task`` names the run in its progress bar and
+    training checkpoints; ``save_to``, ``save_every`` and ``resume_from`` as in :func:`~transformer.train.train`."""
+    stream = batch_stream(sources, targets, source_vocab, target_vocab, config.batch_size,
+                          rng=torch.Generator().manual_seed(config.seed))
+    torch.manual_seed(config.seed)
+    model = Transformer(model_config)
+    history = train(model, config, progress=progress, batches=stream, eval_batches=eval_batches, save_to=save_to,
+                    save_every=save_every, resume_from=resume_from, task=task)
+    return model, history
+
+
+class SyntheticTask(Task):
+    """Copy, reverse or sort (:mod:`.tasks`) on the command line: the documented small model and
+    :class:`TrainConfig`, scored on fresh random sequences; a model of one scores on the others too."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.title = f"the small configuration on {name!r}"
+
+    def train_config(self, **options) -> TrainConfig:
+        return TrainConfig(task=self.name, **options)
+
+    def train(self, config: TrainConfig, eval_size: int, progress: bool, **checkpointing) -> tuple:
+        return *train_task(progress=progress, **checkpointing, **config.to_dict()), None
+
+    def report(self, model: Transformer, data: None, config: TrainConfig, eval_size: int, say: Say) -> dict:
+        result = evaluate(model, self.name, n=eval_size, vocab_size=config.vocab_size, min_seq_len=config.min_seq_len,
+                          max_seq_len=config.max_seq_len)
+        say(f"exact match on {result.n:,} fresh {self.name} sequences: {result.exact_match:.1%} "
+            f"(token accuracy {result.token_accuracy:.2%})")
+        return {"result": result.to_dict()}
+
+    def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
+        if options.beam_size != 1:
+            raise OptionError("--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for "
+                              "dates and translation")
+        trained = metadata.get("train_config", {})
+        vocab_size = trained.get("vocab_size", DEFAULT_VOCAB_SIZE)
+        min_seq_len = options.min_seq_len or trained.get("min_seq_len", 1)
+        max_seq_len = options.max_seq_len or trained.get("max_seq_len", 10)
+        if min_seq_len > max_seq_len:
+            raise OptionError(f"--min-seq-len ({min_seq_len}) must not exceed --max-seq-len ({max_seq_len})")
+        if max_seq_len + 1 > model.config.max_positions:  # the decoder reads BOS + the sequence
+            raise OptionError(f"--max-seq-len {max_seq_len} is too long for this model's positional table "
+                              f"(max_positions={model.config.max_positions}, which must hold the sequence and BOS)")
+        seed = EVAL_SEED if options.seed is None else options.seed
+        result = evaluate(model, self.name, n=options.n, vocab_size=vocab_size, min_seq_len=min_seq_len,
+                          max_seq_len=max_seq_len, seed=seed)
+        say_result(say, f"{options.checkpoint}: {self.name}, {result.n:,} fresh sequences of length "
+                   f"{min_seq_len}-{max_seq_len}", result)

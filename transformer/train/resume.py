@@ -27,7 +27,6 @@ import torch.distributed as dist
 
 from .. import __version__
 from ..checkpoint import FORMAT as MODEL_FORMAT
-from ..checkpoint import V1_FORMAT as MODEL_V1_FORMAT
 from ..checkpoint import atomic_save, load_file
 from ..model import Transformer
 from .config import TrainConfig
@@ -79,7 +78,7 @@ def read_training_checkpoint(path: str | Path) -> dict:
     says which file to resume from instead)."""
     checkpoint = load_file(path, "training with save_to= (python -m transformer train --save-every)")
     kind = checkpoint.get("format") if isinstance(checkpoint, dict) else None
-    if kind in (MODEL_FORMAT, MODEL_V1_FORMAT):
+    if kind == MODEL_FORMAT:
         raise ValueError(f"{str(path)!r} is a model checkpoint (the trained weights, for load_checkpoint); resuming "
                          "needs the training checkpoint of the run, written every --save-every steps and when it is "
                          "interrupted (the command line names it after --out: copy.pt -> copy.resume.pt)")

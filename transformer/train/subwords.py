@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from torch import Tensor
 
 from ..checks import check_int
-from ..tokens import SPECIAL_TOKENS
-from .tokenizer import UNK, UNK_ID, IdVocabulary, text_ids
+from ..tokens import SPECIAL_TOKENS, UNK, UNK_ID
+from .tokenizer import IdVocabulary, text_ids
 
 SPACE = "\u2581"  # ▁, which stands for the space before a word
 WHITESPACE = "\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"  # Unicode's White_Space, as a regex class

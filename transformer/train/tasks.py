@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
-from ..checks import check_choice, check_int, renamed_keywords
+from ..checks import check_choice, check_int
 from ..masks import padding_mask, target_mask
 from ..tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, SPECIAL_TOKENS
 
@@ -48,7 +48,6 @@ class Batch:
         return self.src.size(0)
 
 
-@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len", generator="rng")
 def random_sequences(
     n: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
     rng: torch.Generator | None = None,
@@ -104,7 +103,6 @@ def make_batch(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Batch:
     )
 
 
-@renamed_keywords(min_len="min_seq_len", max_len="max_seq_len", generator="rng")
 def task_batch(
     task: str, batch_size: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
     rng: torch.Generator | None = None,
@@ -159,6 +157,15 @@ def check_same_source(saved: dict, here: dict) -> None:
 def token_label(token_id: int) -> str:
     """A readable name for an id: ``<pad>``, ``<s>``, ``</s>``, or the symbol's number."""
     return SPECIAL_TOKENS.get(int(token_id), str(int(token_id)))
+
+
+def check_task_padding(pad_id: int) -> None:
+    """Raise a clear error unless a model whose padding id is ``pad_id`` reads the synthetic tasks' sequences as they
+    are written: padded with ``PAD_ID`` (every other id is a symbol, BOS or EOS)."""
+    if pad_id != PAD_ID:
+        raise ValueError(f"the synthetic tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={pad_id}: "
+                         "train and score it on batches of your own, padded with its pad_id (make_batch(src, tgt, "
+                         "pad_id))")
 
 
 def check_task_sizes(n: int, vocab_size: int, min_seq_len: int, max_seq_len: int) -> None:

@@ -22,10 +22,8 @@ from collections.abc import Iterable, Sequence
 import torch
 from torch import Tensor
 
-from ..tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, SPECIAL_TOKENS
+from ..tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK, UNK_ID
 
-UNK_ID = FIRST_SYMBOL  # the first id after PAD, BOS and EOS
-UNK = "<unk>"
 LEVELS = ("word", "char")
 _WORD = re.compile(r"[^\W\d_]+|\d|[^\w\s]|_")  # runs of letters, single digits, single punctuation marks
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-import torch
 from babel import Locale
 from babel.dates import format_date, format_time, format_timedelta
 from babel.lists import format_list
@@ -45,12 +44,13 @@ from num2words import num2words
 from ..checks import check_choice, check_int
 from ..config import TransformerConfig
 from ..model import Transformer
-from .bucketing import batch_stream, text_batch
+from .bucketing import text_batches
 from .config import TrainConfig
 from .evaluation import text_scores, translate
-from .loop import History, train
+from .loop import History
 from .progress import Progress
-from .recipes import small_model_config
+from .recipes import small_model_config, train_on_pairs
+from .registry import REGISTRY, OptionError, TextTask
 from .subwords import SubwordVocabulary
 from .tasks import Batch
 
@@ -297,9 +297,8 @@ class TranslationData:
 
     def test_batches(self, batch_size: int = 500) -> list[Batch]:
         """The test pairs in order, as batches of ``batch_size`` (the last one may be smaller)."""
-        check_int("batch_size", batch_size, minimum=1)
-        chunks = [self.test[i : i + batch_size] for i in range(0, len(self.test), batch_size)]
-        return [text_batch([p.english for p in c], [p.german for p in c], self.vocab, self.vocab) for c in chunks]
+        return text_batches([p.english for p in self.test], [p.german for p in self.test], self.vocab, self.vocab,
+                            batch_size)
 
 
 def translation_data(
@@ -364,10 +363,71 @@ def train_translation(
     ``data.train`` in batches bucketed by source length, drawn with ``config.seed``, and evaluated on
     ``data.test``. ``config``'s steps, batch size, schedule and device are used; its task and lengths are not.
     ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
-    stream = batch_stream([p.english for p in data.train], [p.german for p in data.train], data.vocab, data.vocab,
-                          config.batch_size, rng=torch.Generator().manual_seed(config.seed))
-    torch.manual_seed(config.seed)
-    model = Transformer(model_config or translation_config(len(data.vocab)))
-    history = train(model, config, progress=progress, batches=stream, eval_batches=data.test_batches(), save_to=save_to,
-                    save_every=save_every, resume_from=resume_from, task="translation")
-    return model, history
+    return train_on_pairs(model_config or translation_config(len(data.vocab)), [p.english for p in data.train],
+                          [p.german for p in data.train], data.vocab, data.vocab, config, data.test_batches(),
+                          "translation", progress, save_to, save_every, resume_from)
+
+
+def library_versions() -> dict[str, str]:
+    """The versions of the libraries that write the pairs and cut them into subwords."""
+    from importlib.metadata import version
+
+    return {name: version(name) for name in REGISTRY["translation"].libraries}
+
+
+class TranslationTask(TextTask):
+    """The English-to-German task of chapter 10 on the command line: :func:`translation_train_config`,
+    :func:`train_translation` on :func:`translation_data` of the run's seed, :func:`translation_scores`. The subword
+    vocabulary travels with the model (its ids are the model's), and the test pairs are rebuilt from the seed and
+    checked against their fingerprint: a model is never scored on pairs other than those it was held out from."""
+
+    title = "the English-to-German model of chapter 10"
+    unseen = "of values never seen in training"
+    # What evaluate_batches' exact match compares: the ids. Subwords can cut the right German into other pieces (the
+    # model writes "tausend" + "acht" where the vocabulary has "tausendacht"), which it counts as wrong and the text's
+    # does not.
+    id_match = "exact match of the subword ids"
+
+    def train_config(self, **options) -> TrainConfig:
+        return translation_train_config(**options)
+
+    def data(self, n_test: int, seed: int) -> TranslationData:
+        return translation_data(n_test=n_test, seed=seed)
+
+    def fit(self, data: TranslationData, config: TrainConfig, progress: bool, **checkpointing) -> tuple:
+        return train_translation(data, config, progress=progress, **checkpointing)
+
+    def scores(self, model: Transformer, data: TranslationData, beam_size: int) -> dict:
+        return translation_scores(model, data.test, data.vocab, beam_size)
+
+    def saved_data(self, data: TranslationData, seed: int) -> dict:
+        return {"vocab": data.vocab.to_json(), "data": {
+            "n_train": len(data.train), "n_test": len(data.test), "seed": seed, "test_fraction": TEST_FRACTION,
+            "test_sha256": pairs_fingerprint(data.test), "libraries": library_versions(),
+        }}
+
+    def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> TranslationData:
+        """The first ``n`` test pairs of the checkpoint's split with the subword vocabulary it was trained with
+        (stored in it); refused if the pairs it was scored on when it was trained are not written the same way
+        here."""
+        saved = metadata["data"]
+        try:
+            vocab = SubwordVocabulary.from_json(metadata["vocab"])
+        except Exception as error:  # tokenizers raises a bare Exception for JSON it cannot read
+            raise OptionError(f"{str(checkpoint)!r}: tokenizers {library_versions()['tokenizers']} cannot read the "
+                              f"subword vocabulary saved with the model (saved with tokenizers "
+                              f"{saved['libraries']['tokenizers']}): {error}") from error
+        if len(vocab) != model.config.tgt_vocab_size:
+            raise OptionError(f"{str(checkpoint)!r}: its vocabulary holds {len(vocab)} ids and its model "
+                              f"{model.config.tgt_vocab_size}; the file is not one that 'train' wrote")
+        try:  # the test pairs of n and of more share their first n: rebuild enough to check the saved ones too
+            pairs = translation_pairs(max(n, saved["n_test"]), "test", saved["test_fraction"], saved["seed"])
+        except ValueError as error:
+            raise OptionError(f"--n {n}: {error}") from error
+        if pairs_fingerprint(pairs[: saved["n_test"]]) != saved["test_sha256"]:
+            versions = ", ".join(f"{name} {version}" for name, version in library_versions().items())
+            then = ", ".join(f"{name} {version}" for name, version in saved["libraries"].items())
+            raise OptionError(f"{str(checkpoint)!r} was trained beside test pairs that this machine writes differently "
+                              f"(the libraries that write them: {then} then, {versions} now); scores would be of other "
+                              "data: train it again here")
+        return TranslationData(train=[], test=pairs[:n], vocab=vocab)  # scoring needs no training pairs

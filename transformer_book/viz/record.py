@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from .render import BOOK_ENV, figure_html
+
 RECORD_ENV = "TRANSFORMER_BOOK_RECORD"
 MIMETYPE = "application/vnd.transformer-book.static+json"
 PLOTLY = "application/vnd.plotly.v1+json"
@@ -37,8 +39,6 @@ def record_static(outputs: list[dict], widget_follows: bool = False) -> None:
 def static_outputs(show: Callable[[], None]) -> list[dict]:
     """The outputs ``show()`` displays when the static book is built (``TRANSFORMER_BOOK_STATIC=1`` meanwhile)."""
     from IPython.utils.capture import capture_output
-
-    from . import BOOK_ENV
 
     before = os.environ.get(BOOK_ENV)
     os.environ[BOOK_ENV] = "1"
@@ -80,8 +80,6 @@ class RecordedBar:
 def to_static(outputs: Iterable[dict]) -> list[dict]:
     """A live cell's outputs as the static book shows them: recorded outputs (:data:`MIMETYPE`) expanded, the widgets
     they stand for dropped, plotly's JSON drawn as the book's ``text/html`` figure, adjacent text streams joined."""
-    from . import figure_html
-
     static: list[dict] = []
     skipping = False  # to the next widget: an explorer's outputs, whose stand-in was recorded before them
     for out in outputs:
