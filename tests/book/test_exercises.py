@@ -145,7 +145,8 @@ def test_sinusoid_table_check_passes_a_float32_table():
     [
         (table_with("halves"), "tensor2tensor"),
         (table_with("swapped"), "cosines in the even columns"),
-        (table_with("interleaved", base=1000.0), r"pair i = 1, frequency"),
+        (table_with("interleaved", base=1000.0), r"table\(10, 4\) uses the base 1000"),
+        (table_with("interleaved", base=100.0), r"pair i = 1, frequency"),
         (table_with("interleaved", pair_exponent=False), r"pair i = "),
         (lambda L, d: sinusoidal_table(L, d).T, r"shape \(2, 1\)"),
     ],
@@ -223,14 +224,22 @@ def test_cosine_similarity_check():
 # Attention
 
 
-def attention(q, k, v, mask, scale=True, inverted=False, axis=-1, fill=None):
+def attention(q, k, v, mask, scale="sqrt(d_k)", inverted=False, axis=-1, fill=None, masking="fill", dropout=0.0):
     """The formula written with einsum, as a reader might (optionally with one mistake)."""
     scores = torch.einsum("...qd,...kd->...qk", q, k)  # (..., T_q, T_k)
-    if scale:
-        scores = scores / math.sqrt(q.size(-1))
-    if mask is not None:
+    divisor = {"sqrt(d_k)": math.sqrt(q.size(-1)), "d_k": q.size(-1), "sqrt(d_v)": math.sqrt(v.size(-1)),
+               "none": 1.0, "after softmax": 1.0}[scale]
+    scores = scores / divisor
+    if mask is not None and masking == "fill":
         scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(scores.dtype).min if fill is None else fill)
+    if mask is not None and masking == "multiply":
+        scores = scores * mask
     weights = scores.softmax(dim=axis)
+    if mask is not None and masking == "after softmax":
+        weights = weights * mask
+    if scale == "after softmax":
+        weights = weights / math.sqrt(q.size(-1))
+    weights = F.dropout(weights, dropout)  # F.dropout's training=True: on unless told otherwise
     return torch.einsum("...qk,...kd->...qd", weights, v), weights
 
 
@@ -242,7 +251,14 @@ def test_attention_check_passes_the_formula_with_either_fill():
 @pytest.mark.parametrize(
     "wrong, message",
     [
-        (lambda *a: attention(*a, scale=False), r"not divided by sqrt\(d_k\) = 4"),
+        (lambda *a: attention(*a, scale="none"), r"not divided by sqrt\(d_k\) = 4"),
+        (lambda *a: attention(*a, scale="d_k"), r"divided by d_k = 16, not by its square root, 4"),
+        (lambda *a: attention(*a, scale="sqrt(d_v)"), r"divided by sqrt\(d_v\) = 2\.23607, the width of the values"),
+        (lambda *a: attention(*a, scale="after softmax"), r"divided by sqrt\(d_k\) after the softmax.*sum to 1/sqrt"),
+        (lambda *a: attention(*a, masking="after softmax"), "the mask is applied after the softmax"),
+        (lambda *a: attention(*a, masking="multiply"), "the mask is multiplied into the scores"),
+        (lambda *a: attention(*a, dropout=0.1), "different results: dropout is on"),
+        (lambda *a: (F.dropout(attention(*a)[0], 0.1), attention(*a)[1]), "dropout is on"),  # on the output only
         (lambda *a: attention(*a, inverted=True), "the mask is inverted"),
         (lambda *a: attention(*a, axis=-2), r"over the queries \(dim=-2\)"),
         (lambda *a: attention(*a, fill=-1e9), r"-1e9 does not fit in float16.*finfo"),  # the Annotated Transformer's
@@ -271,7 +287,7 @@ def multi_head_by_loop(x_q, x_kv, mask, p, n_heads):
 
 
 def multi_head(x_q, x_kv, mask, p, n_heads, divisor="d_k", split="right", merge="right", project=True, bias=True,
-               transpose=True):
+               transpose=True, masked=True, axis=-1):
     """All heads at once, as the package does it, optionally with one mistake."""
     B, T_q, d = x_q.shape
     d_k = d // n_heads
@@ -286,7 +302,8 @@ def multi_head(x_q, x_kv, mask, p, n_heads, divisor="d_k", split="right", merge=
 
     q, k, v = heads(linear(x_q, "q")), heads(linear(x_kv, "k")), heads(linear(x_kv, "v"))
     scale = {"d_k": d_k, "d_model": d, "none": 1}[divisor] ** 0.5
-    weights = (q @ k.transpose(-2, -1) / scale).masked_fill(~mask, float("-inf")).softmax(-1)
+    scores = q @ k.transpose(-2, -1) / scale
+    weights = (scores.masked_fill(~mask, float("-inf")) if masked else scores).softmax(axis)
     out = weights @ v  # (B, H, T_q, d_k)
     merged = out.transpose(1, 2).reshape(B, T_q, d) if merge == "right" else out.reshape(B, T_q, d)
     return linear(merged, "o") if project else merged
@@ -308,11 +325,22 @@ def test_multi_head_attention_check_passes_a_loop_over_heads_and_all_heads_at_on
         (dict(project=False), "output projection"),
         (dict(bias=False), "biases are missing"),
         (dict(transpose=False), r"x @ W\.T \+ b"),
+        (dict(masked=False), r"self-attention, causal mask.*the mask is ignored: each query sees the positions after"),
+        (dict(axis=-2), r"softmax runs over the queries \(dim=-2\)"),
     ],
 )
 def test_multi_head_attention_check_catches_classic_mistakes(options, message):
     with pytest.raises(AssertionError, match=message):
         ex.grade_multi_head_attention(lambda *a: multi_head(*a, **options))
+
+
+def test_multi_head_attention_check_names_an_ignored_padding_mask():
+    def ignores_padding(x_q, x_kv, mask, p, n_heads):
+        causal = mask.size(-2) > 1  # the causal mask is (1, 1, T, T), the padding mask (B, 1, 1, T_k)
+        return multi_head(x_q, x_kv, mask, p, n_heads, masked=causal)
+
+    with pytest.raises(AssertionError, match="cross-attention, padding mask.*the queries attend to the padding keys"):
+        ex.grade_multi_head_attention(ignores_padding)
 
 
 def test_multi_head_attention_check_catches_an_inverted_mask():
@@ -389,25 +417,29 @@ def test_encoder_layer_check_catches_classic_mistakes(wrong, message):
 
 
 def decoder_layer(layer, y, memory, src_mask, tgt_mask, layout=None, causal=True, keys_from="memory",
-                  order="self first"):
+                  order="self first", source_masked=True, norms=("norm1", "norm2", "norm3"), residual=(True, True, True),
+                  cross_module="cross_attn"):
     norm_first = layer.norm_first if layout is None else layout == "pre"
 
-    def block(x, norm, sublayer):
-        return x + sublayer(norm(x)) if norm_first else norm(x + sublayer(x))
+    def block(x, norm, sublayer, residual):
+        skip = x if residual else 0
+        return skip + sublayer(norm(x)) if norm_first else norm(skip + sublayer(x))
 
     def masked_self_attention(h):
         return layer.self_attn(h, h, h, tgt_mask if causal else None)[0]
 
     def cross_attention(h):
+        attend = getattr(layer, cross_module)
         if keys_from == "memory":
-            return layer.cross_attn(h, memory, memory, src_mask)[0]
-        return layer.cross_attn(h, h, h, src_mask)[0]  # the decoder's own states as keys and values
+            return attend(h, memory, memory, src_mask if source_masked else None)[0]
+        return attend(h, h, h, src_mask)[0]  # the decoder's own states as keys and values
 
     first, second = (masked_self_attention, cross_attention) if order == "self first" else \
         (cross_attention, masked_self_attention)
-    y = block(y, layer.norm1, first)
-    y = block(y, layer.norm2, second)
-    return block(y, layer.norm3, layer.feed_forward)
+    norm1, norm2, norm3 = (getattr(layer, name) for name in norms)
+    y = block(y, norm1, first, residual[0])
+    y = block(y, norm2, second, residual[1])
+    return block(y, norm3, layer.feed_forward, residual[2])
 
 
 def test_decoder_layer_check_passes_the_layer_written_from_its_parts():
@@ -422,6 +454,16 @@ def test_decoder_layer_check_passes_the_layer_written_from_its_parts():
         (dict(layout="pre"), r"norm_first=False.*pre-norm"),
         (dict(layout="post"), r"norm_first=True.*post-norm"),
         (dict(order="cross first"), "cross-attention comes before self-attention"),
+        (dict(source_masked=False), "cross-attention has no src_mask"),
+        (dict(norms=("norm2", "norm1", "norm3")), "norms are swapped: the masked self-attention block uses norm2, "
+                                                  "the cross-attention block uses norm1;"),
+        (dict(norms=("norm1", "norm3", "norm2")), "norms are swapped: the cross-attention block uses norm3, the "
+                                                  "feed-forward block uses norm2;"),
+        (dict(residual=(False, True, True)), "the masked self-attention block has no residual connection"),
+        (dict(residual=(True, False, True)), "the cross-attention block has no residual connection"),
+        (dict(residual=(True, True, False)), "the feed-forward block has no residual connection"),
+        (dict(cross_module="self_attn"), "cross-attention runs layer.self_attn"),
+        (dict(cross_module="self_attn", source_masked=False), "cross-attention runs layer.self_attn"),
     ],
 )
 def test_decoder_layer_check_catches_classic_mistakes(options, message):
@@ -438,21 +480,51 @@ def test_decoder_layer_check_wants_the_output_only():
 # Training
 
 
-def test_smoothed_targets_check():
-    def uniform_everywhere(target, V, eps):
-        return F.one_hot(target, V) * (1 - eps) + eps / V
+def smoothed(target, V, eps, spread="all", padding_rows="smoothed"):
+    """The smoothed targets, optionally spread as The Annotated Transformer does (nothing on <pad>, eps / (V - 2) on
+    the other wrong tokens) or over the wrong tokens only, and with the padding targets' rows zeroed."""
+    one_hot = F.one_hot(target, V).double()
+    if spread == "all":
+        q = one_hot * (1 - eps) + eps / V
+    elif spread == "others":
+        q = one_hot * (1 - eps) + (1 - one_hot) * eps / (V - 1)
+    else:
+        q = (one_hot * (1 - eps) + (1 - one_hot) * eps / (V - 2)).index_fill(1, torch.tensor([PAD_ID]), 0.0)
+    return q.masked_fill((target == PAD_ID)[:, None], 0.0) if padding_rows == "zero" else q
 
-    ex.grade_smoothed_targets(uniform_everywhere)
 
-    def over_the_others(target, V, eps):
-        return F.one_hot(target, V) * (1 - eps) + (1 - F.one_hot(target, V)) * eps / (V - 1)
+def test_smoothed_targets_check_passes_right_answers_whatever_the_rows_of_padding_targets_hold():
+    ex.grade_smoothed_targets(smoothed)
+    ex.grade_smoothed_targets(lambda *a: smoothed(*a, padding_rows="zero"))  # as the loss ignores them
 
-    with pytest.raises(AssertionError, match="the right one included"):
-        ex.grade_smoothed_targets(over_the_others)
-    with pytest.raises(AssertionError, match="not 1: a target must be a distribution"):
-        ex.grade_smoothed_targets(lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps)
-    with pytest.raises(AssertionError, match="shape"):
-        ex.grade_smoothed_targets(lambda target, V, eps: F.one_hot(target, V + 1).float())
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: smoothed(*a, spread="others"), r"row 1 of .*V=5.* \(target 4\) gives the right token 0\.9000 and a "
+                                                   r"wrong one 0\.0250.*the right one included"),
+        (lambda *a: smoothed(*a, spread="annotated"), r"row 1 of .*V=5.* \(target 4\) gives <pad> nothing.*"
+                                                      r"The Annotated Transformer"),
+        (lambda *a: smoothed(*a, spread="annotated", padding_rows="zero"), "The Annotated Transformer"),
+        (lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps, r"row 1 of .* \(target 4\) sums to 1\.4000, "
+                                                                         r"not 1: a target must be a distribution"),
+        (lambda target, V, eps: F.one_hot(target, V + 1).float(), "shape"),
+    ],
+)
+def test_smoothed_targets_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_smoothed_targets(wrong)
+
+
+def test_smoothed_targets_check_names_the_failing_row_not_the_first():
+    def wrong_in_one_row(target, V, eps):
+        q = smoothed(target, V, eps)
+        q[4] *= 2  # row 4 only; row 0 is right
+        return q
+
+    with pytest.raises(AssertionError, match=r"row 4 of smoothed\(target, V=5, smoothing=0\.1\) \(target \d+\) sums "
+                                             r"to 2\.0000"):
+        ex.grade_smoothed_targets(wrong_in_one_row)
 
 
 def test_noam_lr_check():
