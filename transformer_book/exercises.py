@@ -61,7 +61,6 @@ from transformer_book.viz.overview import meta_model
 __all__ = [
     "grade_attention",
     "grade_causal_mask",
-    "clipped_matches",
     "grade_clipped_precision",
     "grade_cosine_similarity",
     "grade_decoder_layer",
@@ -84,6 +83,7 @@ __all__ = [
     "grade_smoothed_targets",
     "grade_target_mask",
     "grade_vocabulary_parameters",
+    "clipped_matches",
     "exercise",
 ]
 
@@ -343,7 +343,7 @@ _NAN_HINT = ("; it holds NaN: a query whose keys are all hidden gets a softmax o
              "torch.finfo(dtype).min, and check which keys the mask hides)")
 
 
-def _attention_by(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, inverted: bool = False, axis: int = -1,
+def _attention_by(q: Tensor, k: Tensor, mask: Tensor | None, inverted: bool = False, axis: int = -1,
                   mask_after_softmax: bool = False, scale_after_softmax: bool = False) -> Tensor:
     """Attention's weights computed right or with one classic mistake (in float32), for naming a reader's mistake."""
     scores = q.float() @ k.float().transpose(-2, -1)  # (..., T_q, T_k)
@@ -372,18 +372,17 @@ def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) ->
             divided_by(d_v),
         f"the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
         f"{1 / math.sqrt(d_k):.3g}, not 1; divide the scores, before the softmax":
-            lambda: _attention_by(q, k, v, mask, scale_after_softmax=True),
+            lambda: _attention_by(q, k, mask, scale_after_softmax=True),
         f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
-        f"(here T_q = {T_q}, T_k = {k.size(-2)})": lambda: _attention_by(q, k, v, mask, axis=-2),
+        f"(here T_q = {T_q}, T_k = {k.size(-2)})": lambda: _attention_by(q, k, mask, axis=-2),
     }
     if mask is not None:
         mistakes |= {
             "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)":
-                lambda: _attention_by(q, k, v, mask, inverted=True),
+                lambda: _attention_by(q, k, mask, inverted=True),
             "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has already "
             "shared each row among them, so a row sums to less than 1; fill the hidden scores with "
-            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(q, k, v, mask,
-                                                                                      mask_after_softmax=True),
+            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(q, k, mask, mask_after_softmax=True),
             "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key about as "
             "much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min (masked_fill) "
             "before the softmax": lambda: multiply_mask_attention(q, k, v, mask)[1],
