@@ -15,13 +15,17 @@ the reader first sees it.
 - decoding (chapter 8): :func:`grade_next_token`, :func:`grade_greedy_decode`;
 - inside the model (chapter 11): :func:`grade_previous_token_weight`, :func:`grade_silenced_head`;
 - cost (chapter 13): :func:`grade_encoder_layer_flops`, :func:`grade_longest_length`;
-- dates (chapter 9): :func:`grade_ordinal_words`, :func:`grade_length_batches`.
+- dates (chapter 9): :func:`grade_ordinal_words`, :func:`grade_length_batches`;
+- translation (chapter 10): :func:`grade_merge_step` (one step of byte-pair encoding), :func:`grade_clipped_precision`
+  (BLEU's clipped n-gram counts, :func:`clipped_matches`).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 
@@ -42,19 +46,22 @@ from transformer import (
 from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode, greedy_steps
 from transformer.embeddings import sinusoidal_table
-from transformer.tokens import BOS_ID, EOS_ID
+from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.bucketing import padding_fraction, random_batches
 from transformer.train.dates import number_words, ordinal_suffix, ordinal_words
 from transformer.train.objective import smoothed_targets
 from transformer.train.schedule import noam_lr
+from transformer.train.subwords import apply_merges, learn_merges, pre_tokenize
 from transformer.utils import make_rng
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
+from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
 __all__ = [
     "grade_attention",
     "grade_causal_mask",
+    "grade_clipped_precision",
     "grade_cosine_similarity",
     "grade_decoder_layer",
     "grade_encoder_layer",
@@ -62,6 +69,7 @@ __all__ = [
     "grade_greedy_decode",
     "grade_length_batches",
     "grade_longest_length",
+    "grade_merge_step",
     "grade_multi_head_attention",
     "grade_next_token",
     "grade_noam_lr",
@@ -75,6 +83,7 @@ __all__ = [
     "grade_smoothed_targets",
     "grade_target_mask",
     "grade_vocabulary_parameters",
+    "clipped_matches",
     "exercise",
 ]
 
@@ -218,6 +227,9 @@ def grade_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
                                  "2i+1 the cosine of the same frequency")
         if torch.allclose(mine[:, 0::2], expected[:, 1::2], atol=1e-4):
             raise AssertionError(f"{call} has cosines in the even columns: column 2i is the sine, 2i+1 the cosine")
+        if L > 1 and d > 2 and torch.allclose(mine, sinusoidal_table_base_1000(L, d).double(), atol=1e-4):
+            raise AssertionError(f"{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
+                                 "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)")
         differ = (mine - expected).abs() > 1e-4
         if differ.any():
             pos, col = _first_index(differ)
@@ -331,15 +343,64 @@ _NAN_HINT = ("; it holds NaN: a query whose keys are all hidden gets a softmax o
              "torch.finfo(dtype).min, and check which keys the mask hides)")
 
 
-def _attention_by(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: bool = True, inverted: bool = False,
-                  axis: int = -1) -> tuple[Tensor, Tensor]:
-    """Attention computed right or with one classic mistake (in float32), for naming a reader's mistake."""
+def _attention_by(q: Tensor, k: Tensor, mask: Tensor | None, inverted: bool = False, axis: int = -1,
+                  mask_after_softmax: bool = False, scale_after_softmax: bool = False) -> Tensor:
+    """Attention's weights computed right or with one classic mistake (in float32), for naming a reader's mistake."""
     scores = q.float() @ k.float().transpose(-2, -1)  # (..., T_q, T_k)
-    scores = scores / math.sqrt(q.size(-1)) if scale else scores
-    if mask is not None:
+    scale = math.sqrt(q.size(-1))
+    scores = scores if scale_after_softmax else scores / scale
+    if mask is not None and not mask_after_softmax:
         scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(torch.float32).min)
     weights = torch.softmax(scores, dim=axis)
-    return weights @ v.float(), weights
+    weights = weights.masked_fill(~mask, 0.0) if mask is not None and mask_after_softmax else weights
+    return weights / scale if scale_after_softmax else weights
+
+
+def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> dict[str, Callable[[], Tensor]]:
+    """What each classic mistake makes of the weights (computed when asked), by the hint that names it. The wrong
+    divisors and the multiplied mask are the faulty variants of :mod:`transformer_book.pitfalls`."""
+    d_k, d_v, T_q = q.size(-1), v.size(-1), q.size(-2)
+    q, k, v = q.float(), k.float(), v.float()
+    divided_by = lambda n: lambda: attention_with_scale_dim(q, k, v, mask, scale_dim=n)[1]  # scores / sqrt(n)
+    mistakes = {
+        f"the scores are not divided by sqrt(d_k) = {math.sqrt(d_k):g}: their variance grows with d_k and the "
+        "softmax saturates": divided_by(1),
+        f"the scores are divided by d_k = {d_k}, not by its square root, {math.sqrt(d_k):g}: the dot product of two "
+        "unit-variance vectors has variance d_k, so its standard deviation is sqrt(d_k)": divided_by(d_k**2),
+        f"the scores are divided by sqrt(d_v) = {math.sqrt(d_v):g}, the width of the values: divide by "
+        f"sqrt(d_k) = {math.sqrt(d_k):g}, the width of the queries and keys whose dot products they are":
+            divided_by(d_v),
+        f"the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
+        f"{1 / math.sqrt(d_k):.3g}, not 1; divide the scores, before the softmax":
+            lambda: _attention_by(q, k, mask, scale_after_softmax=True),
+        f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
+        f"(here T_q = {T_q}, T_k = {k.size(-2)})": lambda: _attention_by(q, k, mask, axis=-2),
+    }
+    if mask is not None:
+        mistakes |= {
+            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)":
+                lambda: _attention_by(q, k, mask, inverted=True),
+            "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has already "
+            "shared each row among them, so a row sums to less than 1; fill the hidden scores with "
+            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(q, k, mask, mask_after_softmax=True),
+            "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key about as "
+            "much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min (masked_fill) "
+            "before the softmax": lambda: multiply_mask_attention(q, k, v, mask)[1],
+        }
+    return mistakes
+
+
+_DROPOUT_HINT = ("two calls with the same inputs give different results: dropout is on (F.dropout drops by default, "
+                 "training=True, and an nn.Dropout drops until .eval()); this function takes no dropout, and the "
+                 "package compares without it")
+
+
+def _varies(function: Callable[..., object], args: tuple, first: Sequence[Tensor]) -> bool:
+    """Whether ``function(*args)`` gives other tensors than ``first`` on a second call: a random answer."""
+    again = function(*args)
+    again = again if isinstance(again, tuple) else (again,)
+    return any(isinstance(a, Tensor) and a.shape == b.shape and not torch.equal(a.nan_to_num(), b.nan_to_num())
+               for a, b in zip(again, first, strict=False))
 
 
 def _attention_cases() -> Iterable[tuple[str, Tensor, Tensor, Tensor, Tensor | None]]:
@@ -360,8 +421,9 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
     """``attention(q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v), mask)`` must return ``(output (..., T_q,
     d_v), weights (..., T_q, T_k))`` as ``transformer.attention.scaled_dot_product_attention`` does (to within 1e-5,
     1e-2 in float16), ``mask`` bool (True = may attend) broadcastable to the scores, or ``None``: with heads and a
-    padding mask (T_q != T_k), a causal mask, no mask, and in float16. It names a missing scale, an inverted mask, a
-    softmax over the wrong axis and a -1e9 that float16 cannot hold."""
+    padding mask (T_q != T_k, d_v != d_k), a causal mask, no mask, and in float16. It names a missing scale, a
+    division by d_k or sqrt(d_v) or after the softmax, an inverted mask, a mask applied after the softmax or multiplied
+    into the scores, a softmax over the wrong axis, dropout left on and a -1e9 that float16 cannot hold."""
     for what, q, k, v, mask in _attention_cases():
         call = f"attention(q of shape {tuple(q.shape)}, k of shape {tuple(k.shape)}, v of shape {tuple(v.shape)}, " \
                f"with {what})"
@@ -384,18 +446,13 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
         if _close(weights, expected_weights, atol):
             if _close(output, expected_output, atol):
                 continue
+            if _varies(attention, (q, k, v, mask), result):
+                raise AssertionError(f"{call}: {_DROPOUT_HINT}")
             raise AssertionError(f"{call}: the weights are right, the output is not: it is weights @ v")
-        d_k, T_q = q.size(-1), q.size(-2)
-        mistakes = {
-            f"the scores are not divided by sqrt(d_k) = {math.sqrt(d_k):g}: their variance grows with d_k and the "
-            "softmax saturates": dict(scale=False),
-            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)":
-                dict(inverted=True),
-            f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
-            f"(here T_q = {T_q}, T_k = {k.size(-2)})": dict(axis=-2),
-        }
-        for hint, how in mistakes.items():
-            if _same_mistake(weights, _attention_by(q, k, v, mask, **how)[1], atol):
+        if _varies(attention, (q, k, v, mask), result):
+            raise AssertionError(f"{call}: {_DROPOUT_HINT}")
+        for hint, wrong in _attention_mistakes(q, k, v, mask).items():
+            if _same_mistake(weights, wrong(), atol):
                 raise AssertionError(f"{call}: {hint}")
         error = float((weights.float() - expected_weights.float()).abs().max())
         raise AssertionError(f"{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}"
@@ -404,7 +461,7 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
 
 def _multi_head_by(x_q: Tensor, x_kv: Tensor, mask: Tensor | None, params: dict[str, Tensor], n_heads: int,
                    divisor: str = "d_k", inverted: bool = False, split: str = "heads", merge: str = "heads",
-                   project: bool = True, biases: bool = True, transposed: bool = True) -> Tensor:
+                   project: bool = True, biases: bool = True, transposed: bool = True, axis: int = -1) -> Tensor:
     """Multi-head attention from handed-over weights, right or with one classic mistake, for naming it."""
     B, T_q, d = x_q.shape
     T_k, d_k = x_kv.size(1), d // n_heads
@@ -420,7 +477,7 @@ def _multi_head_by(x_q: Tensor, x_kv: Tensor, mask: Tensor | None, params: dict[
     scores = q @ k.transpose(-2, -1) / {"d_k": math.sqrt(d_k), "d_model": math.sqrt(d), "none": 1.0}[divisor]
     if mask is not None:
         scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(scores.dtype).min)
-    out = torch.softmax(scores, dim=-1) @ v  # (B, H, T_q, d_k)
+    out = torch.softmax(scores, dim=axis) @ v  # (B, H, T_q, d_k)
     merged = out.transpose(1, 2).reshape(B, T_q, d) if merge == "heads" else out.reshape(B, T_q, d)
     return linear(merged, "o") if project else merged  # (B, T_q, d_model)
 
@@ -430,7 +487,8 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
     ``MultiHeadAttention`` computes with the weights in ``params`` (``W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o``; a
     linear map is ``x @ W.T + b``, PyTorch's layout) to within 1e-5: self-attention with a causal mask and
     cross-attention with a padding mask, for several widths and numbers of heads. It names a wrong scale, an inverted
-    mask, heads split or merged in the wrong order, a missing projection or bias, and ``x @ W``."""
+    or ignored mask, a softmax over the queries, heads split or merged in the wrong order, a missing projection or
+    bias, and ``x @ W``."""
     cases = ((0, "self-attention, causal mask", 2, 5, 5, 16, 4), (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
              (2, "self-attention, causal mask", 1, 6, 6, 32, 8), (3, "cross-attention, padding mask", 2, 3, 5, 8, 1))
     for seed, what, B, T_q, T_k, d, H in cases:
@@ -459,6 +517,11 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
                 "the dot products happen inside a head, of d_k = d_model / n_heads features": dict(divisor="d_model"),
                 "the scores are not divided by sqrt(d_k)": dict(divisor="none"),
                 "the mask is inverted: True means 'may attend'": dict(inverted=True),
+                "the mask is ignored: " + ("each query sees the positions after it" if what.startswith("self") else
+                                           "the queries attend to the padding keys")
+                + "; hide the keys where the mask is False before the softmax (masked_fill)": dict(mask=None),
+                f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, "
+                f"dim=-1 (here T_q = {T_q}, T_k = {T_k})": dict(axis=-2),
                 "the heads are cut with a raw view(B, H, T, d_k), which takes whole positions: cut each position's "
                 "features into heads, view(B, T, H, d_k), then transpose(1, 2)": dict(split="raw"),
                 "the heads are merged in the wrong order: (B, H, T, d_k) reshaped straight to (B, T, d_model) "
@@ -471,7 +534,8 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
                     dict(transposed=False),
             }
             for hint, how in mistakes.items():
-                if _same_mistake(mine, _multi_head_by(x_q, x_kv, mask, params, H, **how), 1e-5):
+                if _same_mistake(mine, _multi_head_by(x_q, x_kv, params=params, n_heads=H, **(dict(mask=mask) | how)),
+                                 1e-5):
                     raise AssertionError(f"{call}: {hint}")
         error = float((mine - expected).abs().max())
         raise AssertionError(f"{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
@@ -533,23 +597,38 @@ def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
                                  "self-attention (with the mask) then the feed-forward network, each with its own norm")
 
 
-def _decoder_layer_by(layer: DecoderLayer, y: Tensor, memory: Tensor, src_mask: Tensor, tgt_mask: Tensor | None,
-                      norm_first: bool, cross: str = "memory", cross_mask: Tensor | None = None,
-                      order: str = "self first") -> Tensor:
-    """The decoder layer right, or with one classic mistake, for naming it (eval mode: no dropout)."""
-    def block(x: Tensor, norm: torch.nn.Module, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
-        return x + sublayer(norm(x)) if norm_first else norm(x + sublayer(x))
+def _decoder_layer_by(layer: DecoderLayer, y: Tensor, memory: Tensor, tgt_mask: Tensor | None, cross_mask: Tensor | None,
+                      norm_first: bool, cross: str = "memory", order: str = "self first", norms: Sequence[int] = (1, 2, 3),
+                      residuals: Sequence[bool] = (True, True, True)) -> Tensor:
+    """The decoder layer right, or with one classic mistake, for naming it (eval mode: no dropout). ``norms``: which of
+    ``norm1`` to ``norm3`` each block uses; ``residuals``: which blocks add their input back."""
+    norm1, norm2, norm3 = (getattr(layer, f"norm{i}") for i in norms)
+
+    def block(x: Tensor, norm: torch.nn.Module, sublayer: Callable[[Tensor], Tensor], residual: bool) -> Tensor:
+        kept = x if residual else 0.0
+        return kept + sublayer(norm(x)) if norm_first else norm(kept + sublayer(x))
 
     attend = {  # cross-attention's queries, keys and values
-        "memory": lambda h: layer.cross_attn(h, memory, memory, src_mask)[0],
+        "memory": lambda h: layer.cross_attn(h, memory, memory, cross_mask)[0],
         "decoder": lambda h: layer.cross_attn(h, h, h, cross_mask)[0],  # keys and values from the decoder
         "swapped": lambda h: layer.cross_attn(memory, h, h, cross_mask)[0],  # queries from the memory
+        "self_attn": lambda h: layer.self_attn(h, memory, memory, cross_mask)[0],  # one module for both jobs
     }[cross]
     self_attend = lambda h: layer.self_attn(h, h, h, tgt_mask)[0]
     first, second = (self_attend, attend) if order == "self first" else (attend, self_attend)
-    y = block(y, layer.norm1, first)
-    y = block(y, layer.norm2, second)
-    return block(y, layer.norm3, layer.feed_forward)
+    y = block(y, norm1, first, residuals[0])
+    y = block(y, norm2, second, residuals[1])
+    return block(y, norm3, layer.feed_forward, residuals[2])
+
+
+_DECODER_BLOCKS = ("masked self-attention", "cross-attention", "feed-forward")
+
+
+def _swapped_norms_hint(norms: Sequence[int]) -> str:
+    wrong = [f"the {block} block uses norm{i}" for right, (block, i) in enumerate(zip(_DECODER_BLOCKS, norms,
+                                                                                     strict=True), 1) if i != right]
+    return (f"the norms are swapped: {', '.join(wrong)}; norm1 belongs to masked self-attention, norm2 to "
+            "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own")
 
 
 def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
@@ -557,7 +636,8 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
     T))`` must compute what ``layer(y, memory, src_mask, tgt_mask)[0]`` does (to within 1e-5) from the layer's parts,
     ``layer.self_attn``, ``layer.cross_attn``, ``layer.feed_forward``, ``layer.norm1`` to ``norm3``, for post-norm
     and pre-norm layers (``layer.norm_first``), several seeds, shapes and padding. It names a self-attention without
-    the causal mask, cross-attention's keys and values taken from the decoder, swapped layouts and sub-layers."""
+    the causal mask, a cross-attention without ``src_mask``, with its keys and values taken from the decoder or run by
+    ``layer.self_attn``, swapped layouts, sub-layers and norms, and a missing residual connection."""
     for seed, (B, T, S, d, H) in zip(SEEDS, ((2, 5, 5, 16, 4), (3, 6, 4, 8, 2), (1, 4, 7, 32, 8)), strict=True):
         for norm_first in (False, True):
             torch.manual_seed(seed)
@@ -583,20 +663,31 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                      "padding)", dict(tgt_mask=None)),
                     ("self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
                      "together", dict(tgt_mask=padding_mask(tgt))),
+                    ("cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, which "
+                     "hides the padding keys of the memory", dict(cross_mask=None)),
                     *[("cross-attention takes its keys and values from the decoder: its queries come from the "
                        "decoder, its keys and values from the encoder's memory, with src_mask",
                        dict(cross="decoder", cross_mask=m)) for m in (None, tgt_mask, src_mask)],
                     *[("cross-attention is the wrong way round: queries from the decoder, keys and values from the "
                        "memory", dict(cross="swapped", cross_mask=m)) for m in (None, src_mask)],
+                    *[("cross-attention runs layer.self_attn: a decoder layer has two attention modules, each with "
+                       "weights of its own; the encoder-decoder attention is layer.cross_attn (one module for both "
+                       "jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)",
+                       dict(cross="self_attn", cross_mask=m)) for m in (src_mask, None)],
                     ("cross-attention comes before self-attention: masked self-attention, then cross-attention, then "
                      "the feed-forward network", dict(order="cross first")),
                     ("pre-norm, x + sublayer(norm(x)); follow layer.norm_first" if not norm_first else
                      "post-norm, norm(x + sublayer(x)); follow layer.norm_first", dict(norm_first=not norm_first)),
+                    *[(_swapped_norms_hint(norms), dict(norms=norms))
+                      for norms in itertools.permutations((1, 2, 3)) if norms != (1, 2, 3)],
+                    *[(f"the {_DECODER_BLOCKS[i]} block has no residual connection: "
+                       + ("x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))")
+                       + ", the input added back", dict(residuals=tuple(j != i for j in range(3)))) for i in range(3)],
                 ]
                 for hint, how in mistakes:
-                    kwargs = dict(tgt_mask=tgt_mask, norm_first=norm_first) | how
+                    kwargs = dict(tgt_mask=tgt_mask, cross_mask=src_mask, norm_first=norm_first) | how
                     try:
-                        wrong = _decoder_layer_by(layer, y, memory, src_mask, **kwargs)
+                        wrong = _decoder_layer_by(layer, y, memory, **kwargs)
                     except (RuntimeError, ValueError):
                         continue  # that mistake cannot run with these shapes
                     if wrong.shape == mine.shape and torch.allclose(mine, wrong, atol=1e-5):
@@ -614,22 +705,36 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
 def grade_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> None:
     """``smoothed(target (N,), V, smoothing)`` must be the ``(N, V)`` distribution that
     ``F.cross_entropy(label_smoothing=smoothing)`` trains towards (``transformer.train.objective.smoothed_targets``), for
-    several vocabularies, smoothings and seeds."""
-    for seed, V, eps in zip(SEEDS, (5, 13, 2), (0.1, 0.3, 0.2), strict=True):
+    several vocabularies, smoothings and seeds. A row whose target is the padding id (``PAD_ID``, in every case) may
+    hold anything: the chapter's loss, ``sequence_loss``, leaves those positions out (``ignore_index``)."""
+    for seed, V, eps in zip(SEEDS, (5, 13, 3), (0.1, 0.3, 0.2), strict=True):
         target = torch.randint(0, V, (7,), generator=make_rng(seed))
+        target[seed] = PAD_ID  # a padding target, in another row each time
         call = f"smoothed(target, V={V}, smoothing={eps})"
         mine = _tensor(smoothed(target, V, eps), call)
         _shape(mine, (7, V), call, "one distribution over the V tokens per target")
         expected = smoothed_targets(target, V, eps)
-        if torch.allclose(mine.double(), expected.double(), atol=1e-6):
+        wrong_rows = [r for r in range(7) if target[r] != PAD_ID
+                      and not torch.allclose(mine[r].double(), expected[r].double(), atol=1e-6)]
+        if not wrong_rows:
             continue
-        sums = mine.sum(-1)
-        assert torch.allclose(sums, torch.ones_like(sums), atol=1e-5), (
-            f"the rows of {call} sum to {float(sums[0]):.4f}, not 1: a target must be a distribution"
+        r = wrong_rows[0]
+        row, right = mine[r].double(), int(target[r])
+        shown = ", ".join(f"{float(x):.4f}" for x in row)
+        assert math.isclose(float(row.sum()), 1.0, abs_tol=1e-5), (
+            f"row {r} of {call} (target {right}) sums to {float(row.sum()):.4f}, not 1: a target must be a "
+            f"distribution (the row: {shown})"
         )
-        right = float(mine[0, target[0]])
-        raise AssertionError(f"{call} gives the right token {right:.4f} and a wrong one "
-                             f"{float(mine[0, (target[0] + 1) % V]):.4f}; PyTorch spreads the smoothing over all V "
+        others = [v for v in range(V) if v not in (right, PAD_ID)]
+        if math.isclose(float(row[PAD_ID]), 0.0, abs_tol=1e-6) and torch.allclose(
+                row[others], torch.full((len(others),), eps / (V - 2), dtype=torch.float64), atol=1e-6):
+            raise AssertionError(f"row {r} of {call} (target {right}) gives <pad> nothing and ε/(V - 2) to the other "
+                                 "wrong tokens, as The Annotated Transformer's LabelSmoothing does; PyTorch's "
+                                 f"label_smoothing, which the chapter's loss uses, spreads ε/V = {eps / V:.4f} over all "
+                                 f"V tokens, <pad> and the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f}")
+        wrong = (right + 1) % V if (right + 1) % V != PAD_ID else (right + 2) % V
+        raise AssertionError(f"row {r} of {call} (target {right}) gives the right token {float(row[right]):.4f} and "
+                             f"a wrong one {float(row[wrong]):.4f}; PyTorch spreads the smoothing over all V "
                              f"tokens, the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f} and ε/V = "
                              f"{eps / V:.4f}")
 
@@ -936,3 +1041,195 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
             f"{call} gives the same batches with another rng: every epoch would see the same batches in the same "
             "order; shuffle with the rng (before sorting within pools, and the batches after)"
         )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 10: translation.
+
+Words = dict[tuple[str, ...], int]  # byte-pair encoding's working state: each piece as its symbols, and its count
+
+_NUMBER_TEXTS = ("dreihundertzweiundvierzig", "fünfundzwanzig", "vierundsechzigtausendfünfundzwanzig", "zweiundzwanzig",
+                 "three hundred and forty-two", "twenty-five", "sixty-four thousand and twenty-five", "twenty-two")
+_MERGE_CASES = (  # (texts, merges learned before the step to take)
+    (("in 3 Stunden", "in 5 Minuten", "in 2 Sekunden", "in 1 Jahr", "in 4 Wochen", "in 6 Monaten"), 0),
+    (("the",) * 3 + ("and",) * 3, 0),  # a tie: six pairs, each 3 times
+    (("Schifffahrt",) * 3 + ("Kaffee",), 0),  # f f f: a pair that overlaps itself
+    (_NUMBER_TEXTS, 0),  # "nd" three times in one word
+    (_NUMBER_TEXTS, 7),  # symbols already merged ("nd", "und"): the next merge, a + n, must not take a + nd
+)
+
+
+def _merge_step_case(texts: Sequence[str], k: int) -> tuple[list[tuple[tuple[str, ...], tuple[str, ...], int]],
+                                                               tuple[str, str]]:
+    """The pieces of ``texts`` as ``(symbols after k merges, symbols after k + 1, count)`` and merge k + 1, all as
+    ``learn_merges`` learns them and ``apply_merges`` applies them."""
+    pieces = Counter(piece for text in texts for piece in pre_tokenize(text))
+    merges = learn_merges(texts, k + 1)
+    rows = [(tuple(apply_merges(piece, merges[:k])), tuple(apply_merges(piece, merges)), n) for piece, n in pieces.items()]
+    return rows, (merges[k].left, merges[k].right)
+
+
+def _pair_counts(words: Words, weighted: bool = True) -> Counter[tuple[str, str]]:
+    counts: Counter[tuple[str, str]] = Counter()
+    for symbols, n in words.items():
+        for pair in zip(symbols, symbols[1:], strict=False):
+            counts[pair] += n if weighted else 1
+    return counts
+
+
+def _most_frequent(counts: Counter[tuple[str, str]]) -> tuple[str, str]:
+    return min(counts, key=lambda pair: (-counts[pair], pair))
+
+
+def _spelled(symbols: Sequence[str]) -> str:
+    return " ".join(symbols)
+
+
+def _merge_mistake(before: tuple[str, ...], mine: tuple[str, ...], pair: tuple[str, str]) -> str:
+    """The hint for a word merged wrongly, naming the classic mistakes."""
+    left, right = pair
+    if tuple(_spelled(before).replace(f"{left} {right}", left + right).split()) == mine:
+        return (f"str.replace on the symbols joined by spaces also matches '{left} {right}' inside longer symbols; "
+                "Sennrich et al.'s code bounds the pattern by spaces, re.sub(r'(?<!\\S)' + re.escape(bigram) + "
+                "r'(?!\\S)', ...), or merge symbol by symbol")
+    if left == right and any(before[i : i + 3] == (left,) * 3 for i in range(len(before) - 2)):
+        return (f"'{left} {right}' overlaps itself in '{_spelled(before)}': merge from the left, each symbol at most "
+                "once, and move past the merged pair")
+    first = list(before)
+    i = next((i for i, p in enumerate(zip(before, before[1:], strict=False)) if p == pair), None)
+    if i is not None:
+        first[i : i + 2] = [left + right]
+    if tuple(first) == mine:
+        return "only the first occurrence is merged: merge the pair everywhere in the word"
+    return ""
+
+
+def grade_merge_step(merge_step: Callable[[Words], tuple[tuple[str, str], Words]]) -> None:
+    """``merge_step(words)`` must take one step of byte-pair encoding as ``transformer.train.subwords.learn_merges``
+    does: ``words`` maps each piece, as a tuple of symbols, to its count; count every pair of neighbouring symbols,
+    each word's pairs as often as the word occurs; return the most frequent pair and the words with that pair merged
+    everywhere, from the left (``apply_merges``), every count kept. A tie goes to the pair whose symbols come first in
+    code-point order (Python's string order, left symbol first): on characters, ``learn_merges``' and `tokenizers`'
+    rule (they order a merged symbol by when it was made; no case here has a tie that the two orders break
+    differently). For the pieces of sentences of the chapter's kinds, from characters and after 7 merges."""
+    for texts, k in _MERGE_CASES:
+        rows, pair = _merge_step_case(texts, k)
+        words = {before: n for before, _, n in rows}
+        shown = ", ".join(repr(text) for text in dict.fromkeys(texts))
+        call = f"merge_step(the pieces of {shown}" + (f", after {k} merges)" if k else ")")
+        result = merge_step(dict(words))  # a copy: the answer may change it in place
+        assert isinstance(result, tuple) and len(result) == 2, (
+            f"{call} returned {type(result).__name__}: return the pair (pair merged, words after the merge)"
+        )
+        mine_pair, mine_words = result
+        assert isinstance(mine_pair, tuple) and len(mine_pair) == 2 and all(isinstance(s, str) for s in mine_pair), (
+            f"{call} merged {mine_pair!r}: a pair is a tuple of two symbols, such as {pair!r}"
+        )
+        counts = _pair_counts(words)
+        if mine_pair != pair:
+            unweighted = _pair_counts(words, weighted=False)
+            if counts[mine_pair] == counts[pair]:
+                hint = (f"a tie: both occur {counts[pair]} times, and a tie goes to the pair first in code-point order, "
+                        f"{pair!r}, as learn_merges and tokenizers break it (Counter.most_common and max keep the pair "
+                        "counted first)")
+            elif mine_pair == _most_frequent(unweighted):
+                hint = (f"{mine_pair!r} is in the most words ({unweighted[mine_pair]}), but a word counts as often as "
+                        f"it occurs: {pair!r} occurs {counts[pair]} times, {mine_pair!r} {counts[mine_pair]}")
+            elif counts[mine_pair] == 0:
+                hint = f"{mine_pair!r} is not a pair of neighbouring symbols in any word"
+            else:
+                hint = f"{mine_pair!r} occurs {counts[mine_pair]} times, {pair!r} {counts[pair]}"
+            raise AssertionError(f"{call} merges {mine_pair!r}, not {pair!r}: {hint}")
+        assert isinstance(mine_words, dict) and all(isinstance(w, tuple) for w in mine_words), (
+            f"{call} returned words of type {type(mine_words).__name__}: return a dict from each word's symbols (a "
+            "tuple) to its count, as words is"
+        )
+        by_text = {"".join(word): word for word in mine_words}
+        for before, after, n in rows:
+            mine = by_text.get("".join(before))
+            if mine is None:
+                raise AssertionError(f"{call} has no word '{_spelled(after)}' (count {n}): keep every word, those "
+                                     "without the pair as they are")
+            if mine != after:
+                hint = _merge_mistake(before, mine, pair)
+                raise AssertionError(f"{call} turns '{_spelled(before)}' into '{_spelled(mine)}', not "
+                                     f"'{_spelled(after)}'" + (f": {hint}" if hint else ""))
+            assert mine_words[mine] == n, (
+                f"{call} counts '{_spelled(after)}' {mine_words[mine]!r} times, not {n}: a merge keeps each word's count"
+            )
+        assert len(mine_words) == len(rows), f"{call} returns {len(mine_words)} words, not {len(rows)}"
+
+
+def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def clipped_matches(hypothesis: str, references: Sequence[str], n: int) -> tuple[int, int]:
+    """BLEU's modified n-gram precision as its two counts, ``(matches, total)`` (Papineni et al., 2002, section 2.1;
+    sacrebleu's ``counts`` and ``totals``): the words are the texts split at spaces; each n-gram of the hypothesis
+    matches at most as often as it occurs in the one reference that holds it most; the total is the hypothesis'
+    number of n-grams."""
+    mine = _ngrams(hypothesis.split(), n)
+    most: Counter[tuple[str, ...]] = Counter()
+    for reference in references:
+        most |= _ngrams(reference.split(), n)  # the union of Counters keeps the larger count
+    return sum((mine & most).values()), sum(mine.values())
+
+
+_PRECISION_CASES = (  # (hypothesis, references, n)
+    ("the the the the the the the", ("there is a cat on the mat", "the cat is on the mat"), 1),  # Papineni et al.
+    ("in fünf Tagen oder in fünf Wochen", ("fünf Tage oder fünf Wochen", "in sechs Tagen oder in fünf Wochen"), 1),
+    ("in fünf Tagen oder in fünf Wochen", ("fünf Tage oder fünf Wochen", "in sechs Tagen oder in fünf Wochen"), 2),
+    ("In drei Tagen", ("in drei Tagen",), 1),
+    ("vor drei Tagen", ("vor drei Tagen",), 3),
+    ("vor drei Tagen", ("vor drei Tagen",), 4),
+    ("Mittwoch, 25. November 2026", ("Mittwoch, 25. November 2026", "Mittwoch, den 25. November 2026"), 2),
+)
+
+
+def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple[int, int]]) -> None:
+    """``precision(hypothesis, references, n)`` must return BLEU's clipped n-gram counts ``(matches, total)`` as
+    :func:`clipped_matches` (and sacrebleu) computes them, for one and two references, n from 1 to 4, a hypothesis
+    with fewer than n words, and capitals."""
+    for hypothesis, references, n in _PRECISION_CASES:
+        call = f"precision({hypothesis!r}, {list(references)!r}, n={n})"
+        mine = precision(hypothesis, list(references), n)
+        assert isinstance(mine, tuple) and len(mine) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in mine), (
+            f"{call} returned {mine!r}: return the pair of counts (matches, total), two ints"
+        )
+        expected = clipped_matches(hypothesis, references, n)
+        if mine == expected:
+            continue
+        length = len(hypothesis.split())
+        if mine[1] != expected[1]:
+            if mine[1] == max(0, length - n):
+                hint = f"a text of L = {length} words has L - n + 1 = {expected[1]} n-grams (the last one is missed)"
+            elif mine[1] in {sum(_ngrams(r.split(), n).values()) for r in references}:
+                hint = ("the total counts a reference's n-grams (that is recall): precision divides by the "
+                        f"hypothesis' n-grams, L - n + 1 = {expected[1]}")
+            elif mine[1] == len(_ngrams(hypothesis.split(), n)):
+                hint = "each distinct n-gram is counted once: an n-gram that occurs twice counts twice"
+            else:
+                hint = f"the total is the hypothesis' number of n-grams, L - n + 1 = {expected[1]}"
+            raise AssertionError(f"{call} is {mine}, not {expected}: {hint}")
+        ngrams = _ngrams(hypothesis.split(), n)
+        each = [_ngrams(r.split(), n) for r in references]
+        mistakes = {
+            sum(c for g, c in ngrams.items() if any(g in r for r in each)):
+                "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
+                "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')",
+            sum((ngrams & sum(each, Counter())).values()):
+                "each n-gram is clipped by its count in all references together: clip by its largest count in any "
+                "single reference",
+            sum((ngrams & each[0]).values()): "only the first reference is used: clip by an n-gram's largest count "
+                                              "in any of them",
+            max(sum((ngrams & r).values()) for r in each):
+                "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
+                "count in any reference (two references can each supply different n-grams)",
+            clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)[0]:
+                "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive",
+        }
+        mistakes.pop(expected[0], None)
+        hint = mistakes.get(mine[0], "")
+        raise AssertionError(f"{call} is {mine}, not {expected}" + (f": {hint}" if hint else ""))

@@ -3,6 +3,8 @@ ones with a message that names the mistake, and `exercise` says "not done yet" f
 
 import copy
 import math
+import random
+from collections import Counter
 
 import pytest
 import torch
@@ -15,6 +17,7 @@ from transformer.embeddings import sinusoidal_table
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.bucketing import length_batches, random_batches
 from transformer.train.schedule import noam_lr
+from transformer.train.subwords import SPACE, apply_merges
 from transformer.train.tasks import task_batch
 from transformer_book import exercises as ex
 from transformer_book.cost import score_bytes
@@ -145,7 +148,8 @@ def test_sinusoid_table_check_passes_a_float32_table():
     [
         (table_with("halves"), "tensor2tensor"),
         (table_with("swapped"), "cosines in the even columns"),
-        (table_with("interleaved", base=1000.0), r"pair i = 1, frequency"),
+        (table_with("interleaved", base=1000.0), r"table\(10, 4\) uses the base 1000"),
+        (table_with("interleaved", base=100.0), r"pair i = 1, frequency"),
         (table_with("interleaved", pair_exponent=False), r"pair i = "),
         (lambda L, d: sinusoidal_table(L, d).T, r"shape \(2, 1\)"),
     ],
@@ -223,14 +227,22 @@ def test_cosine_similarity_check():
 # Attention
 
 
-def attention(q, k, v, mask, scale=True, inverted=False, axis=-1, fill=None):
+def attention(q, k, v, mask, scale="sqrt(d_k)", inverted=False, axis=-1, fill=None, masking="fill", dropout=0.0):
     """The formula written with einsum, as a reader might (optionally with one mistake)."""
     scores = torch.einsum("...qd,...kd->...qk", q, k)  # (..., T_q, T_k)
-    if scale:
-        scores = scores / math.sqrt(q.size(-1))
-    if mask is not None:
+    divisor = {"sqrt(d_k)": math.sqrt(q.size(-1)), "d_k": q.size(-1), "sqrt(d_v)": math.sqrt(v.size(-1)),
+               "none": 1.0, "after softmax": 1.0}[scale]
+    scores = scores / divisor
+    if mask is not None and masking == "fill":
         scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(scores.dtype).min if fill is None else fill)
+    if mask is not None and masking == "multiply":
+        scores = scores * mask
     weights = scores.softmax(dim=axis)
+    if mask is not None and masking == "after softmax":
+        weights = weights * mask
+    if scale == "after softmax":
+        weights = weights / math.sqrt(q.size(-1))
+    weights = F.dropout(weights, dropout)  # F.dropout's training=True: on unless told otherwise
     return torch.einsum("...qk,...kd->...qd", weights, v), weights
 
 
@@ -242,7 +254,14 @@ def test_attention_check_passes_the_formula_with_either_fill():
 @pytest.mark.parametrize(
     "wrong, message",
     [
-        (lambda *a: attention(*a, scale=False), r"not divided by sqrt\(d_k\) = 4"),
+        (lambda *a: attention(*a, scale="none"), r"not divided by sqrt\(d_k\) = 4"),
+        (lambda *a: attention(*a, scale="d_k"), r"divided by d_k = 16, not by its square root, 4"),
+        (lambda *a: attention(*a, scale="sqrt(d_v)"), r"divided by sqrt\(d_v\) = 2\.23607, the width of the values"),
+        (lambda *a: attention(*a, scale="after softmax"), r"divided by sqrt\(d_k\) after the softmax.*sum to 1/sqrt"),
+        (lambda *a: attention(*a, masking="after softmax"), "the mask is applied after the softmax"),
+        (lambda *a: attention(*a, masking="multiply"), "the mask is multiplied into the scores"),
+        (lambda *a: attention(*a, dropout=0.1), "different results: dropout is on"),
+        (lambda *a: (F.dropout(attention(*a)[0], 0.1), attention(*a)[1]), "dropout is on"),  # on the output only
         (lambda *a: attention(*a, inverted=True), "the mask is inverted"),
         (lambda *a: attention(*a, axis=-2), r"over the queries \(dim=-2\)"),
         (lambda *a: attention(*a, fill=-1e9), r"-1e9 does not fit in float16.*finfo"),  # the Annotated Transformer's
@@ -271,7 +290,7 @@ def multi_head_by_loop(x_q, x_kv, mask, p, n_heads):
 
 
 def multi_head(x_q, x_kv, mask, p, n_heads, divisor="d_k", split="right", merge="right", project=True, bias=True,
-               transpose=True):
+               transpose=True, masked=True, axis=-1):
     """All heads at once, as the package does it, optionally with one mistake."""
     B, T_q, d = x_q.shape
     d_k = d // n_heads
@@ -286,7 +305,8 @@ def multi_head(x_q, x_kv, mask, p, n_heads, divisor="d_k", split="right", merge=
 
     q, k, v = heads(linear(x_q, "q")), heads(linear(x_kv, "k")), heads(linear(x_kv, "v"))
     scale = {"d_k": d_k, "d_model": d, "none": 1}[divisor] ** 0.5
-    weights = (q @ k.transpose(-2, -1) / scale).masked_fill(~mask, float("-inf")).softmax(-1)
+    scores = q @ k.transpose(-2, -1) / scale
+    weights = (scores.masked_fill(~mask, float("-inf")) if masked else scores).softmax(axis)
     out = weights @ v  # (B, H, T_q, d_k)
     merged = out.transpose(1, 2).reshape(B, T_q, d) if merge == "right" else out.reshape(B, T_q, d)
     return linear(merged, "o") if project else merged
@@ -308,11 +328,22 @@ def test_multi_head_attention_check_passes_a_loop_over_heads_and_all_heads_at_on
         (dict(project=False), "output projection"),
         (dict(bias=False), "biases are missing"),
         (dict(transpose=False), r"x @ W\.T \+ b"),
+        (dict(masked=False), r"self-attention, causal mask.*the mask is ignored: each query sees the positions after"),
+        (dict(axis=-2), r"softmax runs over the queries \(dim=-2\)"),
     ],
 )
 def test_multi_head_attention_check_catches_classic_mistakes(options, message):
     with pytest.raises(AssertionError, match=message):
         ex.grade_multi_head_attention(lambda *a: multi_head(*a, **options))
+
+
+def test_multi_head_attention_check_names_an_ignored_padding_mask():
+    def ignores_padding(x_q, x_kv, mask, p, n_heads):
+        causal = mask.size(-2) > 1  # the causal mask is (1, 1, T, T), the padding mask (B, 1, 1, T_k)
+        return multi_head(x_q, x_kv, mask, p, n_heads, masked=causal)
+
+    with pytest.raises(AssertionError, match="cross-attention, padding mask.*the queries attend to the padding keys"):
+        ex.grade_multi_head_attention(ignores_padding)
 
 
 def test_multi_head_attention_check_catches_an_inverted_mask():
@@ -389,25 +420,29 @@ def test_encoder_layer_check_catches_classic_mistakes(wrong, message):
 
 
 def decoder_layer(layer, y, memory, src_mask, tgt_mask, layout=None, causal=True, keys_from="memory",
-                  order="self first"):
+                  order="self first", source_masked=True, norms=("norm1", "norm2", "norm3"), residual=(True, True, True),
+                  cross_module="cross_attn"):
     norm_first = layer.norm_first if layout is None else layout == "pre"
 
-    def block(x, norm, sublayer):
-        return x + sublayer(norm(x)) if norm_first else norm(x + sublayer(x))
+    def block(x, norm, sublayer, residual):
+        skip = x if residual else 0
+        return skip + sublayer(norm(x)) if norm_first else norm(skip + sublayer(x))
 
     def masked_self_attention(h):
         return layer.self_attn(h, h, h, tgt_mask if causal else None)[0]
 
     def cross_attention(h):
+        attend = getattr(layer, cross_module)
         if keys_from == "memory":
-            return layer.cross_attn(h, memory, memory, src_mask)[0]
-        return layer.cross_attn(h, h, h, src_mask)[0]  # the decoder's own states as keys and values
+            return attend(h, memory, memory, src_mask if source_masked else None)[0]
+        return attend(h, h, h, src_mask)[0]  # the decoder's own states as keys and values
 
     first, second = (masked_self_attention, cross_attention) if order == "self first" else \
         (cross_attention, masked_self_attention)
-    y = block(y, layer.norm1, first)
-    y = block(y, layer.norm2, second)
-    return block(y, layer.norm3, layer.feed_forward)
+    norm1, norm2, norm3 = (getattr(layer, name) for name in norms)
+    y = block(y, norm1, first, residual[0])
+    y = block(y, norm2, second, residual[1])
+    return block(y, norm3, layer.feed_forward, residual[2])
 
 
 def test_decoder_layer_check_passes_the_layer_written_from_its_parts():
@@ -422,6 +457,16 @@ def test_decoder_layer_check_passes_the_layer_written_from_its_parts():
         (dict(layout="pre"), r"norm_first=False.*pre-norm"),
         (dict(layout="post"), r"norm_first=True.*post-norm"),
         (dict(order="cross first"), "cross-attention comes before self-attention"),
+        (dict(source_masked=False), "cross-attention has no src_mask"),
+        (dict(norms=("norm2", "norm1", "norm3")), "norms are swapped: the masked self-attention block uses norm2, "
+                                                  "the cross-attention block uses norm1;"),
+        (dict(norms=("norm1", "norm3", "norm2")), "norms are swapped: the cross-attention block uses norm3, the "
+                                                  "feed-forward block uses norm2;"),
+        (dict(residual=(False, True, True)), "the masked self-attention block has no residual connection"),
+        (dict(residual=(True, False, True)), "the cross-attention block has no residual connection"),
+        (dict(residual=(True, True, False)), "the feed-forward block has no residual connection"),
+        (dict(cross_module="self_attn"), "cross-attention runs layer.self_attn"),
+        (dict(cross_module="self_attn", source_masked=False), "cross-attention runs layer.self_attn"),
     ],
 )
 def test_decoder_layer_check_catches_classic_mistakes(options, message):
@@ -438,21 +483,51 @@ def test_decoder_layer_check_wants_the_output_only():
 # Training
 
 
-def test_smoothed_targets_check():
-    def uniform_everywhere(target, V, eps):
-        return F.one_hot(target, V) * (1 - eps) + eps / V
+def smoothed(target, V, eps, spread="all", padding_rows="smoothed"):
+    """The smoothed targets, optionally spread as The Annotated Transformer does (nothing on <pad>, eps / (V - 2) on
+    the other wrong tokens) or over the wrong tokens only, and with the padding targets' rows zeroed."""
+    one_hot = F.one_hot(target, V).double()
+    if spread == "all":
+        q = one_hot * (1 - eps) + eps / V
+    elif spread == "others":
+        q = one_hot * (1 - eps) + (1 - one_hot) * eps / (V - 1)
+    else:
+        q = (one_hot * (1 - eps) + (1 - one_hot) * eps / (V - 2)).index_fill(1, torch.tensor([PAD_ID]), 0.0)
+    return q.masked_fill((target == PAD_ID)[:, None], 0.0) if padding_rows == "zero" else q
 
-    ex.grade_smoothed_targets(uniform_everywhere)
 
-    def over_the_others(target, V, eps):
-        return F.one_hot(target, V) * (1 - eps) + (1 - F.one_hot(target, V)) * eps / (V - 1)
+def test_smoothed_targets_check_passes_right_answers_whatever_the_rows_of_padding_targets_hold():
+    ex.grade_smoothed_targets(smoothed)
+    ex.grade_smoothed_targets(lambda *a: smoothed(*a, padding_rows="zero"))  # as the loss ignores them
 
-    with pytest.raises(AssertionError, match="the right one included"):
-        ex.grade_smoothed_targets(over_the_others)
-    with pytest.raises(AssertionError, match="not 1: a target must be a distribution"):
-        ex.grade_smoothed_targets(lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps)
-    with pytest.raises(AssertionError, match="shape"):
-        ex.grade_smoothed_targets(lambda target, V, eps: F.one_hot(target, V + 1).float())
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda *a: smoothed(*a, spread="others"), r"row 1 of .*V=5.* \(target 4\) gives the right token 0\.9000 and a "
+                                                   r"wrong one 0\.0250.*the right one included"),
+        (lambda *a: smoothed(*a, spread="annotated"), r"row 1 of .*V=5.* \(target 4\) gives <pad> nothing.*"
+                                                      r"The Annotated Transformer"),
+        (lambda *a: smoothed(*a, spread="annotated", padding_rows="zero"), "The Annotated Transformer"),
+        (lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps, r"row 1 of .* \(target 4\) sums to 1\.4000, "
+                                                                         r"not 1: a target must be a distribution"),
+        (lambda target, V, eps: F.one_hot(target, V + 1).float(), "shape"),
+    ],
+)
+def test_smoothed_targets_check_catches_classic_mistakes(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_smoothed_targets(wrong)
+
+
+def test_smoothed_targets_check_names_the_failing_row_not_the_first():
+    def wrong_in_one_row(target, V, eps):
+        q = smoothed(target, V, eps)
+        q[4] *= 2  # row 4 only; row 0 is right
+        return q
+
+    with pytest.raises(AssertionError, match=r"row 4 of smoothed\(target, V=5, smoothing=0\.1\) \(target \d+\) sums "
+                                             r"to 2\.0000"):
+        ex.grade_smoothed_targets(wrong_in_one_row)
 
 
 def test_noam_lr_check():
@@ -810,3 +885,136 @@ def test_the_packages_pooled_length_batches_meet_the_exercises_specification():
 def test_length_batches_check_catches_classic_mistakes(wrong, message):
     with pytest.raises(AssertionError, match=message):
         ex.grade_length_batches(wrong)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Translation
+
+
+def merge_step(words, tie="code point", weighted=True, direction="left", replace=False, everywhere=True,
+               keep_all=True):
+    """One step of byte-pair encoding, as a reader might write it (optionally with one mistake)."""
+    counts = Counter()
+    for symbols, n in words.items():
+        for pair in zip(symbols, symbols[1:], strict=False):
+            counts[pair] += n if weighted else 1
+    pair = min(counts, key=lambda p: (-counts[p], p)) if tie == "code point" else counts.most_common(1)[0][0]
+    left, right = pair
+    merged = {}
+    for symbols, n in words.items():
+        if replace:  # the symbols joined by spaces, the pair replaced as text
+            new = tuple(" ".join(symbols).replace(f"{left} {right}", left + right).split())
+        else:
+            new, i = list(symbols), 0 if direction == "left" else len(symbols) - 2
+            while 0 <= i < len(new) - 1:
+                if (new[i], new[i + 1]) == pair:
+                    new[i : i + 2] = [left + right]
+                    if not everywhere:
+                        break
+                i += 1 if direction == "left" else -1
+            new = tuple(new)
+        if keep_all or new != symbols:
+            merged[new] = n
+    return pair, merged
+
+
+def test_merge_step_check_passes_a_right_step():
+    ex.grade_merge_step(merge_step)
+
+
+def test_merge_step_cases_are_learn_merges_steps_whose_ties_code_point_order_breaks_as_learn_merges_does():
+    for texts, k in ex._MERGE_CASES:
+        rows, pair = ex._merge_step_case(texts, k)
+        assert merge_step({before: n for before, _, n in rows}) == (pair, {after: n for _, after, n in rows})
+    assert apply_merges(SPACE + "Schifffahrt", [("f", "f")]) == [SPACE, "S", "c", "h", "i", "ff", "f", "a", "h", "r", "t"]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(weighted=False), r"merges \('e', 'n'\), not \('i', 'n'\): \('e', 'n'\) is in the most words \(5\), but a "
+                               r"word counts as often as it occurs: \('i', 'n'\) occurs 7 times"),
+        (dict(tie="counted first"), r"the pieces of 'the', 'and'\) merges \('▁', 't'\), not \('a', 'n'\): a tie: both "
+                                    r"occur 3 times"),
+        (dict(direction="right"), r"turns '▁ S c h i f f f a h r t' into '▁ S c h i f ff a h r t', not "
+                                  r"'▁ S c h i ff f a h r t': 'f f' overlaps itself"),
+        (dict(everywhere=False), "only the first occurrence is merged"),
+        (dict(replace=True), r"after 7 merges\) turns '▁ a nd' into '▁ and', not '▁ a nd': str\.replace"),
+        (dict(keep_all=False), r"has no word '▁' \(count 6\): keep every word, those without the pair as they are"),
+    ],
+)
+def test_merge_step_check_catches_classic_mistakes(options, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_merge_step(lambda words: merge_step(words, **options))
+
+
+def test_merge_step_check_wants_the_counts_kept_and_the_pair_as_a_tuple():
+    with pytest.raises(AssertionError, match="counts '▁ in' 1 times, not 6: a merge keeps each word's count"):
+        ex.grade_merge_step(lambda words: (merge_step(words)[0], dict.fromkeys(merge_step(words)[1], 1)))
+    with pytest.raises(AssertionError, match=r"merged 'in': a pair is a tuple of two symbols, such as \('i', 'n'\)"):
+        ex.grade_merge_step(lambda words: ("".join(merge_step(words)[0]), merge_step(words)[1]))
+
+
+def clipped(hypothesis, references, n, clip="max", total="hypothesis", lower=False, distinct=False):
+    """BLEU's clipped n-gram counts, as a reader might write them (optionally with one mistake)."""
+    def ngrams(text):
+        words = text.lower().split() if lower else text.split()
+        stop = len(words) - n + (0 if total == "one short" else 1)
+        grams = Counter(tuple(words[i : i + n]) for i in range(stop))
+        return Counter(set(grams)) if distinct else grams
+
+    mine, each = ngrams(hypothesis), [ngrams(r) for r in references]
+    if clip == "max":
+        matches = sum(min(c, max(r[g] for r in each)) for g, c in mine.items())
+    elif clip == "none":
+        matches = sum(c for g, c in mine.items() if any(g in r for r in each))
+    elif clip == "sum":
+        matches = sum(min(c, sum(r[g] for r in each)) for g, c in mine.items())
+    elif clip == "first":
+        matches = sum(min(c, each[0][g]) for g, c in mine.items())
+    else:  # the best single reference
+        matches = max(sum(min(c, r[g]) for g, c in mine.items()) for r in each)
+    return matches, sum(each[0].values()) if total == "reference" else sum(mine.values())
+
+
+def test_clipped_matches_are_sacrebleus_counts_and_totals():
+    sacrebleu = pytest.importorskip("sacrebleu")  # the live extra's; the book's build and make test have it
+    bleu = sacrebleu.metrics.BLEU(tokenize="none", effective_order=True)  # words split at spaces, as the exercise's
+    g = random.Random(0)
+    words = ["in", "drei", "Tagen", "fünf", "und", "zwanzig", "vor"]
+    random_cases = [(" ".join(g.choices(words, k=g.randint(1, 9))), [" ".join(g.choices(words, k=g.randint(1, 9)))
+                                                                     for _ in range(g.randint(1, 3))]) for _ in range(50)]
+    cases = [(h, list(r)) for h, r, _ in ex._PRECISION_CASES] + random_cases
+    for hypothesis, references in cases:
+        score = bleu.sentence_score(hypothesis, references)
+        for n in range(1, 5):
+            assert ex.clipped_matches(hypothesis, references, n) == (score.counts[n - 1], score.totals[n - 1])
+
+
+def test_clipped_precision_check_passes_a_right_answer():
+    ex.grade_clipped_precision(clipped)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(clip="none"), r"precision\('the the the the the the the', .*n=1\) is \(7, 7\), not \(2, 7\): the counts "
+                            "are not clipped"),
+        (dict(clip="sum"), r"is \(3, 7\), not \(2, 7\): each n-gram is clipped by its count in all references together"),
+        (dict(clip="first"), r"n=1\) is \(1, 7\), not \(2, 7\): only the first reference is used"),
+        (dict(clip="best"), r"is \(6, 7\), not \(7, 7\): the references are taken one at a time"),
+        (dict(lower=True), r"precision\('In drei Tagen', .*\) is \(3, 3\), not \(2, 3\): the words are compared in "
+                           "lower case"),
+        (dict(distinct=True), r"is \(1, 1\), not \(2, 7\): each distinct n-gram is counted once"),
+        (dict(total="one short"), r"n=1\) is \(2, 6\), not \(2, 7\): a text of L = 7 words has L - n \+ 1 = 7 n-grams"),
+        (dict(total="reference"), r"is \(7, 5\), not \(7, 7\): the total counts a reference's n-grams"),
+    ],
+)
+def test_clipped_precision_check_catches_classic_mistakes(options, message):
+    with pytest.raises(AssertionError, match=message):
+        ex.grade_clipped_precision(lambda *a: clipped(*a, **options))
+
+
+def test_clipped_precision_check_wants_two_ints():
+    with pytest.raises(AssertionError, match=r"returned 0\.2857142857142857: return the pair of counts"):
+        ex.grade_clipped_precision(lambda *a: clipped(*a)[0] / clipped(*a)[1])
