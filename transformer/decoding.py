@@ -145,12 +145,12 @@ def beam_steps(
 ) -> Iterator[BeamStep]:
     """Beam search one step at a time (a generator), batched over sources; :func:`beam_search` runs it.
 
-    As tensor2tensor, the paper's code, does it: every live hypothesis is extended by every token; an extension by EOS
-    joins the finished list, ranked by its length-penalised score (the list keeps the ``beam_size`` best); the others
-    compete for the ``beam_size`` live slots on their summed log-probability. The search stops when the best finished
-    score beats what the best live hypothesis could still reach (its sum over the largest penalty), or after
-    ``max_new_tokens``, where the live hypotheses end as they are. (tensor2tensor looks for EOS among its
-    ``2 * beam_size`` best extensions only; here every live hypothesis's EOS extension is a candidate.)
+    As later tensor2tensor (the paper's code) does it: every live hypothesis is extended by every token; an extension
+    by EOS joins the finished list, ranked by its length-penalised score (the ``beam_size`` best kept); the others
+    compete for the live slots on their summed log-probability. It stops when the best finished score beats what the
+    best live one could still reach, or after ``max_new_tokens``, where the live ones are ranked with the finished by
+    penalised score. The mid-2017 code took EOS only among its ``2 * beam_size`` best extensions, returned live ones
+    (raw scores) only if none finished, and stopped on the lowest finished score. No coverage penalty (Wu et al.).
     ``finished_in_beam=True`` is the simpler search of many tutorials, kept to show the difference: a finished
     hypothesis holds its slot, grown by PAD at no cost, and the penalty only reranks the beams left at the end.
     """
