@@ -1,4 +1,4 @@
-"""Turning a trained model into outputs: greedy decoding (with or without a key/value cache) and beam search.
+"""Turning a trained model into outputs: greedy decoding (with or without a key/value cache), sampling and beam search.
 
 At inference time there is no target to shift right: the decoder starts from ``BOS`` alone, predicts one token,
 appends it to its own input, and repeats until it says ``EOS``. The source is encoded once. Without a cache, each
@@ -10,7 +10,7 @@ already seen (and the projected encoder memory), so step t feeds only the newest
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -30,7 +30,7 @@ class GreedyStep:
 
     decoder_input: Tensor  # (B, t): BOS and the tokens chosen so far
     log_probs: Tensor  # (B, V): log-probabilities of the next token
-    next_tokens: Tensor  # (B,): the argmax (PAD for rows that had already finished)
+    next_tokens: Tensor  # (B,): the argmax, or the ids ``choose`` picked (PAD for rows that had already finished)
     finished: Tensor  # (B,) bool: the row has produced EOS
 
 
@@ -59,9 +59,10 @@ def _output_bias(model: Transformer, bos_id: int, device: torch.device) -> Tenso
 
 def greedy_steps(
     model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
-    bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    bos_id: int = BOS_ID, eos_id: int = EOS_ID, choose: Callable[[Tensor], Tensor] | None = None,
 ) -> Iterator[GreedyStep]:
     """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it.
+    ``choose`` maps the ``(B, V)`` log-probabilities to the ``(B,)`` next ids instead of the argmax (sampling does).
 
     The model runs on its own device (``src`` and ``src_mask`` are moved there); every step comes back on ``src``'s
     device, so a source made on the CPU is decoded on the model's GPU and inspected on the CPU.
@@ -78,10 +79,10 @@ def greedy_steps(
         tokens[:, 0] = bos_id  # the decoder input: BOS, then the tokens chosen so far
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)  # (B,)
         for t in range(max_new_tokens):
-            # The first step checks every input; later ones only add argmax ids, valid by construction.
+            # The first step checks every input; later ones only add chosen ids, valid by construction.
             with torch.no_grad(), input_checks(enabled=t == 0):
                 log_probs = _next_log_probs(model, tokens[:, : t + 1], memory, src_mask, cache, bias)  # (B, V)
-            next_tokens = log_probs.argmax(dim=-1).masked_fill(finished, pad_id)  # (B,)
+            next_tokens = (log_probs.argmax(dim=-1) if choose is None else choose(log_probs)).masked_fill(finished, pad_id)
             done = finished | (next_tokens == eos_id)  # (B,)
             yield GreedyStep(*(x.to(home) for x in (tokens[:, : t + 1], log_probs, next_tokens, done)))
             tokens[:, t + 1], finished = next_tokens, done
@@ -107,6 +108,34 @@ def greedy_decode(
     ``src``'s device.
     """
     steps = greedy_steps(model, src, max_new_tokens, use_cache, src_mask, bos_id, eos_id)
+    return torch.stack([step.next_tokens for step in steps], dim=1)  # (B, L), on src's device
+
+
+def sample_decode(
+    model: Transformer, src: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+    rng: torch.Generator | None = None, use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
+) -> Tensor:
+    """Decode a batch by sampling: at each step draw the next token from the model's distribution with its logits
+    divided by ``temperature`` (below 1 sharper, above 1 flatter), among the ``top_k`` most probable tokens only if
+    given (ties with the k-th kept). ``rng``, a ``torch.Generator`` on any device, makes the draws repeatable (the
+    global generator is used without it). Returns ``(B, L)`` as :func:`greedy_decode` does."""
+    check_real("temperature", temperature)
+    if not 0 < temperature < math.inf:
+        raise ValueError(f"temperature must be a positive finite number; got {temperature}")
+    if top_k is not None:
+        check_int("top_k", top_k, minimum=1, maximum=model.config.tgt_vocab_size)
+    if rng is not None and not isinstance(rng, torch.Generator):
+        raise TypeError(f"rng must be a torch.Generator or None; got {type(rng).__name__}")
+
+    def draw(log_probs: Tensor) -> Tensor:  # (B, V) -> (B,)
+        logits = log_probs / temperature
+        if top_k is not None:
+            logits = logits.masked_fill(logits < logits.topk(top_k, dim=-1).values[:, -1:], -math.inf)
+        probs = logits.softmax(dim=-1).to(logits.device if rng is None else rng.device)
+        return torch.multinomial(probs, 1, generator=rng).squeeze(1).to(logits.device)
+
+    steps = greedy_steps(model, src, max_new_tokens, use_cache, src_mask, bos_id, eos_id, choose=draw)
     return torch.stack([step.next_tokens for step in steps], dim=1)  # (B, L), on src's device
 
 
@@ -142,12 +171,12 @@ def beam_steps(
 ) -> Iterator[BeamStep]:
     """Beam search one step at a time (a generator), batched over sources; :func:`beam_search` runs it.
 
-    As tensor2tensor, the paper's code, does it: every live hypothesis is extended by every token; an extension by EOS
-    joins the finished list, ranked by its length-penalised score (the list keeps the ``beam_size`` best); the others
-    compete for the ``beam_size`` live slots on their summed log-probability. The search stops when the best finished
-    score beats what the best live hypothesis could still reach (its sum over the largest penalty), or after
-    ``max_new_tokens``, where the live hypotheses end as they are. (tensor2tensor looks for EOS among its
-    ``2 * beam_size`` best extensions only; here every live hypothesis's EOS extension is a candidate.)
+    As later tensor2tensor (the paper's code) does it: every live hypothesis is extended by every token; an extension
+    by EOS joins the finished list, ranked by its length-penalised score (the ``beam_size`` best kept); the others
+    compete for the live slots on their summed log-probability. It stops when the best finished score beats what the
+    best live one could still reach, or after ``max_new_tokens``, where the live ones are ranked with the finished by
+    penalised score. The mid-2017 code took EOS only among its ``2 * beam_size`` best extensions, returned live ones
+    (raw scores) only if none finished, and stopped on the lowest finished score. No coverage penalty (Wu et al.).
     ``finished_in_beam=True`` is the simpler search of many tutorials, kept to show the difference: a finished
     hypothesis holds its slot, grown by PAD at no cost, and the penalty only reranks the beams left at the end.
     """

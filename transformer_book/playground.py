@@ -33,9 +33,11 @@ import torch
 from transformer.decoding import beam_search, greedy_decode
 from transformer.model import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.config import TrainConfig
 from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tasks import token_label
 from transformer.train.tokenizer import Vocabulary
+from transformer.train.translation import translation_train_config
 
 from .ablation import KINDS, ablate_heads
 
@@ -65,6 +67,13 @@ def _rounded(tensor: torch.Tensor) -> list:
     return [float(f"{x:.{DIGITS}g}") for x in tensor.flatten().tolist()] if tensor.dim() == 1 else [
         _rounded(row) for row in tensor
     ]
+
+
+def playground_translation_train_config(**overrides) -> TrainConfig:
+    """How the playground chapter trains its translator: the translation chapter's recipe
+    (:func:`~transformer.train.translation.translation_train_config`) cut to 1,500 steps of 32 pairs, scored once at
+    the end: a quarter of that run's time, which a chapter that trains four models can spend."""
+    return translation_train_config(**{"steps": 1500, "batch_size": 32, "eval_every": 1500, **overrides})
 
 
 BEAM_SIZE, LENGTH_PENALTY = 4, 0.6  # the paper's beam search (section 6.1), which the page offers with a beam of 2

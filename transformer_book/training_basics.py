@@ -5,7 +5,9 @@ of blocks at initialisation.
 - :func:`adam_steps`: the steps ``torch.optim.Adam`` takes on one parameter for a given sequence of gradients, for a
   choice of ``betas`` and ``eps``;
 - :func:`initialise` and :func:`signal_through`: re-initialise a stack's linear layers as Glorot & Bengio (2010,
-  "Xavier") or He et al. (2015) propose, and measure the signal and its gradient through the stack.
+  "Xavier") or He et al. (2015) propose, and measure the signal and its gradient through the stack;
+- :func:`initial_attention_scores`: the scaled scores of the package's attention as initialised, whose query, key and
+  value projections share one Xavier-initialised ``(3 d_model, d_model)`` matrix.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from transformer.attention import MultiHeadAttention
 
 INITIALISATIONS = ("xavier", "he")
 
@@ -79,3 +83,16 @@ def signal_through(blocks: Sequence[Callable[[Tensor], Tensor]], x: Tensor, resi
     readout = torch.randn_like(h) if readout is None else readout
     (gradient,) = torch.autograd.grad((h * readout).sum(), x)
     return Signal(rms, float(gradient.norm()))
+
+
+def initial_attention_scores(d_model: int, n_heads: int, n_tokens: int = 256, seed: int = 0) -> Tensor:
+    """The scaled scores ``q·k / sqrt(d_k)``, ``(H, T, T)``, of a freshly initialised :class:`MultiHeadAttention` in
+    self-attention over ``n_tokens`` inputs with independent unit-variance components (what a layer norm hands it).
+    Module and inputs are drawn from ``seed``; the global generator is left as it was."""
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(seed)
+        attention = MultiHeadAttention(d_model, n_heads)
+        x = torch.randn(1, n_tokens, d_model)  # (1, T, d_model)
+        q, k, _ = attention.in_proj(x).chunk(3, dim=-1)  # (1, T, d_model) each
+        q, k = attention.split_heads(q)[0], attention.split_heads(k)[0]  # (H, T, d_k) each
+        return q @ k.transpose(-2, -1) / attention.d_k**0.5  # (H, T, T)

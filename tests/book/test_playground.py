@@ -5,6 +5,7 @@ tests/book/test_playground_browser.py."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.recipes import small_model_config
 from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tokenizer import UNK_ID, Vocabulary
+from transformer.train.translation import translation_train_config
 from transformer_book.ablation import ablate_heads
 from transformer_book.playground import (
     BEAM_SIZE,
@@ -26,11 +28,19 @@ from transformer_book.playground import (
     head_masks,
     playground_dir,
     playground_html,
+    playground_translation_train_config,
     reference_case,
     reference_cases,
     tokenizer_cases,
     vocabulary_manifest,
 )
+
+
+def test_playground_translator_is_the_translation_recipe_cut_short():
+    full, short = translation_train_config(seed=3), playground_translation_train_config(seed=3)
+    assert (short.steps, short.batch_size, short.eval_every) == (1500, 32, 1500)
+    assert dataclasses.replace(short, steps=full.steps, batch_size=full.batch_size, eval_every=full.eval_every) == full
+    assert playground_translation_train_config(steps=10).steps == 10
 
 
 @pytest.fixture(scope="module")

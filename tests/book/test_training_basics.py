@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from transformer.attention import MultiHeadAttention
 from transformer.layers import FeedForward
 from transformer_book import training_basics as tb
 from transformer_book.viz.basics import lines_figure
@@ -60,6 +61,27 @@ def test_signal_through_measures_every_block_and_the_gradient_at_the_input():
     residual = tb.signal_through([double], x, residual=True, readout=readout)  # h + 2h
     assert np.allclose(residual.rms, [rms, 3 * rms]) and math.isclose(residual.input_gradient,
                                                                       float((3 * readout).norm()), rel_tol=1e-6)
+
+
+def test_initial_attention_scores_are_the_modules_own_scores_and_start_at_half_the_unit_scale():
+    scores = tb.initial_attention_scores(64, 4, n_tokens=12, seed=3)
+    torch.manual_seed(3)  # the helper draws the module, then the inputs, from this seed
+    attention = MultiHeadAttention(64, 4)
+    x = torch.randn(1, 12, 64)
+    with torch.no_grad():
+        _, weights = attention(x, x, x, need_weights=True)  # (1, H, T, T): the softmax of the same scores
+    assert scores.shape == (4, 12, 12)
+    torch.testing.assert_close(scores.softmax(-1), weights[0])
+    # q and k each get Var(W) = 2 / (3d + d) = 1 / (2d) from the stacked Xavier init: scores of variance 1/4
+    assert abs(float(tb.initial_attention_scores(512, 8).std()) - 0.5) < 0.02
+
+
+def test_initial_attention_scores_leave_the_global_generator_alone():
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    tb.initial_attention_scores(32, 2, n_tokens=4)
+    torch.testing.assert_close(torch.rand(3), expected)
 
 
 def test_lines_figure_draws_one_line_per_series_with_the_legend_below():

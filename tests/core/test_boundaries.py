@@ -26,7 +26,7 @@ def _imported_modules(code: str) -> set[str]:
     return {name.split(".")[0] for name in _loaded(code)}
 
 
-CORE_LINES = 1800  # the core stays small enough to read in one sitting
+CORE_LINES = 1830  # the core stays small enough to read in one sitting
 
 
 def _loaded(code: str) -> list[str]:

@@ -6,7 +6,14 @@ import torch
 import torch.nn.functional as F
 
 from transformer import Transformer, TransformerConfig, causal_mask
-from transformer.decoding import beam_search, beam_steps, greedy_decode, greedy_steps, length_penalty_factor
+from transformer.decoding import (
+    beam_search,
+    beam_steps,
+    greedy_decode,
+    greedy_steps,
+    length_penalty_factor,
+    sample_decode,
+)
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.config import TrainConfig
 from transformer.train.loop import train
@@ -326,3 +333,95 @@ def test_decoding_checks_its_inputs_at_the_first_step_only(copy_model, use_cache
     with pytest.raises(ValueError, match=r"src_mask has shape \(4, 1, 1, 9\)"):  # a wrong mask still fails clearly
         greedy_decode(copy_model, _sources(4), max_new_tokens=8, use_cache=use_cache,
                       src_mask=torch.ones(4, 1, 1, 9, dtype=torch.bool))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Sampling
+
+
+def _first_token_distribution(model, src, temperature, top_k=None):
+    """What sample_decode should draw first for ``src (1, S)``: the model's next-token distribution after BOS, with
+    PAD and BOS excluded, divided by ``temperature`` and cut to the ``top_k`` most probable."""
+    with torch.no_grad():
+        memory, src_mask = model.encode(src)
+        logits = model.lm_head(model.decode(torch.tensor([[BOS_ID]]), memory, src_mask, causal_mask(1))[:, -1])[0]
+    logits[[PAD_ID, BOS_ID]] = -math.inf
+    logits = F.log_softmax(logits, dim=-1) / temperature
+    if top_k is not None:
+        logits[logits < logits.topk(top_k).values[-1]] = -math.inf
+    return logits.softmax(dim=-1)
+
+
+@pytest.mark.parametrize(("temperature", "top_k"), [(1.0, None), (2.0, None), (0.7, 3)])
+def test_sampling_draws_the_first_token_from_the_tempered_top_k_distribution(temperature, top_k):
+    torch.manual_seed(1)
+    model = Transformer(TransformerConfig(13, 13, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
+                                          n_decoder_layers=1, dropout=0.0)).eval()
+    src = _sources(1)
+    n = 20_000
+    drawn = sample_decode(model, src.expand(n, -1), max_new_tokens=1, temperature=temperature, top_k=top_k,
+                          rng=torch.Generator().manual_seed(0))[:, 0]
+    frequencies = torch.bincount(drawn, minlength=13).double() / n
+    expected = _first_token_distribution(model, src, temperature, top_k).double()
+    assert frequencies[expected == 0].sum() == 0  # PAD, BOS and the tokens outside the top k are never drawn
+    assert torch.allclose(frequencies, expected, atol=0.015)
+
+
+def test_sampling_with_the_same_generator_seed_repeats_and_other_seeds_differ():
+    torch.manual_seed(2)
+    model = Transformer(TransformerConfig(13, 13, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
+                                          n_decoder_layers=1, dropout=0.0)).eval()  # untrained: a flat distribution
+    src = _sources(16)
+
+    def draw(seed):
+        return sample_decode(model, src, max_new_tokens=8, rng=torch.Generator().manual_seed(seed))
+
+    assert torch.equal(draw(0), draw(0))
+    assert not torch.equal(draw(0), draw(1))
+
+
+def test_sampling_with_a_generator_leaves_the_global_generator_alone(copy_model):
+    torch.manual_seed(3)
+    expected = torch.rand(4)
+    torch.manual_seed(3)
+    sample_decode(copy_model, _sources(4), max_new_tokens=6, rng=torch.Generator().manual_seed(0))
+    assert torch.equal(torch.rand(4), expected)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_sampling_the_top_1_or_at_a_tiny_temperature_is_greedy_decoding(copy_model, use_cache):
+    src = _sources()
+    greedy = greedy_decode(copy_model, src, max_new_tokens=15)
+    rng = torch.Generator().manual_seed(0)
+    for how in ({"top_k": 1, "temperature": 5.0}, {"temperature": 1e-4}):
+        assert torch.equal(sample_decode(copy_model, src, 15, rng=rng, use_cache=use_cache, **how), greedy)
+
+
+def test_sampled_rows_end_with_eos_and_are_padded_after_it(copy_model):
+    out = sample_decode(copy_model, _sources(), max_new_tokens=15, temperature=3.0, rng=torch.Generator().manual_seed(0))
+    assert out.dtype == torch.long and out.size(1) <= 15
+    for row in out.tolist():
+        assert BOS_ID not in row
+        if EOS_ID in row:
+            end = row.index(EOS_ID)
+            assert PAD_ID not in row[:end] and all(t == PAD_ID for t in row[end + 1 :])
+        else:
+            assert PAD_ID not in row
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"temperature": 0.0}, ValueError, "temperature must be a positive finite number; got 0.0"),
+    ({"temperature": -1}, ValueError, "temperature must be a positive finite number; got -1"),
+    ({"temperature": math.inf}, ValueError, "temperature must be a positive finite number; got inf"),
+    ({"temperature": "hot"}, TypeError, "temperature must be a number"),
+    ({"temperature": True}, TypeError, "temperature must be a number"),
+    ({"top_k": 0}, ValueError, r"top_k must be an int in \[1, 13\]; got 0"),
+    ({"top_k": 14}, ValueError, r"top_k must be an int in \[1, 13\]; got 14"),
+    ({"top_k": 2.5}, TypeError, "top_k must be an int; got float 2.5"),
+    ({"rng": 0}, TypeError, "rng must be a torch.Generator or None; got int"),
+    ({"max_new_tokens": 0}, ValueError, "max_new_tokens must be an int >= 1; got 0"),
+])
+def test_bad_sampling_arguments_are_rejected_naming_the_argument(copy_model, kwargs, error, message):
+    arguments = {"max_new_tokens": 5, **kwargs}
+    with pytest.raises(error, match=message):
+        sample_decode(copy_model, _sources(2), **arguments)

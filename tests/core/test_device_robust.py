@@ -11,7 +11,7 @@ import pytest
 import torch
 from device_simulation import ELSEWHERE, Elsewhere, another_device, batch, cpu_model, elsewhere_model, plain
 
-from transformer.decoding import beam_search, greedy_decode, greedy_steps
+from transformer.decoding import beam_search, greedy_decode, greedy_steps, sample_decode
 
 
 def test_the_simulated_device_refuses_what_a_gpu_refuses(weights):
@@ -41,6 +41,14 @@ def test_decoding_moves_cpu_sources_to_the_models_device_and_returns_results_on_
     assert torch.equal(torch.stack([s.next_tokens for s in steps], dim=1), expected)
     ref_beam, ref_scores = beam_search(reference, data.src, beam_size=3, max_new_tokens=12)
     assert plain(beam) and plain(scores) and torch.equal(beam, ref_beam) and torch.equal(scores, ref_scores)
+
+
+def test_sampling_on_the_models_device_with_a_cpu_generator_draws_what_a_cpu_run_draws(weights):
+    reference, model, data = cpu_model(weights), elsewhere_model(weights), batch()
+    with another_device():
+        tokens = sample_decode(model, data.src, max_new_tokens=12, temperature=2.0, rng=torch.Generator().manual_seed(0))
+    expected = sample_decode(reference, data.src, max_new_tokens=12, temperature=2.0, rng=torch.Generator().manual_seed(0))
+    assert plain(tokens) and torch.equal(tokens, expected)
 
 
 def test_decoding_returns_results_on_the_device_the_source_came_from(weights):
