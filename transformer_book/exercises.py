@@ -47,11 +47,11 @@ from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode, greedy_steps
 from transformer.embeddings import sinusoidal_table
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.bpe import apply_merges, learn_merges, pre_tokenize
 from transformer.train.bucketing import padding_fraction, random_batches
 from transformer.train.dates import number_words, ordinal_suffix, ordinal_words
 from transformer.train.objective import smoothed_targets
 from transformer.train.schedule import noam_lr
-from transformer.train.subwords import apply_merges, learn_merges, pre_tokenize
 from transformer.utils import make_rng
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
@@ -1105,7 +1105,7 @@ def _merge_mistake(before: tuple[str, ...], mine: tuple[str, ...], pair: tuple[s
 
 
 def grade_merge_step(merge_step: Callable[[Words], tuple[tuple[str, str], Words]]) -> None:
-    """``merge_step(words)`` must take one step of byte-pair encoding as ``transformer.train.subwords.learn_merges``
+    """``merge_step(words)`` must take one step of byte-pair encoding as ``transformer.train.bpe.learn_merges``
     does: ``words`` maps each piece, as a tuple of symbols, to its count; count every pair of neighbouring symbols,
     each word's pairs as often as the word occurs; return the most frequent pair and the words with that pair merged
     everywhere, from the left (``apply_merges``), every count kept. A tie goes to the pair whose symbols come first in

@@ -15,9 +15,9 @@ from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode
 from transformer.embeddings import sinusoidal_table
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.bpe import SPACE, apply_merges
 from transformer.train.bucketing import length_batches, random_batches
 from transformer.train.schedule import noam_lr
-from transformer.train.subwords import SPACE, apply_merges
 from transformer.train.tasks import task_batch
 from transformer_book import exercises as ex
 from transformer_book.cost import score_bytes

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
-from transformer.train.subwords import SubwordVocabulary, pre_tokenize
+from transformer.train.bpe import pre_tokenize
+from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tokenizer import tokenize
 from transformer_book.playground import SUBWORD_TEXTS, TOKENIZER_TEXTS, vocabulary_manifest
 

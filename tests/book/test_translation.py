@@ -20,17 +20,9 @@ from num2words import num2words
 
 from transformer import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
+from transformer.train.bpe import PIECE_PATTERN, SPACE, apply_merges, learn_merges, normalize, pre_tokenize
 from transformer.train.evaluation import translate
-from transformer.train.subwords import (
-    PIECE_PATTERN,
-    SPACE,
-    SPECIALS,
-    SubwordVocabulary,
-    apply_merges,
-    learn_merges,
-    normalize,
-    pre_tokenize,
-)
+from transformer.train.subwords import SPECIALS, SubwordVocabulary
 from transformer.train.tokenizer import UNK_ID
 from transformer.train.translation import (
     KIND_EXAMPLES,

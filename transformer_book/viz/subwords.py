@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from transformer.train.subwords import Merge, apply_merges
+from transformer.train.bpe import Merge, apply_merges
 
 from .attention import token_labels
 from .controls import dropdown
