@@ -174,10 +174,11 @@ lab-test: setup reader-env
 # (the book's JavaScript is fetched meanwhile; each target's output is printed when it ends); the book built from
 # them; then every other test: the slow core ones and the book's (among them the built site in a browser and the
 # explorers in JupyterLab, which runs from the reader's environment); then the chapters again, at Colab's versions
-# (the Colab-like environment is made beside the reader's, its first step waiting on pip's downloads too).
+# (the Colab-like environment is made while the chapters run in the reader's: it mostly waits on pip's downloads and
+# the disk).
 test:
-	$(MAKE) --no-print-directory --jobs=3 --output-sync=target check reader-env colab-env
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target vendor nbval-reader
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
+	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
 	$(MAKE) --no-print-directory book
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval-colab

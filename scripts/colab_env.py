@@ -19,7 +19,8 @@
 5. **The kernel**: registered as ``transformer-colab`` inside the environment, with ``COLAB_RELEASE_TAG`` set as on
    Colab (the book's figures then use plotly's Colab renderer); ``make nbval-colab`` runs every chapter in it.
 
-Steps 1-3 are skipped when nothing they read has changed since the environment was made (a stamp inside it).
+Steps 1-3 are skipped when nothing they read has changed since the environment was made, and step 4 when the package's
+files and the first cell are those it last installed (stamps inside the environment).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ TORCH_CUDA = re.compile(r"nvidia-.*|cuda-.*|triton")
 FIRST_CHAPTER = ROOT / "book" / "01_introduction.ipynb"
 INSTALL_MODULE = ROOT / "transformer_book" / "install.py"  # the standard library only: it runs in any Python
 STAMP = ".colab-env"  # inside the environment: the digest of what steps 1-3 were made from
+INSTALLED_STAMP = ".colab-first-cell"  # inside the environment: the digest of what step 4 installed
 BASE = ".colab-base.json"  # inside the environment: every package's version after step 3
 
 
@@ -181,6 +183,16 @@ def digest(python: str) -> str:
     return h.hexdigest()
 
 
+def package_digest(base: str) -> str:
+    """What step 4 installs: the environment it starts from (``base``), the first cell, and the package's files."""
+    h = hashlib.sha256(base.encode())
+    h.update(first_cell(FIRST_CHAPTER, ROOT.as_uri()).encode())
+    for folder in ("transformer", "transformer_book"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            h.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+    return h.hexdigest()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("target", nargs="?", type=Path, default=ROOT / "_build" / "colab-venv")
@@ -197,7 +209,12 @@ def main(argv: list[str] | None = None) -> int:
         register_kernel(target)
         stamp.write_text(wanted)
         print(f"colab-env: made {target} in {time.monotonic() - started:.0f} s", flush=True)
+    installed_stamp, installed_wanted = target / INSTALLED_STAMP, package_digest(wanted)
+    if installed_stamp.is_file() and installed_stamp.read_text() == installed_wanted:
+        print("colab-env: the first cell has installed this checkout's package already", flush=True)
+        return 0
     run_first_cell(target)
+    installed_stamp.write_text(installed_wanted)
     return 0
 
 
