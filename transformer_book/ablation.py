@@ -4,6 +4,11 @@ An attention map shows where a head looks, not whether the model needs what it f
 second question: silence a head (its output is multiplied by 0 before the heads are concatenated and projected, through
 :attr:`transformer.MultiHeadAttention.head_mask`) and measure the task again.
 
+Zeroing a head is itself an intervention: the layers after it never saw the head output 0 in training, so part of
+what the model loses is that surprise. Mean ablation (:func:`mean_ablate_heads`) replaces the head's output with its
+mean over a set of inputs instead (:func:`head_means`): what the head adds on average stays, and only what it reads
+from this input is gone.
+
 Heads are named by attention type, layer and head index: ``("encoder", 0)``, ``("decoder", 1)``, ``("cross", 1)``
 name the encoder self-attention, the decoder (masked) self-attention and the encoder-decoder (cross) attention of a
 layer.
@@ -16,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from transformer.attention import MultiHeadAttention, masked_heads
 from transformer.model import Transformer
@@ -48,18 +53,95 @@ def ablate_heads(model: Transformer, heads: HeadSelection) -> Iterator[Transform
     modules = attention_modules(model)
     masks = {}
     for key, indices in heads.items():
-        if key not in modules:
-            raise KeyError(f"no attention {key!r}; the model has {sorted(modules)}")
-        module = modules[key]
-        indices = list(indices)
-        if any(not 0 <= h < module.n_heads for h in indices):
-            raise IndexError(f"head indices for {key!r} must be in [0, {module.n_heads}); got {indices}")
+        module, indices = _selected(modules, key, indices)
         old = module.head_mask
         mask = torch.ones(module.n_heads, device=module.out_proj.weight.device) if old is None else old.clone()  # (H,)
         mask[indices] = 0.0
         masks[key] = mask
     with masked_heads([modules[key] for key in masks], list(masks.values())):
         yield model
+
+
+def _selected(
+    modules: Mapping[tuple[str, int], MultiHeadAttention], key: tuple[str, int], indices: Iterable[int]
+) -> tuple[MultiHeadAttention, list[int]]:
+    """The attention named ``key`` and the head ``indices`` as a list, checked."""
+    if key not in modules:
+        raise KeyError(f"no attention {key!r}; the model has {sorted(modules)}")
+    module, indices = modules[key], list(indices)
+    if any(not 0 <= h < module.n_heads for h in indices):
+        raise IndexError(f"head indices for {key!r} must be in [0, {module.n_heads}); got {indices}")
+    return module, indices
+
+
+@torch.no_grad()
+def head_means(model: Transformer, batch: Batch) -> dict[tuple[str, int], Tensor]:
+    """Each head's mean output over the real positions of ``batch`` (teacher forcing, the model in eval mode): per
+    attention ``(kind, layer)``, ``(H, d_k)``, the mean of what each head hands to the output projection, over the
+    non-padding queries (source positions for the encoder, target positions for the decoder and cross-attention).
+    These are the values :func:`mean_ablate_heads` puts in place of the heads' outputs."""
+    modules = attention_modules(model)
+    inputs: dict[tuple[str, int], Tensor] = {}
+
+    def keeper(key: tuple[str, int]) -> Callable:
+        def keep(_: nn.Module, args: tuple[Tensor]) -> None:
+            inputs[key] = args[0]  # (B, T_q, d_model): the heads side by side, before W^O
+
+        return keep
+
+    handles = [module.out_proj.register_forward_pre_hook(keeper(key)) for key, module in modules.items()]
+    try:
+        model.eval()(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+    finally:
+        for handle in handles:
+            handle.remove()
+    pad = model.config.pad_id
+    real = {"encoder": batch.src != pad, "decoder": batch.tgt_in != pad, "cross": batch.tgt_in != pad}  # (B, T_q)
+    means = {}
+    for (kind, layer), module in modules.items():
+        valid = real[kind][..., None].to(inputs[kind, layer].dtype)  # (B, T_q, 1)
+        mean = (inputs[kind, layer] * valid).sum(dim=(0, 1)) / valid.sum().clamp(min=1)  # (d_model,)
+        means[kind, layer] = mean.view(module.n_heads, module.d_k)  # (H, d_k)
+    return means
+
+
+@contextmanager
+def mean_ablate_heads(
+    model: Transformer, heads: HeadSelection, means: Mapping[tuple[str, int], Tensor]
+) -> Iterator[Transformer]:
+    """Replace the chosen heads' outputs with their means inside a ``with`` block, at every position and decoding
+    step; the model is as it was after the block, also when it raises.
+
+    ``heads`` maps ``(kind, layer)`` to head indices, as in :func:`ablate_heads`; ``means`` maps the same keys to
+    ``(H, d_k)`` mean outputs, from :func:`head_means` on the intact model. Zeroing (:func:`ablate_heads`) removes a
+    head's average contribution too, which the later layers never had to do without; the mean keeps it.
+    """
+    modules = attention_modules(model)
+    handles = []
+    try:
+        for key, indices in heads.items():
+            module, indices = _selected(modules, key, indices)
+            if key not in means or tuple(means[key].shape) != (module.n_heads, module.d_k):
+                shape = None if key not in means else tuple(means[key].shape)
+                raise ValueError(f"means[{key!r}] must be ({module.n_heads}, {module.d_k}), one row per head; got {shape}")
+            replaced = torch.zeros(module.n_heads, module.d_k, dtype=torch.bool)  # (H, d_k)
+            replaced[indices] = True
+            handle = module.out_proj.register_forward_pre_hook(_replacer(replaced.flatten(), means[key].flatten()))
+            handles.append(handle)
+        yield model
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _replacer(replaced: Tensor, fill: Tensor) -> Callable:
+    """A forward pre-hook for ``out_proj`` that puts ``fill (d_model,)`` where ``replaced (d_model,)`` is True."""
+
+    def replace(_: nn.Module, args: tuple[Tensor]) -> tuple[Tensor]:
+        x = args[0]  # (B, T_q, d_model): the heads side by side
+        return (torch.where(replaced.to(x.device), fill.to(x.device, x.dtype), x),)
+
+    return replace
 
 
 @dataclass

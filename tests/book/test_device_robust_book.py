@@ -11,6 +11,8 @@ from transformer_book.ablation import (
     aligned_weight,
     attention_sharpness,
     head_ablation,
+    head_means,
+    mean_ablate_heads,
     source_alignment,
 )
 
@@ -24,12 +26,19 @@ def test_evaluate_and_the_ablation_helpers_run_on_the_models_device(weights):
         with ablate_heads(model, {("cross", 0): [1]}):
             silenced = greedy_decode(model, batch().src, max_new_tokens=12)
         baseline, results = head_ablation(model, "copy", n=10)
+        means = head_means(model, batch().to(ELSEWHERE))
+        with mean_ablate_heads(model, {("cross", 0): [1]}, means):
+            replaced = greedy_decode(model, batch().src, max_new_tokens=12)
     assert result == evaluate(reference, "copy", n=40, batch_size=16)
     assert torch.equal(alignment.cpu(), source_alignment(reference, "copy", n=20))
     assert all(torch.equal(sharpness[k].cpu(), v) for k, v in attention_sharpness(reference, "reverse", n=20).items())
     with ablate_heads(reference, {("cross", 0): [1]}):
         assert torch.equal(silenced, greedy_decode(reference, batch().src, max_new_tokens=12))
     assert (baseline, results) == head_ablation(reference, "copy", n=10)
+    reference_means = head_means(reference, batch())
+    assert all(torch.equal(means[key].cpu(), mean) for key, mean in reference_means.items())
+    with mean_ablate_heads(reference, {("cross", 0): [1]}, reference_means):
+        assert torch.equal(replaced, greedy_decode(reference, batch().src, max_new_tokens=12))
 
 
 def test_figures_of_a_model_on_another_device_are_drawn_from_cpu_copies(weights):

@@ -7,6 +7,7 @@ import pytest
 import torch
 from conftest import small_model
 
+from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode
 from transformer.tokens import BOS_ID, EOS_ID
 from transformer.train.config import TrainConfig
@@ -19,6 +20,8 @@ from transformer_book.ablation import (
     aligned_weight,
     attention_modules,
     head_ablation,
+    head_means,
+    mean_ablate_heads,
 )
 from transformer_book.viz import inspect as vi
 
@@ -295,6 +298,82 @@ def test_head_ablation_measures_exact_match_with_greedy_decoding():
     baseline, results = head_ablation(model, "copy", n=8, max_seq_len=4)
     assert 0.0 <= baseline <= 1.0 and len(results) == 3 * 3
     assert all(0.0 <= r.score <= 1.0 and r.score * 8 == int(r.score * 8) for r in results)
+
+
+BARE_TGT = torch.tensor([[5, 7, 5], [8, 0, 0]])  # (B, T) target symbols: make_batch adds BOS and EOS; row 1 padded
+
+
+def test_head_means_are_each_heads_attention_output_averaged_over_the_real_positions(model):
+    batch = make_batch(SRC, BARE_TGT)
+    module = attention_modules(model)[("encoder", 1)]
+    seen = {}
+
+    def keep_query(_, args):
+        seen["x"] = args[0]  # (B, S, d_model): what the layer's self-attention reads
+
+    handle = module.register_forward_pre_hook(keep_query)
+    means = head_means(model, batch)
+    handle.remove()
+    with torch.no_grad():
+        q, k, v = (module.split_heads(t) for t in module.in_proj(seen["x"]).chunk(3, dim=-1))  # (B, H, S, d_k)
+        out, _ = scaled_dot_product_attention(q, k, v, batch.src_mask)  # (B, H, S, d_k)
+    real = batch.src != 0  # (B, S): 5 + 3 positions
+    by_hand = torch.stack([out[:, h][real].mean(dim=0) for h in range(module.n_heads)])  # (H, d_k)
+    torch.testing.assert_close(means[("encoder", 1)], by_hand)
+
+
+def test_head_means_leave_the_padding_out(model):
+    both = head_means(model, make_batch(SRC, BARE_TGT))
+    first = head_means(model, make_batch(SRC[:1], BARE_TGT[:1]))
+    second = head_means(model, make_batch(SRC[1:, :3], BARE_TGT[1:, :1]))  # row 1 without its padding
+    assert set(both) == set(attention_modules(model))
+    for (kind, layer), mean in both.items():
+        n_first, n_second = (5, 3) if kind == "encoder" else (4, 2)  # real queries: source tokens, or BOS + target
+        pooled = (n_first * first[kind, layer] + n_second * second[kind, layer]) / (n_first + n_second)
+        torch.testing.assert_close(mean, pooled)
+
+
+def test_mean_ablation_equals_zeroing_the_head_and_adding_its_mean_through_the_output_projection(model):
+    means = head_means(model, make_batch(SRC, BARE_TGT))
+    reference = model(SRC, TGT)
+    with mean_ablate_heads(model, {("cross", 1): [2]}, means):
+        replaced = model(SRC, TGT)
+    torch.testing.assert_close(model(SRC, TGT), reference, atol=0, rtol=0)  # the hook is gone after the block
+    assert not torch.allclose(replaced, reference, atol=1e-4)
+    module = attention_modules(model)[("cross", 1)]
+    d_k = module.d_k
+    with torch.no_grad():  # head 2's mean, through its columns of W^O, becomes a constant of the projection
+        module.out_proj.bias += module.out_proj.weight[:, 2 * d_k : 3 * d_k] @ means[("cross", 1)][2]
+    with ablate_heads(model, {("cross", 1): [2]}):
+        torch.testing.assert_close(replaced, model(SRC, TGT))
+
+
+def test_with_every_cross_head_mean_ablated_greedy_decoding_writes_the_same_for_every_source(model):
+    means = head_means(model, make_batch(SRC, BARE_TGT))
+    every = {("cross", i): range(model.config.n_heads) for i in range(model.config.n_decoder_layers)}
+    sources = torch.tensor([[5, 7, 5, 9, 4], [8, 3, 6, 2, 2], [16, 15, 14, 13, 12]])  # (B, S)
+    with mean_ablate_heads(model, every, means):  # the source reaches the decoder only through cross-attention
+        out = greedy_decode(model, sources, max_new_tokens=6)  # cached, one position per step
+    assert (out == out[:1]).all()
+    assert not torch.allclose(model(sources, out)[0], model(sources, out)[2], atol=1e-4)  # intact, it reads them
+
+
+def test_mean_ablation_rejects_wrong_means_and_heads_and_restores_the_model_after_an_error(model):
+    means = head_means(model, make_batch(SRC, BARE_TGT))
+    reference = model(SRC, TGT)
+    H, d_k = model.config.n_heads, attention_modules(model)[("cross", 0)].d_k
+    with pytest.raises(ValueError, match=rf"means\[\('cross', 0\)\] must be \({H}, {d_k}\).*got \(2, {d_k}\)"):
+        with mean_ablate_heads(model, {("cross", 0): [0]}, {("cross", 0): means[("cross", 0)][:2]}):
+            pass
+    with pytest.raises(ValueError, match="got None"), mean_ablate_heads(model, {("cross", 0): [0]}, {}):
+        pass
+    with pytest.raises(KeyError, match="no attention"), mean_ablate_heads(model, {("cross", 5): [0]}, means):
+        pass
+    with pytest.raises(IndexError, match="head indices"), mean_ablate_heads(model, {("cross", 0): [H]}, means):
+        pass
+    with pytest.raises(RuntimeError, match="boom"), mean_ablate_heads(model, {("cross", 1): [0, 1]}, means):
+        raise RuntimeError("boom")
+    torch.testing.assert_close(model(SRC, TGT), reference, atol=0, rtol=0)
 
 
 def test_ablation_figure_has_one_panel_per_model_with_a_column_per_head_and_all():
