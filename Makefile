@@ -46,7 +46,7 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
 .PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test lab-test \
-	colab-env nbval-colab refresh
+	colab-env nbval-colab colab-test refresh
 
 help:
 	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
@@ -68,8 +68,9 @@ help:
 	@echo "make colab-env     _build/colab-venv: Colab's Python and packages (tests/colab/, a dated copy of Colab's list),"
 	@echo "                   then the chapters' first cell, which must install the package without moving any of them"
 	@echo "make nbval-colab   every chapter in that environment's kernel, as on Colab; compare cells tagged nbval-check-output"
+	@echo "make colab-test    the explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment"
 	@echo "make test          check + nbval-reader + book (from its recording) + the other tests (slow core, book kit,"
-	@echo "                   browser, JupyterLab)"
+	@echo "                   browser, JupyterLab, the classic Notebook), nbval-colab"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -166,6 +167,12 @@ colab-env: setup
 nbval-colab: colab-env
 	env -u TRANSFORMER_BOOK_STATIC -u TRANSFORMER_BOOK_RECORD $(COLAB) $(NBVAL) --nbval-kernel-name transformer-colab book/
 
+# The explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment: the open front end closest to
+# Colab's (tests/book/test_notebook_classic.py says why and how).
+COLAB_TEST := tests/book/test_notebook_classic.py
+colab-test: colab-env
+	TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) $(PYTHON) -m pytest $(COLAB_TEST)
+
 lab-test: setup reader-env
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
 
@@ -175,12 +182,13 @@ lab-test: setup reader-env
 # them; then every other test: the slow core ones and the book's (among them the built site in a browser and the
 # explorers in JupyterLab, which runs from the reader's environment); then the chapters again, at Colab's versions
 # (the Colab-like environment is made while the chapters run in the reader's: it mostly waits on pip's downloads and
-# the disk).
+# the disk); the explorers in the classic Notebook from that environment run with the other tests.
 test:
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
 	$(MAKE) --no-print-directory book
-	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) \
+		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
 	$(MAKE) --no-print-directory nbval-colab
 
 refresh: setup

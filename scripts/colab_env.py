@@ -18,9 +18,15 @@
    Anything left from an earlier run of the cell is removed first, so the cell always starts from what Colab ships.
 5. **The kernel**: registered as ``transformer-colab`` inside the environment, with ``COLAB_RELEASE_TAG`` set as on
    Colab (the book's figures then use plotly's Colab renderer); ``make nbval-colab`` runs every chapter in it.
+6. **The widgets' front end for the classic Notebook**: widgetsnbextension 3.6.6's files in ``classic-front-end``
+   inside the environment (not importable; tests/book/test_notebook_classic.py puts its ``share/jupyter`` first on
+   ``JUPYTER_PATH``). Colab draws widgets with a manager of its own; the open front end closest to it is the classic
+   Notebook with widgetsnbextension 3.6, and 3.6.7 to 3.6.10 (Colab's list has 3.6.10) cannot create an Output
+   widget there (the page says ``TypeError: n._deserialize_state is not a function``), which every ``interactive``
+   explorer has. 3.6.6 is the newest that can; it speaks ipywidgets 7.7's widget protocol (version 2).
 
-Steps 1-3 are skipped when nothing they read has changed since the environment was made, and step 4 when the package's
-files and the first cell are those it last installed (stamps inside the environment).
+Steps 1-3, 5 and 6 are skipped when nothing they read has changed since the environment was made, and step 4 when the
+package's files and the first cell are those it last installed (stamps inside the environment).
 """
 
 from __future__ import annotations
@@ -50,10 +56,13 @@ FRONT_END = ("ipykernel", "ipython", "ipywidgets", "widgetsnbextension", "jupyte
 # PyPI's torch is the CUDA build: its CUDA libraries are torch's business, not Colab's (whose torch is the CPU build).
 TORCH_CUDA = re.compile(r"nvidia-.*|cuda-.*|triton")
 FIRST_CHAPTER = ROOT / "book" / "01_introduction.ipynb"
+PACKAGE = "transformer-interactive"  # pyproject.toml's name
 INSTALL_MODULE = ROOT / "transformer_book" / "install.py"  # the standard library only: it runs in any Python
 STAMP = ".colab-env"  # inside the environment: the digest of what steps 1-3 were made from
 INSTALLED_STAMP = ".colab-first-cell"  # inside the environment: the digest of what step 4 installed
 BASE = ".colab-base.json"  # inside the environment: every package's version after step 3
+CLASSIC_FRONT_END = "classic-front-end"  # inside the environment: step 6
+CLASSIC_WIDGETS = "3.6.6"  # widgetsnbextension: the newest whose classic-Notebook front end creates Output widgets
 
 
 def find_python(version: str) -> tuple[str, bool]:
@@ -140,6 +149,9 @@ def run_first_cell(target: Path) -> dict[str, str]:
     leftover = sorted(set(installed(venv_python)) - set(base))
     if leftover:  # an earlier run's installs
         pip(venv_python, "uninstall", "--yes", "--quiet", *leftover)
+    # pip caches the wheel it builds from the checkout's file: address under that address: an earlier run's build of
+    # the package would be installed, not the checkout as it is now (no cache, nothing to remove: pip says so, harmless)
+    pip(venv_python, "cache", "remove", PACKAGE.replace("-", "_"), check=False, capture_output=True)
     cell = first_cell(FIRST_CHAPTER, ROOT.as_uri())
     started = time.monotonic()
     ipython = [str(target / "bin" / "ipython"), "--quick", "--no-banner", "--no-term-title", "-c", cell]
@@ -175,6 +187,15 @@ def register_kernel(target: Path) -> None:
     spec.write_text(json.dumps(kernel, indent=1), encoding="utf-8")
 
 
+def install_classic_front_end(target: Path) -> None:
+    """Step 6: widgetsnbextension's classic-Notebook files at CLASSIC_WIDGETS, beside the environment (see above)."""
+    folder = target / CLASSIC_FRONT_END
+    shutil.rmtree(folder, ignore_errors=True)
+    quiet = {**os.environ, "PIP_QUIET": os.environ.get("PIP_QUIET", "2")}  # pip's errors only
+    pip(str(target / "bin" / "python"), "install", "--no-deps", "--target", str(folder),
+        f"widgetsnbextension=={CLASSIC_WIDGETS}", env=quiet)
+
+
 def digest(python: str) -> str:
     """What steps 1-3 are made from: Colab's list, the package's requirements, the Python, this script."""
     h = hashlib.sha256(subprocess.run([python, "--version"], capture_output=True, text=True).stdout.encode())
@@ -207,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (stamp.is_file() and stamp.read_text() == wanted):
         make_base(target, python)
         register_kernel(target)
+        install_classic_front_end(target)
         stamp.write_text(wanted)
         print(f"colab-env: made {target} in {time.monotonic() - started:.0f} s", flush=True)
     installed_stamp, installed_wanted = target / INSTALLED_STAMP, package_digest(wanted)

@@ -183,11 +183,13 @@ def press(name: str) -> Change:
 
 def slide(label: str, steps: int) -> Change:
     """Move a slider from the keyboard: focus its handle, press the arrow key ``steps`` times. (ipywidgets' slider
-    handle has no accessible name: its label is not tied to it, so the slider is found by the label beside it.)"""
+    handle has no accessible name: its label is not tied to it, so the slider is found by the label beside it. In
+    ipywidgets 8 the handle has the role slider; ipywidgets 7's, a jQuery UI handle, has no role, only its class.)"""
 
     def act(cell: object) -> None:
         label_text = cell.page.locator(".widget-label", has_text=re.compile(rf"^{re.escape(label)}$"))
-        handle = cell.locator(".widget-slider").filter(has=label_text).get_by_role("slider")
+        slider = cell.locator(".widget-slider").filter(has=label_text)
+        handle = slider.get_by_role("slider").or_(slider.locator(".ui-slider-handle"))
         handle.focus()
         for _ in range(abs(steps)):
             handle.press("ArrowRight" if steps > 0 else "ArrowLeft")

@@ -261,32 +261,32 @@ def parse_symbols(text: str, vocab_size: int) -> list[int]:
 
 def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9") -> object:
     """A live ipywidgets explorer: type a sequence, pick a model, see every attention map (all layers, heads and the
-    three attention types) of the model answering it. Needs a kernel; wrap it in :func:`transformer_book.viz.live_only`."""
+    three attention types) of the model answering it. Needs a kernel; wrap it in :func:`transformer_book.viz.live_only`.
+
+    Built with ``interactive``, which draws first when ipywidgets 7 has displayed it (``on_displayed``): a figure
+    drawn into an Output widget before its view exists never runs its script in the classic Notebook, which leaves
+    the figure blank."""
     import ipywidgets as widgets
     from IPython.display import display
 
     names = list(models)
     symbols = widgets.Text(value=text, description="symbols", continuous_update=False)
     choice = widgets.Dropdown(options=names, value=names[0], description="model")
-    out = widgets.Output()
 
-    def draw(_: object = None) -> None:
-        model = models[choice.value]
-        with out:
-            out.clear_output(wait=True)
-            try:
-                ids = parse_symbols(symbols.value, model.config.src_vocab_size)
-                example = decoded_example(model, ids, name=" ".join(map(str, ids)))
-            except ValueError as error:  # not symbols, or longer than the model's max_positions
-                print(error)
-                return
-            print("output:", " ".join(example.tgt_tokens[1:]))
-            display(attention_grid([example], title=f"{choice.value}: every layer and head"))
+    def draw(text: str, name: str) -> None:
+        model = models[name]
+        try:
+            ids = parse_symbols(text, model.config.src_vocab_size)
+            example = decoded_example(model, ids, name=" ".join(map(str, ids)))
+        except ValueError as error:  # not symbols, or longer than the model's max_positions
+            print(error)
+            return
+        print("output:", " ".join(example.tgt_tokens[1:]))
+        display(attention_grid([example], title=f"{name}: every layer and head"))
 
-    symbols.observe(draw, names="value")
-    choice.observe(draw, names="value")
-    draw()
-    return widgets.VBox([widgets.HBox([symbols, choice]), out])
+    explorer = widgets.interactive(draw, text=symbols, name=choice)
+    explorer.children = (widgets.HBox([symbols, choice]), explorer.out)  # the two controls side by side
+    return explorer
 
 
 def attention_grid(
