@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -94,3 +97,23 @@ def test_a_python_of_the_wanted_version_is_found_or_the_running_one_is_named() -
     assert exact and subprocess.run([python, "--version"], capture_output=True, text=True).stdout.startswith(
         f"Python {sys.version_info.major}.{sys.version_info.minor}.")
     assert colab_env.find_python("2.1") == (sys.executable, False)
+
+
+def test_every_chapters_colab_button_opens_that_chapter_from_the_repository() -> None:
+    """The rocket button's "Launch on Colab" of each built chapter names that chapter's notebook, on the branch and in
+    the repository that _config.yml names (the built site: make test builds it before these tests)."""
+    import yaml
+    from book_toc import toc_files
+    from sync_repository_url import repository_url
+
+    site = ROOT / "_build" / "html"
+    if not (site / "index.html").is_file():
+        pytest.skip("the book is not built: run `make book`")
+    branch = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["branch"]
+    github = repository_url(ROOT).removeprefix("https://github.com/")
+    chapters = [name for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
+    assert len(chapters) >= 16
+    for name in chapters:
+        page = (site / f"{name}.html").read_text(encoding="utf-8")
+        links = set(re.findall(r'href="(https://colab\.research\.google\.com/[^"]*)"', page))
+        assert links == {f"https://colab.research.google.com/github/{github}/blob/{branch}/{name}.ipynb"}, name
