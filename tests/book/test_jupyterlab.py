@@ -287,7 +287,7 @@ def _reader_tool(name: str) -> Path:
     return tool
 
 
-def _lab_log_tail(log: Path, lines: int = 30) -> str:
+def log_tail(log: Path, lines: int = 30) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
@@ -307,6 +307,25 @@ def _our_processes(marker: str) -> list[int]:
 def _request(url: str, method: str = "GET", timeout: float = 5) -> int:
     with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=timeout) as response:
         return response.status
+
+
+def server_address(process: subprocess.Popen, files: Callable, pattern: str, token: str, log: Path, name: str) -> str:
+    """The address of the Jupyter server ``process`` once it answers, read from the info file it writes (``pattern``
+    among ``files``, its runtime folder's glob); fails the test, with its log, if it exits or takes too long."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"{name} exited with {process.returncode}:\n{log_tail(log)}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"{name} did not start in {START_TIMEOUT} s:\n{log_tail(log)}")
+        for info_file in files(pattern):
+            info = json.loads(info_file.read_text() or "{}")
+            try:
+                if _request(f"{info['url'].rstrip('/')}/api/status?token={token}") == 200:
+                    return info["url"].rstrip("/")
+            except (OSError, KeyError):
+                pass
+        time.sleep(0.25)
 
 
 @pytest.fixture(scope="module")
@@ -343,20 +362,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                                   start_new_session=True)
     url = None
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while url is None:
-            if server.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {server.returncode}:\n{_lab_log_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not start in {START_TIMEOUT} s:\n{_lab_log_tail(log)}")
-            for info_file in runtime.glob("jpserver-*.json"):
-                info = json.loads(info_file.read_text() or "{}")
-                try:
-                    if _request(f"{info['url'].rstrip('/')}/api/status?token={token}") == 200:
-                        url = info["url"].rstrip("/")
-                except (OSError, KeyError):
-                    pass
-            time.sleep(0.25)
+        url = server_address(server, runtime.glob, "jpserver-*.json", token, log, "JupyterLab")
         yield Lab(url, token, root, log)
     finally:
         if url is not None:
@@ -488,7 +494,7 @@ def session(lab: Lab, browser: object) -> Iterator[Session]:  # noqa: F811
             page.wait_for_function(ALL_RUN, timeout=RUN_TIMEOUT * 1000, polling=250)
         except PlaywrightTimeout:
             pytest.fail(f"the chapters did not run in {RUN_TIMEOUT} s: {json.dumps(page.evaluate(RUN_STATE), indent=1)}"
-                        f"\nJupyterLab's log:\n{_lab_log_tail(lab.log)}")
+                        f"\nJupyterLab's log:\n{log_tail(lab.log)}")
         state = page.evaluate(RUN_STATE)
         panels = {}
         for chapter in chapters:

@@ -27,8 +27,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +45,7 @@ from test_jupyterlab import (
     Change,
     calls_live_only,
     chapters_with_explorers,
+    server_address,
     trimmed_chapter,
 )
 
@@ -75,10 +74,6 @@ def _colab_tool(name: str) -> Path:
         (pytest.fail if COLAB_VENV_NAMED else pytest.skip)(
             f"the Colab-like environment is not made ({tool} missing): run `make colab-env`")
     return tool
-
-
-def _log_tail(log: Path, lines: int = 30) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
 def _free_port() -> int:
@@ -112,22 +107,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with open(log, "w") as log_file:
         process = subprocess.Popen(command, cwd=root, env=env, stdout=log_file, stderr=subprocess.STDOUT,
                                    start_new_session=True)
-    url = None
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while url is None:
-            if process.poll() is not None:
-                pytest.fail(f"the Notebook exited with {process.returncode}:\n{_log_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"the Notebook did not start in {START_TIMEOUT} s:\n{_log_tail(log)}")
-            for info_file in runtime.glob("nbserver-*.json"):
-                info = json.loads(info_file.read_text() or "{}")
-                try:
-                    with urllib.request.urlopen(f"{info['url'].rstrip('/')}/api/status?token={token}", timeout=5):
-                        url = info["url"].rstrip("/")
-                except (OSError, KeyError):
-                    pass
-            time.sleep(0.25)
+        url = server_address(process, runtime.glob, "nbserver-*.json", token, log, "the Notebook")
         yield Server(url, token, root)
     finally:
         os.killpg(process.pid, signal.SIGTERM)  # the Notebook shuts its kernels down on SIGTERM

@@ -35,16 +35,22 @@ def _sources(n: int = 24, seed: int = 5, max_seq_len: int = 10) -> torch.Tensor:
     return task_batch("copy", n, max_seq_len=max_seq_len, rng=torch.Generator().manual_seed(seed)).src
 
 
-def test_greedy_output_stops_at_eos_and_pads_after_it(copy_model):
-    out = greedy_decode(copy_model, _sources(), max_new_tokens=15)
-    assert out.dtype == torch.long and out.size(0) == 24 and out.size(1) <= 15
+def assert_rows_stop_at_eos(out: torch.Tensor, max_new_tokens: int) -> None:
+    """Each row: no BOS, and padding only after its EOS; a row without EOS ran to ``max_new_tokens``."""
+    assert out.dtype == torch.long and out.size(1) <= max_new_tokens
     for row in out.tolist():
         assert BOS_ID not in row
         if EOS_ID in row:
             end = row.index(EOS_ID)
             assert PAD_ID not in row[:end] and all(t == PAD_ID for t in row[end + 1 :])
         else:
-            assert len(row) == 15 and PAD_ID not in row  # never stopped: ran to max_new_tokens
+            assert len(row) == max_new_tokens and PAD_ID not in row  # never stopped: ran to max_new_tokens
+
+
+def test_greedy_output_stops_at_eos_and_pads_after_it(copy_model):
+    out = greedy_decode(copy_model, _sources(), max_new_tokens=15)
+    assert out.size(0) == 24
+    assert_rows_stop_at_eos(out, 15)
 
 
 def test_greedy_stops_early_once_every_row_has_finished_and_respects_max_new_tokens(copy_model):
@@ -399,14 +405,7 @@ def test_sampling_the_top_1_or_at_a_tiny_temperature_is_greedy_decoding(copy_mod
 
 def test_sampled_rows_end_with_eos_and_are_padded_after_it(copy_model):
     out = sample_decode(copy_model, _sources(), max_new_tokens=15, temperature=3.0, rng=torch.Generator().manual_seed(0))
-    assert out.dtype == torch.long and out.size(1) <= 15
-    for row in out.tolist():
-        assert BOS_ID not in row
-        if EOS_ID in row:
-            end = row.index(EOS_ID)
-            assert PAD_ID not in row[:end] and all(t == PAD_ID for t in row[end + 1 :])
-        else:
-            assert PAD_ID not in row
+    assert_rows_stop_at_eos(out, 15)
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
