@@ -278,13 +278,17 @@ class Lab:
     log: Path
 
 
-def _reader_tool(name: str) -> Path:
-    """``name`` from the reader's environment's bin folder; skips the test (fails it, when named) if it is missing."""
-    tool = READER_VENV / "bin" / name
+def venv_tool(venv: Path, named: bool, name: str, what: str, target: str) -> Path:
+    """``name`` from the bin folder of ``venv`` (``what``, made by ``make <target>``); skips the test if it is
+    missing, or fails it when the environment was ``named`` (make test names the environments it has made)."""
+    tool = venv / "bin" / name
     if not tool.is_file():
-        (pytest.fail if READER_VENV_NAMED else pytest.skip)(
-            f"the reader's environment is not made ({tool} missing): run `make reader-env`")
+        (pytest.fail if named else pytest.skip)(f"{what} is not made ({tool} missing): run `make {target}`")
     return tool
+
+
+def _reader_tool(name: str) -> Path:
+    return venv_tool(READER_VENV, READER_VENV_NAMED, name, "the reader's environment", "reader-env")
 
 
 def log_tail(log: Path, lines: int = 30) -> str:

@@ -47,6 +47,7 @@ from test_jupyterlab import (
     chapters_with_explorers,
     server_address,
     trimmed_chapter,
+    venv_tool,
 )
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
@@ -69,11 +70,7 @@ class Server:
 
 
 def _colab_tool(name: str) -> Path:
-    tool = COLAB_VENV / "bin" / name
-    if not tool.is_file():
-        (pytest.fail if COLAB_VENV_NAMED else pytest.skip)(
-            f"the Colab-like environment is not made ({tool} missing): run `make colab-env`")
-    return tool
+    return venv_tool(COLAB_VENV, COLAB_VENV_NAMED, name, "the Colab-like environment", "colab-env")
 
 
 def _free_port() -> int:
