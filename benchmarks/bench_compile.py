@@ -1,4 +1,4 @@
-"""Training-step time of ``torch.compile(model)`` against the same model run eagerly (``TrainConfig(compile=True)``).
+"""Training-step time of ``torch.compile(model)`` against the same model run eagerly (``RunConfig(compile=True)``).
 
 Two copies of one model (same weights) train on the same fixed batch of a synthetic task with the package's
 ``train_step`` (forward, label-smoothed loss, backward, gradient clipping, Adam): one eager, one compiled. The first

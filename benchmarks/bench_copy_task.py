@@ -35,30 +35,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load_average, parse_args, parser, write_results  # noqa: E402
 
 from transformer import Transformer  # noqa: E402
-from transformer.train.config import TrainConfig
-from transformer.train.evaluation import evaluate
-from transformer.train.loop import train
-from transformer.train.recipes import annotated_transformer_configs, small_model_config
+from transformer.train.config import RunConfig, TrainConfig  # noqa: E402
+from transformer.train.evaluation import evaluate  # noqa: E402
+from transformer.train.recipes import annotated_transformer_configs, small_model_config, train_task  # noqa: E402
+from transformer.train.tasks import TaskConfig  # noqa: E402
 
 FINAL_EVAL_SEED = 2024  # the final 1,000 sequences: neither the training stream nor the periodic checks
 
 
-def run(name: str, model_config, train_config: TrainConfig, check_size: int, published_steps: int,
-        stop_at_100: bool = False) -> dict:
+def run(name: str, model_config, data: TaskConfig, train_config: TrainConfig, run_config: RunConfig,
+        published_steps: int) -> dict:
     """Train one model, score it on the final fresh sequences, and say when a check first found it 100 % right."""
-    torch.manual_seed(train_config.seed)
+    torch.manual_seed(run_config.seed)
     model = Transformer(model_config)
     start = time.perf_counter()
-    history = train(model, train_config, progress=False, stop_at_exact_match=1.0 if stop_at_100 else None)
+    _, history = train_task(data, train_config, run_config, model=model, progress=False)
     wall = time.perf_counter() - start
-    final = evaluate(model, train_config.task, n=check_size, seed=FINAL_EVAL_SEED)
+    final = evaluate(model, data.task, n=data.eval_size, seed=FINAL_EVAL_SEED)
     first = next((i for i, em in enumerate(history.eval_exact_match) if em == 1.0), None)
     published = history.eval_step.index(published_steps) if published_steps in history.eval_step else None
     row = {
-        "setup": name, "task": train_config.task, "seed": train_config.seed, "steps": history.step[-1],
+        "setup": name, "task": data.task, "seed": run_config.seed, "steps": history.step[-1],
         "published_steps": published_steps, "max_steps": train_config.steps,
         "batch_size": train_config.batch_size, "d_model": model_config.d_model,
-        "parameters": model.num_parameters(), "threads": train_config.threads or torch.get_num_threads(),
+        "parameters": model.num_parameters(), "threads": run_config.threads or torch.get_num_threads(),
         "train_seconds": round(history.seconds, 2), "train_cpu_seconds": round(history.cpu_seconds, 2),
         "wall_seconds_with_checks": round(wall, 2), "load_1min": load_average(),
         "ms_per_step": round(1000 * history.seconds / history.step[-1], 1),
@@ -72,10 +72,10 @@ def run(name: str, model_config, train_config: TrainConfig, check_size: int, pub
     }
     reached = (f"first 100 % at step {row['first_100_step']} ({row['first_100_seconds']} s)" if first is not None
                else f"never 100 % at a check up to step {row['steps']}")
-    print(f"{name:<22} {train_config.task:<8} seed {train_config.seed}: {row['steps']} steps in "
+    print(f"{name:<22} {data.task:<8} seed {run_config.seed}: {row['steps']} steps in "
           f"{row['train_seconds']:.1f} s ({row['ms_per_step']} ms/step; processor time {row['train_cpu_seconds']:.1f} s), "
           f"load {row['load_1min']}, final exact match {final.exact_match:.1%} "
-          f"on {check_size:,} fresh sequences; {reached}", flush=True)
+          f"on {data.eval_size:,} fresh sequences; {reached}", flush=True)
     return row
 
 
@@ -132,11 +132,11 @@ def main() -> None:
     results = []
     for task in ("copy", "reverse"):
         for seed in range(1 if args.quick else args.seeds):
-            config = TrainConfig(task=task, seed=seed, eval_every=args.check_every, eval_size=check_size,
-                                 threads=threads, device="cpu")
+            config = TrainConfig(eval_every=args.check_every)
             if args.quick:
                 config = dataclasses.replace(config, steps=20, eval_every=10)
-            results.append(run("small (documented)", small_model_config(), config, check_size, config.steps))
+            results.append(run("small (documented)", small_model_config(), TaskConfig(task, eval_size=check_size),
+                               config, RunConfig(seed=seed, threads=threads, device="cpu"), config.steps))
     if not args.skip_annotated:
         model_config, config = annotated_transformer_configs()
         published = config.steps
@@ -144,12 +144,13 @@ def main() -> None:
             p.error(f"--annotated-max-steps must be at least {published} and, like {published}, a multiple of "
                     f"--check-every {args.check_every}; got {args.annotated_max_steps}")
         config = dataclasses.replace(config, steps=args.annotated_max_steps, eval_every=args.check_every,
-                                     eval_size=check_size, threads=threads, device="cpu")
+                                     stop_at_exact_match=1.0)
         if args.quick:
             model_config = dataclasses.replace(model_config, d_model=64, n_heads=4, d_ff=128)
             published = 4
             config = dataclasses.replace(config, steps=6, eval_every=2)
-        results.append(run("annotated-like", model_config, config, check_size, published, stop_at_100=True))
+        results.append(run("annotated-like", model_config, TaskConfig(eval_size=check_size), config,
+                           RunConfig(threads=threads, device="cpu"), published))
     summary = {task: summarize([r for r in results if r["setup"] == "small (documented)" and r["task"] == task])
                for task in ("copy", "reverse")}
     path = write_results("copy_task", results, extra={"what": __doc__.splitlines()[0], "quick": args.quick,

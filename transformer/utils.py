@@ -32,6 +32,15 @@ def select_device(device: str | torch.device = "auto") -> torch.device:
     return torch.device(device)
 
 
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run a block with PyTorch's global generators (the CPU's and CUDA's, which initial weights and dropout draw from)
+    seeded with ``seed``, then put them back as they were: the block repeats, and the caller's draws are undisturbed."""
+    with torch.random.fork_rng(devices=range(torch.cuda.device_count()) if torch.cuda.is_available() else []):
+        torch.manual_seed(seed)
+        yield
+
+
 def make_rng(seed: int) -> torch.Generator:
     """A private CPU random number generator: data drawn from it does not depend on (or disturb) the global one."""
     return torch.Generator().manual_seed(seed)

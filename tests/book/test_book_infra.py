@@ -245,12 +245,13 @@ def test_a_recorded_live_run_gives_the_outputs_of_the_static_build(tmp_path: Pat
 
     cells = [
         "import ipywidgets as widgets\nimport plotly.graph_objects as go\nimport transformer_book\n"
-        "from transformer.train.recipes import train_task\nfrom transformer_book.viz import live_only\n"
+        "from transformer.train import RunConfig, TaskConfig, TrainConfig, train_task\n"
+        "from transformer_book.viz import live_only\n"
         "transformer_book.setup_notebook()",
         "print('before')\nfig = go.Figure(go.Scatter(x=[1, 2], y=[2, 1]))\nfig.show()\nprint('after')\nfig",
         "live_only(lambda: widgets.interactive(lambda n: print(n * 2), n=widgets.IntSlider(3)), 'Move n.', static=fig)",
-        "model, history = train_task('copy', steps=3, seed=0, device='cpu', progress=transformer_book.progress(),\n"
-        "                            eval_every=3, eval_size=8)\nprint(len(history.loss))",
+        "model, history = train_task(TaskConfig(eval_size=8), TrainConfig(steps=3, eval_every=3), RunConfig(device='cpu'),\n"
+        "                            progress=transformer_book.progress())\nprint(len(history.loss))",
     ]
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells], metadata={"kernelspec": kernelspec})

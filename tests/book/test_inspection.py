@@ -10,9 +10,9 @@ from conftest import small_model
 from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode
 from transformer.tokens import BOS_ID, EOS_ID
-from transformer.train.config import TrainConfig
-from transformer.train.loop import train
-from transformer.train.tasks import make_batch, task_target, token_label
+from transformer.train.config import RunConfig, TrainConfig
+from transformer.train.recipes import train_task
+from transformer.train.tasks import TaskConfig, make_batch, task_target, token_label
 from transformer_book.ablation import (
     KINDS,
     ablate_heads,
@@ -220,10 +220,10 @@ def test_recorder_snapshots_the_maps_after_the_asked_numbers_of_updates(model):
     src = torch.tensor([symbols])
     batch = make_batch(src, task_target("copy", src, torch.tensor([3])))
     before = model.attention_maps(batch.src, batch.tgt_in)
-    config = TrainConfig(task="copy", vocab_size=13, max_seq_len=4, steps=3, batch_size=4, eval_every=100, eval_size=2,
-                         warmup=1, device="cpu")
+    data = TaskConfig("copy", vocab_size=13, max_seq_len=4, eval_size=2)
+    config = TrainConfig(steps=3, batch_size=4, eval_every=100, warmup=1)
     with vi.AttentionRecorder(model, symbols, batch.tgt_in[0].tolist(), steps=[0, 1, 3]) as recorder:
-        train(model, config, progress=False)
+        train_task(data, config, RunConfig(device="cpu"), model=model, progress=False)
     assert recorder.steps == [0, 1, 3]
     assert len(model._forward_pre_hooks) == 0  # the hook is gone after the block
     torch.testing.assert_close(recorder.examples[0].maps["cross"][0], before["cross"][0][0])  # untrained

@@ -78,7 +78,7 @@ STAND_INS = {
             "models = {}\n"
             "for seed, task in enumerate(TASKS):\n"
             "    torch.manual_seed(seed)\n"
-            "    models[task] = Transformer(small_model_config(TrainConfig(task=task).vocab_size)).to(device).eval()\n"
+            "    models[task] = Transformer(small_model_config(TaskConfig(task).vocab_size)).to(device).eval()\n"
         ),
     },
 }

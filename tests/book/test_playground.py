@@ -37,7 +37,7 @@ from transformer_book.playground import (
 
 
 def test_playground_translator_is_the_translation_recipe_cut_short():
-    full, short = translation_train_config(seed=3), playground_translation_train_config(seed=3)
+    full, short = translation_train_config(), playground_translation_train_config()
     assert (short.steps, short.batch_size, short.eval_every) == (1500, 32, 1500)
     assert dataclasses.replace(short, steps=full.steps, batch_size=full.batch_size, eval_every=full.eval_every) == full
     assert playground_translation_train_config(steps=10).steps == 10

@@ -21,6 +21,7 @@ from num2words import num2words
 from transformer import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.bpe import PIECE_PATTERN, SPACE, apply_merges, learn_merges, normalize, pre_tokenize
+from transformer.train.config import RunConfig
 from transformer.train.evaluation import translate
 from transformer.train.subwords import SPECIALS, SubwordVocabulary
 from transformer.train.tokenizer import UNK_ID
@@ -274,8 +275,8 @@ def test_the_model_shares_one_table_for_both_languages_and_the_output(small_data
 
 
 def test_train_translation_is_seeded_and_learns(small_data: TranslationData) -> None:
-    config = translation_train_config(steps=6, batch_size=32, warmup=2, eval_every=6, seed=1)
-    (model, history), (again, repeat) = (train_translation(small_data, config, progress=False) for _ in range(2))
+    config, run = translation_train_config(steps=6, batch_size=32, warmup=2, eval_every=6), RunConfig(seed=1)
+    (model, history), (again, repeat) = (train_translation(small_data, config, run, progress=False) for _ in range(2))
     assert history.loss == repeat.loss and history.step[-1] == 6 and history.loss[-1] < history.loss[0]
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True))
     assert translation_train_config().schedule == "linear" and translation_train_config().label_smoothing == 0.1

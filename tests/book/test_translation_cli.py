@@ -53,6 +53,7 @@ def test_translation_trains_and_evaluate_reports_the_chapters_scores(capsys, tmp
     assert "exact match by kind: number " in out
     metadata = read_checkpoint(path)["metadata"]
     assert metadata["task"] == "translation" and metadata["train_config"]["steps"] == 4
+    assert metadata["run_config"]["seed"] == 0 and metadata["run_config"]["device"] == "cpu"
     assert metadata["data"]["n_train"] == 600 and metadata["data"]["n_test"] == 40
     assert len(SubwordVocabulary.from_json(metadata["vocab"])) == 200  # the vocabulary travels with the model
     assert set(metadata["scores"]["exact_match_by_kind"]) <= set(translation.KINDS)
@@ -107,7 +108,7 @@ def test_a_resumed_translation_run_ends_as_the_uninterrupted_run(capsys, tmp_pat
     assert code == 2 and "--resume: cannot resume from 'whole.resume.3.pt': it belongs to another run" in text
     assert "training setting batch_size: 16 in the checkpoint, 8 here" in text and "data batch_size" in text
     code, text = _run(capsys, *whole, "--seed", "1", "--out", "other.pt", "--resume", "whole.resume.3.pt")
-    assert code == 2 and "training setting seed: 0 in the checkpoint, 1 here" in text and "data text_sha256" in text
+    assert code == 2 and "run setting seed: 0 in the checkpoint, 1 here" in text and "data text_sha256" in text
     dates = ["train", "--task", "dates", "--steps", "6", "--batch-size", "16", "--device", "cpu", "--no-progress"]
     code, text = _run(capsys, *dates, "--out", "dates.pt", "--resume", "whole.resume.3.pt")
     assert code == 2 and "task: 'translation' in the checkpoint, 'dates' here" in text

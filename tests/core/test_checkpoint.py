@@ -109,18 +109,17 @@ transformer.checkpoint.torch.save = half_save
 if sys.argv[2] == "model":
     save_checkpoint(Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)), sys.argv[1], run=2)
 else:
-    from transformer.train.loop import train
-    from transformer.train.config import TrainConfig
-    train(Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)), TrainConfig(steps=2, batch_size=4,
-          eval_every=2, eval_size=4, device="cpu"), progress=False, save_to=sys.argv[1], save_every=1)
+    from transformer.train import RunConfig, TaskConfig, TrainConfig, train_task
+    train_task(TaskConfig(eval_size=4), TrainConfig(steps=2, batch_size=4, eval_every=2),
+               RunConfig(device="cpu", save_to=sys.argv[1], save_every=1),
+               model=Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)), progress=False)
 """
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["model", "training"])
 def test_a_writer_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_path, kind):
-    from transformer.train.config import TrainConfig
-    from transformer.train.loop import train
+    from transformer.train import RunConfig, TaskConfig, TrainConfig, train_task
     from transformer.train.resume import read_training_checkpoint
 
     path = tmp_path / "checkpoint.pt"
@@ -128,8 +127,8 @@ def test_a_writer_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_path
     if kind == "model":
         save_checkpoint(model, path, run=1)
     else:
-        train(model, TrainConfig(steps=1, batch_size=4, eval_every=1, eval_size=4, device="cpu"), progress=False,
-              save_to=path, save_every=1)
+        train_task(TaskConfig(eval_size=4), TrainConfig(steps=1, batch_size=4, eval_every=1),
+                   RunConfig(device="cpu", save_to=path, save_every=1), model=model, progress=False)
     before = path.read_bytes()
     writer = subprocess.Popen([sys.executable, "-c", HALF_WRITER, str(path), kind], stdout=subprocess.PIPE, text=True)
     try:

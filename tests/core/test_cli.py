@@ -175,3 +175,12 @@ def test_the_command_line_trains_and_scores_every_task_through_the_registry_alon
                 values |= {e.value for c in operands if isinstance(c, (ast.Tuple, ast.List, ast.Set)) for e in c.elts
                            if isinstance(e, ast.Constant)}
                 assert not values & set(registry.REGISTRY), f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"
+
+
+def test_evaluate_asks_for_the_task_of_a_checkpoint_that_records_none(tmp_path, capsys) -> None:
+    path = save_checkpoint(Transformer(small_model_config()), tmp_path / "mine.pt")  # saved from Python, no metadata
+    with pytest.raises(SystemExit):
+        main(["evaluate", str(path), "--device", "cpu", "--n", "4"])
+    assert "does not record the task it was trained on: name it with --task" in capsys.readouterr().err
+    assert main(["evaluate", str(path), "--task", "reverse", "--device", "cpu", "--n", "4"]) == 0
+    assert "reverse, 4 fresh sequences of length 1-10" in capsys.readouterr().out

@@ -109,17 +109,16 @@ def test_onnx_head_masks_silence_the_chosen_heads_as_pytorch_does(onnx_sessions)
 def test_train_with_compile_takes_the_same_steps_as_eager_training(monkeypatch):
     from functools import partial
 
-    from transformer.train import train
-    from transformer.train.config import TrainConfig
+    from transformer.train import RunConfig, TaskConfig, TrainConfig, train_task
 
     compiled = []
     aot_eager = partial(torch.compile, backend="aot_eager")  # inductor would spend a minute building kernels
     monkeypatch.setattr(torch, "compile", lambda model: compiled.append(model) or aot_eager(model))
     histories = {}
     for compile_ in (False, True):
-        config = TrainConfig(steps=3, batch_size=8, eval_every=3, eval_size=4, device="cpu", compile=compile_)
-        histories[compile_] = train(tiny_model(), config, progress=False)
+        config, run = TrainConfig(steps=3, batch_size=8, eval_every=3), RunConfig(device="cpu", compile=compile_)
+        histories[compile_] = train_task(TaskConfig(eval_size=4), config, run, model=tiny_model(), progress=False)[1]
     assert len(compiled) == 1  # only the run that asked for it
     assert histories[True].loss == pytest.approx(histories[False].loss, abs=1e-5)
     with pytest.raises(TypeError, match="compile must be a bool"):
-        TrainConfig(compile="yes")
+        RunConfig(compile="yes")

@@ -11,7 +11,7 @@ import torch
 from transformer import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.bucketing import batch_stream, length_batches, padding_fraction, random_batches, text_batch
-from transformer.train.config import TrainConfig
+from transformer.train.config import RunConfig, TrainConfig
 from transformer.train.dates import (
     STYLE_EXAMPLES,
     STYLES,
@@ -255,21 +255,22 @@ def test_train_takes_a_task_of_its_own_as_batches() -> None:
     eval_batches = [text_batch([e.text for e in held_out], [e.iso for e in held_out], source, target)]
     torch.manual_seed(0)
     model = Transformer(small_model_config(src_vocab_size=len(source), tgt_vocab_size=len(target)))
-    history = train(model, TrainConfig(steps=40, eval_every=40, device="cpu"), progress=False, batches=stream,
-                    eval_batches=eval_batches)
+    history = train(model, stream, eval_batches, TrainConfig(steps=40, eval_every=40), RunConfig(device="cpu"),
+                    progress=False)
     assert history.eval_step == [40] and history.eval_loss[-1] < history.loss[0] / 2  # scored on the held-out batch
     again = evaluate_batches(model, eval_batches)
     assert again.n == 64 and again.loss == pytest.approx(history.eval_loss[-1], rel=1e-4)
 
 
-def test_train_needs_batches_and_eval_batches_together() -> None:
+def test_train_refuses_batches_it_cannot_train_on() -> None:
     model = Transformer(small_model_config())
-    with pytest.raises(ValueError, match="batches and eval_batches go together"):
-        train(model, TrainConfig(steps=1), progress=False, batches=iter([]))
+    held_out = [task_batch("copy", 4)]
     with pytest.raises(TypeError, match="batches must be an iterator of Batch"):
-        train(model, TrainConfig(steps=1), progress=False, batches=[], eval_batches=[])
+        train(model, [], held_out, TrainConfig(steps=1), progress=False)
+    with pytest.raises(ValueError, match="eval_batches must hold at least one batch"):
+        train(model, iter([]), [], TrainConfig(steps=1), progress=False)
     with pytest.raises(ValueError, match="batches ran out after 0 steps; config.steps asks for 1"):
-        train(model, TrainConfig(steps=1, device="cpu"), progress=False, batches=iter([]), eval_batches=[])
+        train(model, iter([]), held_out, TrainConfig(steps=1), RunConfig(device="cpu"), progress=False)
 
 
 def test_evaluate_is_evaluate_batches_on_the_task_batches() -> None:
@@ -288,8 +289,8 @@ def test_training_on_given_batches_reports_without_a_task_name(capsys) -> None:
     source, target = Vocabulary.build(sources), Vocabulary.build(targets, level="char")
     stream = batch_stream(sources, targets, source, target, 16, torch.Generator().manual_seed(0))
     model = Transformer(small_model_config(src_vocab_size=len(source), tgt_vocab_size=len(target)))
-    train(model, TrainConfig(steps=2, device="cpu"), progress="text", batches=stream,
-          eval_batches=[text_batch(sources[:8], targets[:8], source, target)])
+    train(model, stream, [text_batch(sources[:8], targets[:8], source, target)], TrainConfig(steps=2),
+          RunConfig(device="cpu"), progress="text")
     assert capsys.readouterr().out.startswith("training: 2 steps in ")
 
 
@@ -310,8 +311,8 @@ def test_dates_data_is_the_split_the_examples_and_the_vocabularies_of_the_traini
 
 def test_train_dates_is_seeded_and_sizes_the_model_to_the_vocabularies() -> None:
     data = dates_data(n_train=400, n_test=40)
-    config = TrainConfig(steps=4, batch_size=16, eval_every=4, seed=1)
-    (model, history), (again, repeat) = (train_dates(data, config, progress=False) for _ in range(2))
+    config, run = TrainConfig(steps=4, batch_size=16, eval_every=4), RunConfig(seed=1)
+    (model, history), (again, repeat) = (train_dates(data, config, run, progress=False) for _ in range(2))
     c = model.config
     assert (c.src_vocab_size, c.tgt_vocab_size) == (len(data.source_vocab), len(data.target_vocab))
     assert history.loss == repeat.loss and history.step[-1] == 4

@@ -15,9 +15,9 @@ from transformer.decoding import (
     sample_decode,
 )
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
-from transformer.train.config import TrainConfig
-from transformer.train.loop import train
-from transformer.train.tasks import task_batch
+from transformer.train.config import RunConfig, TrainConfig
+from transformer.train.recipes import train_task
+from transformer.train.tasks import TaskConfig, task_batch
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,8 @@ def copy_model() -> Transformer:
     torch.manual_seed(0)
     model = Transformer(TransformerConfig(13, 13, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2,
                                           n_decoder_layers=2, dropout=0.0, norm_first=True, max_positions=64))
-    train(model, TrainConfig(steps=120, batch_size=64, lr=1e-2, warmup=20, eval_every=120, eval_size=16,
-                             device="cpu"), progress=False)
+    train_task(TaskConfig(eval_size=16), TrainConfig(steps=120, batch_size=64, lr=1e-2, warmup=20, eval_every=120),
+               RunConfig(device="cpu"), model=model, progress=False)
     return model.eval()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 import torch
@@ -10,21 +11,23 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from transformer.train.cli import main
+from transformer.train.config import RunConfig, TrainConfig
 from transformer.train.distributed import shard
 from transformer.train.recipes import train_task
-from transformer.train.tasks import task_batch
+from transformer.train.tasks import TaskConfig, task_batch
 
 pytestmark = pytest.mark.slow  # every test here compiles, exports, trains or starts processes
 
 # Adam's default eps (1e-9) turns float noise on gradients that are exactly zero in exact arithmetic (the attention
 # keys' biases: softmax ignores a shift shared by all keys) into full-size steps of random sign; eps 1e-4 keeps the
 # comparison about the gradients themselves.
-RUN = dict(task="copy", steps=5, batch_size=16, seed=3, device="cpu", progress=False, eval_every=2, eval_size=20,
-           eps=1e-4)
+DATA = TaskConfig("copy", eval_size=20)
+CONFIG = TrainConfig(steps=5, batch_size=16, eval_every=2, eps=1e-4)
+RUN = RunConfig(seed=3, device="cpu")
 
 
 def test_shards_are_disjoint_slices_that_make_up_the_batch() -> None:
-    batch = task_batch("copy", RUN["batch_size"], rng=torch.Generator().manual_seed(0))
+    batch = task_batch("copy", CONFIG.batch_size, rng=torch.Generator().manual_seed(0))
     parts = [shard(batch, rank, 2) for rank in range(2)]
     assert torch.equal(torch.cat([p.src for p in parts]), batch.src)
     assert torch.equal(torch.cat([p.tgt_mask for p in parts]), batch.tgt_mask)
@@ -35,7 +38,7 @@ def test_shards_are_disjoint_slices_that_make_up_the_batch() -> None:
 def _rank(rank: int, store: str, out: str) -> None:
     # A file store and the loopback interface: nothing listens beyond this machine.
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
-    model, history = train_task(**RUN, distributed=True)
+    model, history = train_task(DATA, CONFIG, replace(RUN, distributed=True), progress=False)
     if rank == 0:
         torch.save({"weights": model.state_dict(), "loss": history.loss, "eval": history.eval_exact_match}, out)
     dist.destroy_process_group()
@@ -52,13 +55,14 @@ def test_two_gloo_processes_train_the_weights_one_process_trains(tmp_path, monke
                 process.kill()
             pytest.fail("the distributed run did not finish in 120 s")
     ddp = torch.load(out)
-    single, history = train_task(**RUN)
+    single, history = train_task(DATA, CONFIG, RUN, progress=False)
     weights = single.state_dict()
     difference = max((ddp["weights"][name] - weights[name]).abs().max().item() for name in weights)
     assert difference < 1e-5, difference
     assert ddp["loss"] == pytest.approx(history.loss, abs=1e-5)  # rank 0 logs the whole batch's loss
     assert ddp["eval"] == history.eval_exact_match  # and every rank the evaluations rank 0 ran
-    first = train_task(**{**RUN, "steps": 1})[0].state_dict()  # the weights do move over these steps
+    first = train_task(DATA, replace(CONFIG, steps=1), RUN, progress=False)[0].state_dict()
+    # the weights do move over these steps
     assert max((first[name] - weights[name]).abs().max().item() for name in weights) > 100 * 1e-5
 
 
@@ -67,4 +71,4 @@ def test_distributed_without_a_process_group_says_how_to_launch(tmp_path, capsys
         main(["train", "--device", "cpu", "--distributed", "--out", str(tmp_path / "m.pt")])
     assert "torchrun --nproc_per_node" in capsys.readouterr().err
     with pytest.raises(ValueError, match="torchrun"):
-        train_task(**{**RUN, "distributed": True})
+        train_task(DATA, CONFIG, replace(RUN, distributed=True), progress=False)

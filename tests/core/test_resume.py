@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,10 @@ from transformer import Transformer, save_checkpoint
 from transformer.checkpoint import read_checkpoint
 from transformer.train.bucketing import BatchStream, batch_stream, length_batches, text_batch
 from transformer.train.cli import main
-from transformer.train.config import TrainConfig
+from transformer.train.config import RunConfig, TrainConfig
 from transformer.train.dates import dates_data, train_dates
 from transformer.train.loop import History, train
-from transformer.train.recipes import small_model_config
+from transformer.train.recipes import small_model_config, train_task
 from transformer.train.resume import (
     FORMAT,
     Checkpointer,
@@ -32,11 +33,18 @@ from transformer.train.resume import (
     save_training_checkpoint,
 )
 from transformer.train.schedule import make_scheduler
-from transformer.train.tasks import TaskStream, task_batch
+from transformer.train.tasks import TaskConfig, TaskStream, task_batch
 from transformer.train.tokenizer import Vocabulary
 
 TINY = dict(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
-RUN = dict(task="copy", steps=12, batch_size=16, eval_every=4, eval_size=20, seed=3, device="cpu")
+DATA = TaskConfig("copy", eval_size=20)
+CONFIG = TrainConfig(steps=12, batch_size=16, eval_every=4)
+RUN = RunConfig(seed=3, device="cpu")
+
+
+def _train(model: Transformer, config: TrainConfig = CONFIG, data: TaskConfig = DATA, **run) -> History:
+    """``model`` trained on ``data`` with ``config``, as :data:`RUN` with ``run`` in place of its settings."""
+    return train_task(data, config, replace(RUN, **run), model=model, progress=False)[1]
 
 
 def _same_batches(a, b) -> bool:
@@ -122,29 +130,31 @@ def test_a_batch_stream_refuses_the_state_of_other_pairs_and_needs_its_own_gener
 # Training checkpoints: refused when they belong to another run
 
 
-def _untrained_checkpoint(path: Path, config: TrainConfig, model_config=None) -> Path:
-    """A training checkpoint of a run that has not taken a step (nothing is trained, so the test stays fast)."""
-    torch.manual_seed(config.seed)
-    model = Transformer(model_config or small_model_config(**TINY))
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    stream = TaskStream(config.task, config.batch_size, config.vocab_size, config.min_seq_len, config.max_seq_len,
-                        rng=torch.Generator().manual_seed(config.seed))
-    scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
-    return save_training_checkpoint(path, 0, config.task, model, config, optimizer, scheduler, stream, History().to_dict(),
-                                    torch.device("cpu"))
+def _untrained_checkpoint(path: Path) -> Path:
+    """A training checkpoint of the run of :data:`DATA`, :data:`CONFIG` and :data:`RUN` that has not taken a step
+    (nothing is trained, so the test stays fast)."""
+    torch.manual_seed(RUN.seed)
+    model = Transformer(small_model_config(**TINY))
+    optimizer = torch.optim.Adam(model.parameters(), lr=CONFIG.lr)
+    stream = DATA.stream(CONFIG.batch_size, RUN.seed)
+    scheduler = make_scheduler(optimizer, CONFIG.schedule, CONFIG.warmup, CONFIG.steps)
+    return save_training_checkpoint(path, 0, DATA.task, model, CONFIG, RUN, optimizer, scheduler, stream,
+                                    History().to_dict(), torch.device("cpu"))
 
 
 def test_a_checkpoint_of_another_run_is_refused_with_every_difference_named(tmp_path: Path) -> None:
-    config = TrainConfig(**RUN)
-    path = _untrained_checkpoint(tmp_path / "run.pt", config)
+    path = _untrained_checkpoint(tmp_path / "run.pt")
     assert read_training_checkpoint(path)["format"] == FORMAT
-    other = TrainConfig(**{**RUN, "task": "reverse", "steps": 24, "lr": 1e-3})
+    other = replace(CONFIG, steps=24, lr=1e-3)
     with pytest.raises(ResumeError) as error:
-        train(Transformer(small_model_config(**{**TINY, "d_ff": 64})), other, progress=False, resume_from=path)
+        _train(Transformer(small_model_config(**{**TINY, "d_ff": 64})), other, TaskConfig("reverse"), seed=4,
+               bf16=True, resume_from=path)
     message = str(error.value)
     for difference in ("task: 'copy' in the checkpoint, 'reverse' here",
                        "training setting steps: 12 in the checkpoint, 24 here",
-                       f"training setting lr: {config.lr!r} in the checkpoint, 0.001 here",
+                       f"training setting lr: {CONFIG.lr!r} in the checkpoint, 0.001 here",
+                       "run setting seed: 3 in the checkpoint, 4 here",
+                       "run setting bf16: False in the checkpoint, True here",
                        "model setting d_ff: 32 in the checkpoint, 64 here",
                        "data task: 'copy' in the checkpoint, 'reverse' here"):
         assert difference in message, message
@@ -152,41 +162,41 @@ def test_a_checkpoint_of_another_run_is_refused_with_every_difference_named(tmp_
 
 
 def test_where_and_how_fast_a_run_goes_may_change_on_resume(tmp_path: Path) -> None:
-    checkpoint = read_training_checkpoint(_untrained_checkpoint(tmp_path / "run.pt", TrainConfig(**RUN)))
-    moved = TrainConfig(**{**RUN, "device": "auto", "threads": 2, "compile": True, "distributed": True})
+    checkpoint = read_training_checkpoint(_untrained_checkpoint(tmp_path / "run.pt"))
+    moved = replace(RUN, device="auto", threads=2, compile=True, distributed=True, save_to=tmp_path / "elsewhere.pt",
+                    save_every=3, resume_from=tmp_path / "run.pt")
     stream = TaskStream("copy", 16, rng=torch.Generator())
-    assert resume_differences(checkpoint, "copy", Transformer(small_model_config(**TINY)), moved, stream) == []
+    model = Transformer(small_model_config(**TINY))
+    assert resume_differences(checkpoint, "copy", model, CONFIG, moved, stream) == []
 
 
 def test_a_checkpoint_of_another_package_version_is_refused(tmp_path: Path, monkeypatch) -> None:
-    path = _untrained_checkpoint(tmp_path / "run.pt", TrainConfig(**RUN))
+    path = _untrained_checkpoint(tmp_path / "run.pt")
     monkeypatch.setattr("transformer.train.resume.__version__", "9.9.9")
     with pytest.raises(ResumeError, match=r"package version: '0\.1\.0' in the checkpoint, '9\.9\.9' here"):
-        train(Transformer(small_model_config(**TINY)), TrainConfig(**RUN), progress=False, resume_from=path)
+        _train(Transformer(small_model_config(**TINY)), resume_from=path)
 
 
 def test_resuming_from_a_model_checkpoint_or_nothing_says_which_file_to_use(tmp_path: Path) -> None:
     model = save_checkpoint(Transformer(small_model_config(**TINY)), tmp_path / "copy.pt")
-    config = TrainConfig(**RUN)
     with pytest.raises(ResumeError, match="is a model checkpoint .* copy.pt -> copy.resume.pt"):
-        train(Transformer(small_model_config(**TINY)), config, progress=False, resume_from=model)
+        _train(Transformer(small_model_config(**TINY)), resume_from=model)
     with pytest.raises(ResumeError, match="cannot resume: no checkpoint at"):
-        train(Transformer(small_model_config(**TINY)), config, progress=False, resume_from=tmp_path / "missing.pt")
+        _train(Transformer(small_model_config(**TINY)), resume_from=tmp_path / "missing.pt")
     torch.save({"format": "something else"}, tmp_path / "other.pt")
     with pytest.raises(ResumeError, match="is not a training checkpoint"):
-        train(Transformer(small_model_config(**TINY)), config, progress=False, resume_from=tmp_path / "other.pt")
+        _train(Transformer(small_model_config(**TINY)), resume_from=tmp_path / "other.pt")
 
 
 def test_checkpointing_needs_a_path_and_batches_that_can_be_saved(tmp_path: Path) -> None:
-    model, config = Transformer(small_model_config(**TINY)), TrainConfig(**RUN)
     with pytest.raises(ValueError, match="save_every=5 needs save_to"):
-        train(model, config, progress=False, save_every=5)
+        RunConfig(save_every=5)
     with pytest.raises(ValueError, match="save_every must be an int >= 1; got 0"):
-        train(model, config, progress=False, save_to=tmp_path / "run.pt", save_every=0)
+        RunConfig(save_to=tmp_path / "run.pt", save_every=0)
     generator = (task_batch("copy", 16) for _ in range(12))
     with pytest.raises(TypeError, match="batches must be an iterator that can be saved.*got generator"):
-        train(model, config, progress=False, batches=generator, eval_batches=[task_batch("copy", 4)],
-              save_to=tmp_path / "run.pt")
+        train(Transformer(small_model_config(**TINY)), generator, [task_batch("copy", 4)], CONFIG,
+              replace(RUN, save_to=tmp_path / "run.pt"), progress=False)
 
 
 @pytest.fixture
@@ -245,13 +255,12 @@ def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_sigterm_still_s
 @pytest.mark.slow
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
 def test_a_resumed_run_ends_with_the_uninterrupted_runs_weights_bit_for_bit(tmp_path, keep_every_checkpoint, bf16) -> None:
-    config = TrainConfig(**RUN, bf16=bf16)
     torch.manual_seed(3)
     whole = Transformer(small_model_config(**TINY))
-    history = train(whole, config, progress=False, save_to=tmp_path / "run.pt", save_every=5)  # saves at 5 and 10
+    history = _train(whole, bf16=bf16, save_to=tmp_path / "run.pt", save_every=5)  # saves at 5 and 10
     for step in (5, 10):
         resumed = Transformer(small_model_config(**TINY))  # other initial weights: the checkpoint replaces them
-        again = train(resumed, config, progress=False, resume_from=tmp_path / f"run.{step}.pt")
+        again = _train(resumed, bf16=bf16, resume_from=tmp_path / f"run.{step}.pt")
         assert _same_weights(whole.state_dict(), resumed.state_dict())
         assert again.loss == history.loss and again.eval_exact_match == history.eval_exact_match
         assert again.step == list(range(1, 13)) and again.eval_step == [4, 8, 12]
@@ -261,9 +270,11 @@ def test_a_resumed_run_ends_with_the_uninterrupted_runs_weights_bit_for_bit(tmp_
 @pytest.mark.parametrize("saved_at", [4, 7])  # inside the first epoch of 7 batches, and at its end
 def test_a_resumed_dates_run_continues_its_bucketed_stream(tmp_path, keep_every_checkpoint, saved_at) -> None:
     data = dates_data(n_train=100, n_test=20)
-    config = TrainConfig(steps=10, batch_size=16, eval_every=5, seed=2, device="cpu")
-    model, history = train_dates(data, config, progress=False, save_to=tmp_path / "run.pt", save_every=saved_at)
-    resumed, again = train_dates(data, config, progress=False, resume_from=tmp_path / f"run.{saved_at}.pt")
+    config, run = TrainConfig(steps=10, batch_size=16, eval_every=5), RunConfig(seed=2, device="cpu")
+    model, history = train_dates(data, config, replace(run, save_to=tmp_path / "run.pt", save_every=saved_at),
+                                 progress=False)
+    resumed, again = train_dates(data, config, replace(run, resume_from=tmp_path / f"run.{saved_at}.pt"),
+                                 progress=False)
     assert _same_weights(model.state_dict(), resumed.state_dict()) and again.loss == history.loss
     assert read_training_checkpoint(tmp_path / f"run.{saved_at}.pt")["task"] == "dates"
 

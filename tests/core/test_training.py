@@ -7,14 +7,14 @@ import torch.nn.functional as F
 
 from transformer import Transformer, TransformerConfig
 from transformer.tokens import EOS_ID, PAD_ID
-from transformer.train.config import TrainConfig
+from transformer.train.config import RunConfig, TrainConfig
 from transformer.train.distributed import shard
 from transformer.train.evaluation import evaluate, evaluate_batches
 from transformer.train.loop import train, train_step
 from transformer.train.objective import exact_match, label_smoothing_kl, sequence_loss, smoothed_targets
 from transformer.train.recipes import annotated_transformer_configs, small_model_config, train_task
 from transformer.train.schedule import make_scheduler, noam_lr, noam_scheduler, polynomial_scheduler
-from transformer.train.tasks import make_batch, random_sequences, task_batch
+from transformer.train.tasks import TaskConfig, make_batch, random_sequences, task_batch
 from transformer.utils import make_rng, select_device
 
 
@@ -93,15 +93,16 @@ def test_make_scheduler_builds_the_schedule_a_config_names():
 def test_train_takes_the_same_adam_steps_as_torch_optim_adam():
     """train's Adam (the fused kernel where PyTorch has one) and the default for-loop Adam: the same weights after a
     few steps, up to float rounding."""
-    config = TrainConfig(steps=5, batch_size=16, eval_every=5, eval_size=8, label_smoothing=0.0, clip_norm=None,
-                         schedule="linear", warmup=1, device="cpu")
+    config = TrainConfig(steps=5, batch_size=16, eval_every=5, label_smoothing=0.0, clip_norm=None, schedule="linear",
+                         warmup=1)
+    run = RunConfig(device="cpu")
     torch.manual_seed(0)
     trained = Transformer(small_model_config(d_model=16, d_ff=32))
     reference = copy.deepcopy(trained)
-    train(trained, config, progress=False)
+    train_task(TaskConfig(eval_size=8), config, run, model=trained, progress=False)
     optimizer = torch.optim.Adam(reference.parameters(), lr=config.lr, betas=config.betas, eps=config.eps, foreach=False)
     scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
-    rng = make_rng(config.seed)  # as train draws its batches
+    rng = make_rng(run.seed)  # as train_task draws its batches
     for _ in range(config.steps):
         train_step(reference.train(), task_batch("copy", config.batch_size, rng=rng), optimizer)
         scheduler.step()
@@ -131,8 +132,8 @@ def test_training_is_deterministic_for_a_seed():
     def run(seed):
         torch.manual_seed(seed)
         model = Transformer(small_model_config(d_model=32, d_ff=64))
-        config = TrainConfig(steps=8, batch_size=16, eval_every=4, eval_size=8, seed=seed, device="cpu")
-        return train(model, config, progress=False)
+        config, run = TrainConfig(steps=8, batch_size=16, eval_every=4), RunConfig(seed=seed, device="cpu")
+        return train_task(TaskConfig(eval_size=8), config, run, model=model, progress=False)[1]
 
     first, again, other = run(0), run(0), run(1)
     assert first.loss == again.loss and first.eval_exact_match == again.eval_exact_match
@@ -141,11 +142,26 @@ def test_training_is_deterministic_for_a_seed():
     assert 0 < first.cpu_seconds and 0 < first.seconds
 
 
+def test_training_leaves_the_callers_random_numbers_as_they_were():
+    """train_task seeds the initial weights and dropout with the run's seed inside the call only: what the caller draws
+    afterwards is what it would have drawn without the call."""
+    model_config = small_model_config(d_model=16, d_ff=32, dropout=0.1)
+    torch.manual_seed(123)
+    model = Transformer(model_config)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    model = Transformer(model_config)
+    config, run = TrainConfig(steps=2, batch_size=8, eval_every=2), RunConfig(device="cpu")
+    train_task(TaskConfig(eval_size=4), config, run, model=model, progress=False)
+    train_task(TaskConfig(eval_size=4), config, run, progress=False)  # builds its own model too
+    assert torch.equal(torch.rand(3), expected)
+
+
 def test_bf16_autocast_trains_with_finite_losses():
     torch.manual_seed(0)
     model = Transformer(small_model_config(d_model=32, d_ff=64))
-    history = train(model, TrainConfig(steps=3, batch_size=8, eval_every=3, eval_size=4, bf16=True, device="cpu"),
-                    progress=False)
+    _, history = train_task(TaskConfig(eval_size=4), TrainConfig(steps=3, batch_size=8, eval_every=3),
+                            RunConfig(bf16=True, device="cpu"), model=model, progress=False)
     assert all(math.isfinite(loss) for loss in history.loss)
 
 
@@ -153,7 +169,8 @@ def test_bf16_autocast_trains_with_finite_losses():
 @pytest.mark.slow
 def test_the_small_configuration_learns_the_task_to_100_percent_on_1000_fresh_sequences(task):
     steps = 3 * TrainConfig().steps // 2  # a generous budget: the benchmark measures the documented one
-    model, history = train_task(task, steps=steps, device="cpu", progress=False, eval_every=steps, eval_size=10)
+    model, history = train_task(TaskConfig(task, eval_size=10), TrainConfig(steps=steps, eval_every=steps),
+                                RunConfig(device="cpu"), progress=False)
     result = evaluate(model, task, n=1000)
     assert result.exact_match == 1.0, (result, history.eval_exact_match)
     assert result.token_accuracy == 1.0
@@ -161,17 +178,19 @@ def test_the_small_configuration_learns_the_task_to_100_percent_on_1000_fresh_se
 
 def test_configurations_and_arguments_are_validated():
     with pytest.raises(ValueError, match="task"):
-        TrainConfig(task="shuffle")
+        TaskConfig(task="shuffle")
     with pytest.raises(ValueError, match="steps"):
         TrainConfig(steps=0)
     with pytest.raises(ValueError, match="schedule"):
         TrainConfig(schedule="cosine")
     with pytest.raises(ValueError, match="max_seq_len must be an int >= 5; got 3"):
-        TrainConfig(min_seq_len=5, max_seq_len=3)
+        TaskConfig(min_seq_len=5, max_seq_len=3)
     with pytest.raises(ValueError, match="max_seq_len must be an int >= 1; got 0"):
-        TrainConfig(min_seq_len=1, max_seq_len=0)
+        TaskConfig(min_seq_len=1, max_seq_len=0)
     with pytest.raises(ValueError, match="vocab_size must be an int >= 4; got 3"):
-        TrainConfig(vocab_size=3)
+        TaskConfig(vocab_size=3)
+    with pytest.raises(ValueError, match="eval_size must be an int >= 1; got 0"):
+        TaskConfig(eval_size=0)
     for bad in (0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="clip_norm must be a positive finite number"):
             TrainConfig(clip_norm=bad)
@@ -180,7 +199,13 @@ def test_configurations_and_arguments_are_validated():
     with pytest.raises(TypeError, match="steps must be an int; got float 1.5"):
         TrainConfig(steps=1.5)
     with pytest.raises(TypeError, match="bf16 must be a bool"):
-        TrainConfig(bf16="yes")
+        RunConfig(bf16="yes")
+    with pytest.raises(ValueError, match="device must be one of .* got 'tpu'"):
+        RunConfig(device="tpu")
+    with pytest.raises(ValueError, match="save_every=5 needs save_to"):
+        RunConfig(save_every=5)
+    with pytest.raises(ValueError, match=r"stop_at_exact_match must be in \(0, 1\]; got 0"):
+        TrainConfig(stop_at_exact_match=0)
     assert TrainConfig(clip_norm=None).clip_norm is None
     tiny = Transformer(small_model_config(d_model=8, n_heads=2, d_ff=8))
     with pytest.raises(ValueError, match="n must be an int >= 1; got 0"):
@@ -189,7 +214,7 @@ def test_configurations_and_arguments_are_validated():
         evaluate(tiny, n=4, batch_size=0)
     padded_with_3 = Transformer(TransformerConfig(13, 13, d_model=8, n_heads=2, d_ff=8, pad_id=3))
     with pytest.raises(ValueError, match="the synthetic tasks pad with PAD_ID=0; the model was built with pad_id=3"):
-        train(padded_with_3, progress=False)
+        train_task("copy", model=padded_with_3, progress=False)
     with pytest.raises(ValueError, match="the synthetic tasks pad with PAD_ID=0; the model was built with pad_id=3"):
         evaluate(padded_with_3, n=4)
     with pytest.raises(ValueError, match="device"):
@@ -218,8 +243,8 @@ def test_the_small_model_has_under_a_240th_of_the_annotated_transformers_paramet
 @pytest.mark.parametrize("progress, lines", [("text", 1), (False, 0)])
 def test_text_progress_prints_one_final_line_and_none_prints_nothing(capsys, progress, lines):
     model = Transformer(small_model_config(d_model=32, d_ff=64))
-    config = TrainConfig(steps=6, batch_size=8, eval_every=3, eval_size=8, device="cpu")
-    train(model, config, progress=progress)
+    config = TrainConfig(steps=6, batch_size=8, eval_every=3)
+    train_task(TaskConfig(eval_size=8), config, RunConfig(device="cpu"), model=model, progress=progress)
     out = capsys.readouterr().out
     assert len(out.splitlines()) == lines and "\r" not in out
     if lines:
@@ -248,9 +273,9 @@ def test_the_wing_reads_padding_as_the_models_pad_id():
     model[12].load_state_dict(weights)
     assert [shard(batches[12][0], rank, 2, pad_id=12).n_tokens for rank in (0, 1)] == \
         [shard(batches[0][0], rank, 2).n_tokens for rank in (0, 1)]
-    config = TrainConfig(steps=4, eval_every=2, device="cpu", eps=1e-4)
-    history = {pad: train(model[pad], config, progress=False, batches=iter(batches[pad][:4]),
-                          eval_batches=batches[pad][4:]) for pad in (0, 12)}
+    config = TrainConfig(steps=4, eval_every=2, eps=1e-4)
+    history = {pad: train(model[pad], iter(batches[pad][:4]), batches[pad][4:], config, RunConfig(device="cpu"),
+                          progress=False) for pad in (0, 12)}
     assert history[12].loss == pytest.approx(history[0].loss, rel=1e-5)
     assert history[12].eval_token_accuracy == history[0].eval_token_accuracy
     assert history[12].eval_exact_match == history[0].eval_exact_match

@@ -10,18 +10,20 @@ byte-pair encoding), batching by length (:mod:`.bucketing`), the tasks by name b
 (:mod:`.registry`) and the command line (:mod:`.cli`).
 """
 
-from .config import TrainConfig
+from .config import RunConfig, TrainConfig
 from .evaluation import EvalResult, evaluate, evaluate_batches
 from .loop import History, train
 from .objective import sequence_loss
 from .recipes import small_model_config, train_task
 from .resume import TrainingInterrupted
-from .tasks import Batch, make_batch, task_batch
+from .tasks import Batch, TaskConfig, make_batch, task_batch
 
 __all__ = [
     "Batch",
     "EvalResult",
     "History",
+    "RunConfig",
+    "TaskConfig",
     "TrainConfig",
     "TrainingInterrupted",
     "evaluate",

@@ -18,6 +18,7 @@ import torch.distributed as dist
 
 from ..checkpoint import load_checkpoint, read_checkpoint, save_checkpoint
 from ..utils import DEVICES, select_device
+from .config import RunConfig
 from .evaluation import EVAL_SEED
 from .loop import num_threads
 from .registry import REGISTRY, OptionError, Task, get_task
@@ -166,18 +167,18 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         device = _join_process_group(device, parser)
     rank0 = not args.distributed or dist.get_rank() == 0
     say = print if rank0 else lambda *_: None
-    options = {k: v for k, v in (("steps", args.steps), ("batch_size", args.batch_size)) if v is not None}
-    options.update(seed=args.seed, device=str(device), bf16=args.bf16, threads=args.threads, compile=args.compile,
-                   distributed=args.distributed)
     task = _task(args.task, parser)
-    config = task.train_config(**options)
+    config = task.train_config(**{k: v for k, v in (("steps", args.steps), ("batch_size", args.batch_size))
+                                    if v is not None})
+    run = RunConfig(seed=args.seed, device=str(device), bf16=args.bf16, threads=args.threads, compile=args.compile,
+                    distributed=args.distributed, save_to=resume_path(args.out), save_every=args.save_every,
+                    resume_from=args.resume)
     processes = f" in {dist.get_world_size()} processes" if args.distributed else ""
     resumed = f", resuming {str(args.resume)!r}" if args.resume else ""
     say(f"training {task.title} for {config.steps} steps on {device}{processes}{resumed}")
     start = time.perf_counter()
     try:
-        model, history, data = task.train(config, args.eval_size, not args.no_progress, save_to=resume_path(args.out),
-                                          save_every=args.save_every, resume_from=args.resume)
+        model, history, data = task.train(config, run, args.eval_size, not args.no_progress)
     except ResumeError as error:
         parser.error(f"--resume: {error}")
     except TrainingInterrupted as stop:
@@ -189,9 +190,9 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     wall = time.perf_counter() - start
     if rank0:
         print(f"trained in {history.seconds:.1f} s ({wall:.1f} s with the periodic evaluations)")
-        metadata = task.report(model, data, config, args.eval_size, print)
-        save_checkpoint(model, args.out, task=args.task, train_config=config.to_dict(), train_seconds=history.seconds,
-                        **metadata)
+        metadata = task.report(model, data, args.eval_size, print)
+        save_checkpoint(model, args.out, task=args.task, train_config=config.to_dict(), run_config=run.to_dict(),
+                        train_seconds=history.seconds, **metadata)
         print(f"saved {args.out}")
     if args.distributed:
         dist.destroy_process_group()
@@ -248,7 +249,9 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         model = load_checkpoint(args.checkpoint, _device(args.device, parser))
     except (FileNotFoundError, ValueError) as error:
         parser.error(str(error))
-    trained_task = metadata.get("task", metadata.get("train_config", {}).get("task", "copy"))
+    trained_task = metadata.get("task", args.task)
+    if trained_task is None:
+        parser.error(f"{str(args.checkpoint)!r} does not record the task it was trained on: name it with --task")
     if trained_task not in REGISTRY:
         parser.error(f"{str(args.checkpoint)!r} was trained on {trained_task!r}, which is not a task of this version "
                      f"of the package ({', '.join(REGISTRY)})")

@@ -22,7 +22,7 @@ from ..checks import check_choice, check_int
 from ..config import TransformerConfig
 from ..model import Transformer
 from .bucketing import text_batches
-from .config import TrainConfig
+from .config import RunConfig, TrainConfig
 from .evaluation import text_scores, translate
 from .loop import History
 from .progress import Progress
@@ -214,17 +214,13 @@ def dates_scores(model: Transformer, data: DatesData, beam_size: int = 1) -> dic
 
 
 def train_dates(
-    data: DatesData, config: TrainConfig, progress: Progress = True, save_to: str | Path | None = None,
-    save_every: int | None = None, resume_from: str | Path | None = None,
+    data: DatesData, config: TrainConfig, run: RunConfig | None = None, progress: Progress = True,
 ) -> tuple[Transformer, History]:
-    """The model of :func:`dates_model_config` (seeded with ``config.seed``) trained on ``data.train`` in batches
-    bucketed by source length, drawn with ``config.seed``, and evaluated on ``data.test`` in batches of 500.
-    ``config``'s task, vocabulary and lengths are those of the synthetic tasks and play no part; its steps, batch size,
-    schedule and device do.
-    ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
+    """The model of :func:`dates_model_config` (its initial weights drawn with ``run.seed``) trained on ``data.train``
+    in batches bucketed by source length, drawn with ``run.seed``, and evaluated on ``data.test`` in batches of 500."""
     return train_on_pairs(dates_model_config(data), [e.text for e in data.train], [e.iso for e in data.train],
-                          data.source_vocab, data.target_vocab, config, data.test_batches(), "dates", progress,
-                          save_to, save_every, resume_from)
+                          data.source_vocab, data.target_vocab, data.test_batches(), config, run or RunConfig(),
+                          "dates", progress)
 
 
 class DatesTask(TextTask):
@@ -241,18 +237,18 @@ class DatesTask(TextTask):
     def data(self, n_test: int, seed: int) -> DatesData:
         return dates_data(n_test=n_test, seed=seed)
 
-    def fit(self, data: DatesData, config: TrainConfig, progress: bool, **checkpointing) -> tuple[Transformer, History]:
-        return train_dates(data, config, progress=progress, **checkpointing)
+    def fit(self, data: DatesData, config: TrainConfig, run: RunConfig, progress: bool) -> tuple[Transformer, History]:
+        return train_dates(data, config, run, progress)
 
     def scores(self, model: Transformer, data: DatesData, beam_size: int) -> dict:
         return dates_scores(model, data, beam_size)
 
-    def saved_data(self, data: DatesData, seed: int) -> dict:
+    def saved_data(self, data: DatesData) -> dict:
         return {"data": {"n_train": len(data.train), "n_test": len(data.test)},
                 "vocab": {"source": data.source_vocab.itos, "target": data.target_vocab.itos}}
 
     def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> DatesData:
-        data = dates_data(n_train=metadata["data"]["n_train"], n_test=n, seed=metadata["train_config"]["seed"])
+        data = dates_data(n_train=metadata["data"]["n_train"], n_test=n, seed=metadata["run_config"]["seed"])
         if [data.source_vocab.itos, data.target_vocab.itos] != [metadata["vocab"]["source"], metadata["vocab"]["target"]]:
             raise OptionError(f"{str(checkpoint)!r} was trained on dates written as this version of the package no "
                               "longer writes them (the vocabularies differ); train it again")

@@ -12,11 +12,9 @@ import torch
 from ..checks import check_int
 from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
-from ..utils import eval_mode, make_rng
+from ..utils import eval_mode
 from .objective import exact_match, sequence_loss, token_accuracy
-from .tasks import DEFAULT_VOCAB_SIZE, Batch, check_task_padding, task_batch
-
-EVAL_SEED = 1_000_003  # evaluation sequences come from their own generator, never from the training stream
+from .tasks import DEFAULT_VOCAB_SIZE, EVAL_SEED, Batch, check_task_padding, task_eval_batches
 
 
 @dataclass
@@ -38,11 +36,7 @@ def evaluate(
 ) -> EvalResult:
     """Score ``model`` on ``n`` fresh random sequences of ``task``, drawn from their own seeded generator."""
     check_task_padding(model.config.pad_id)
-    check_int("n", n, minimum=1)
-    check_int("batch_size", batch_size, minimum=1)
-    rng = make_rng(seed)
-    sizes = [min(batch_size, n - done) for done in range(0, n, batch_size)]
-    return evaluate_batches(model, (task_batch(task, size, vocab_size, min_seq_len, max_seq_len, rng) for size in sizes))
+    return evaluate_batches(model, task_eval_batches(task, n, vocab_size, min_seq_len, max_seq_len, seed, batch_size))
 
 
 def evaluate_batches(model: Transformer, batches: Iterable[Batch]) -> EvalResult:

@@ -1,6 +1,6 @@
 """The training loop: Adam, the schedule, one step at a time, with periodic evaluation.
 
-With ``TrainConfig(distributed=True)`` the same loop runs data-parallel under PyTorch's own engine
+With ``RunConfig(distributed=True)`` the same loop runs data-parallel under PyTorch's own engine
 (``torchrun ... --distributed``, :class:`~torch.nn.parallel.DistributedDataParallel`): every rank draws the same
 global batch from the shared seeded generator and trains on its own slice of the rows, DDP averages the gradients,
 and rank 0 evaluates, shows progress and (in the command line) saves the checkpoint.
@@ -17,19 +17,17 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
-from torch.optim.lr_scheduler import LambdaLR
 
-from ..checks import check_int
 from ..model import Transformer
-from ..utils import make_rng, select_device
-from .config import TrainConfig
+from ..utils import seeded, select_device
+from .config import RunConfig, TrainConfig
 from .distributed import shard
-from .evaluation import EvalResult, evaluate, evaluate_batches
+from .evaluation import EvalResult, evaluate_batches
 from .objective import sequence_loss, token_accuracy
 from .progress import Progress, progress_bar
 from .resume import Checkpointer, check_resumable, resume_run, save_training_checkpoint
 from .schedule import make_scheduler
-from .tasks import Batch, TaskStream, check_task_padding
+from .tasks import Batch
 
 
 @dataclass
@@ -50,6 +48,19 @@ class History:
     eval_seconds: list[float] = field(default_factory=list)
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+
+    def log_step(self, step: int, loss: float, token_accuracy: float, lr: float) -> None:
+        self.step.append(step)
+        self.loss.append(loss)
+        self.token_accuracy.append(token_accuracy)
+        self.lr.append(lr)
+
+    def log_evaluation(self, step: int, result: EvalResult) -> None:
+        self.eval_step.append(step)
+        self.eval_exact_match.append(result.exact_match)
+        self.eval_token_accuracy.append(result.token_accuracy)
+        self.eval_loss.append(result.loss)
+        self.eval_seconds.append(self.seconds)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,78 +89,96 @@ def train_step(
 
 
 def train(
-    model: Transformer, config: TrainConfig | None = None, progress: Progress = True,
-    stop_at_exact_match: float | None = None, batches: Iterator[Batch] | None = None,
-    eval_batches: Sequence[Batch] | None = None, save_to: str | Path | None = None, save_every: int | None = None,
-    resume_from: str | Path | None = None, task: str | None = None,
+    model: Transformer, batches: Iterator[Batch], eval_batches: Sequence[Batch], config: TrainConfig | None = None,
+    run: RunConfig | None = None, progress: Progress = True, task: str | None = None,
 ) -> History:
-    """Train ``model`` on ``config.task`` with Adam and ``config.schedule``; returns the :class:`History`.
+    """Train ``model`` on ``batches`` with Adam and ``config.schedule``; returns the :class:`History`.
 
-    Batches come from a generator seeded with ``config.seed`` and the global generator (dropout) is seeded too, so
-    a run repeats bit for bit on the same machine. Every ``config.eval_every`` steps (and at the end) the model is
-    scored on ``config.eval_size`` fresh sequences; with ``stop_at_exact_match`` training stops as soon as that
-    score is reached. ``progress=True`` shows a live tqdm bar (a widget in notebooks, text in terminals); ``"text"``
-    prints one line when training ends (for pages that cannot redraw a line, such as the static book), ``False``
-    shows nothing; a callable ``(steps, description)`` returns a bar of its own
+    ``batches`` yields one :class:`~transformer.train.tasks.Batch` per step (the same on every rank when distributed:
+    :meth:`TaskConfig.stream <transformer.train.tasks.TaskConfig.stream>` for a synthetic task,
+    :func:`transformer.train.bucketing.batch_stream` for pairs of text); every ``config.eval_every`` steps (and at the
+    end) the model is scored on the fixed ``eval_batches``, and with ``config.stop_at_exact_match`` training stops as
+    soon as that score is reached. Dropout draws from PyTorch's global generator, seeded with ``run.seed`` for the
+    run and put back as it was afterwards: a run repeats bit for bit on the same machine. ``task`` names the data
+    in the progress bar and in training checkpoints. ``progress=True`` shows a live tqdm bar (a widget in notebooks,
+    text in terminals); ``"text"`` prints one line when training ends (for pages that cannot redraw a line, such as
+    the static book), ``False`` shows nothing; a callable ``(steps, description)`` returns a bar of its own
     (:func:`~transformer.train.progress.progress_bar`).
 
-    Any other task trains the same way: pass its training ``batches`` (an iterator that yields one
-    :class:`~transformer.train.tasks.Batch` per step, such as :func:`transformer.train.bucketing.batch_stream`; the same on
-    every rank when distributed) and the fixed ``eval_batches`` it is scored on; ``config.task`` and its sizes
-    are then not used, and ``task`` names the data (in the progress bar and in training checkpoints).
-
-    With ``save_to``, a training checkpoint (:mod:`transformer.train.resume`) is written there every ``save_every``
-    steps and when the run is interrupted (Ctrl-C, SIGTERM: the step in progress finishes, the checkpoint is saved,
-    and :class:`~transformer.train.resume.TrainingInterrupted` is raised). ``resume_from`` continues the run such a
-    checkpoint saved, with the same settings and a model of the same configuration; on the same machine the result
-    is the uninterrupted run's, bit for bit. Given ``batches`` must then be resumable (such as
-    :class:`~transformer.train.bucketing.BatchStream`).
+    With ``run.save_to``, a training checkpoint (:mod:`transformer.train.resume`) is written there every
+    ``run.save_every`` steps and when the run is interrupted (Ctrl-C, SIGTERM: the step in progress finishes, the
+    checkpoint is saved, and :class:`~transformer.train.resume.TrainingInterrupted` is raised). ``run.resume_from``
+    continues the run such a checkpoint saved, with the same settings and a model of the same configuration; on the
+    same machine the result is the uninterrupted run's, bit for bit. ``batches`` must then be resumable (such as
+    :class:`~transformer.train.tasks.TaskStream` or :class:`~transformer.train.bucketing.BatchStream`).
     """
+    config, run = config or TrainConfig(), run or RunConfig()
     if not (callable(progress) or progress in (True, False, "text")):
         raise ValueError(f"progress must be True, False, 'text' or a callable; got {progress!r}")
-    config = TrainConfig() if config is None else config
-    if (batches is None) != (eval_batches is None):
-        raise ValueError("batches and eval_batches go together: pass both (a task of your own) or neither "
-                         f"(config.task); got batches={type(batches).__name__}, eval_batches={type(eval_batches).__name__}")
-    if batches is not None and not isinstance(batches, Iterator):
+    if not isinstance(batches, Iterator):
         raise TypeError(f"batches must be an iterator of Batch (one per step, e.g. a generator); got {type(batches).__name__}")
-    if batches is None:
-        check_task_padding(model.config.pad_id)
-    if batches is None and min(model.config.src_vocab_size, model.config.tgt_vocab_size) < config.vocab_size:
-        raise ValueError(f"the model's vocabularies must hold the task's {config.vocab_size} ids")
-    if config.distributed and not dist.is_initialized():
+    if not len(eval_batches):
+        raise ValueError("eval_batches must hold at least one batch to score the model on; got none")
+    if run.distributed and not dist.is_initialized():
         raise ValueError("distributed=True needs a process group: launch with torchrun (see "
                          "`python -m transformer train --help`) or call torch.distributed.init_process_group first")
-    if save_every is not None:
-        check_int("save_every", save_every, minimum=1)
-        if save_to is None:
-            raise ValueError(f"save_every={save_every} needs save_to, the path of the training checkpoint")
-    device = select_device(config.device)
-    model.to(device)
-    torch.manual_seed(config.seed)
-    rng = make_rng(config.seed)
-    optimizer = _adam(model, config)
-    scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
-    history, first_step = History(), 1
-    if batches is None:
-        c = config
-        batches = TaskStream(c.task, c.batch_size, c.vocab_size, c.min_seq_len, c.max_seq_len, rng=rng)
-    task = task or (config.task if eval_batches is None else None)
-    if save_to is not None or resume_from is not None:
+    if run.save_to is not None or run.resume_from is not None:
         check_resumable(batches)
-    if resume_from is not None:
-        done, saved_history = resume_run(resume_from, task, model, config, optimizer, scheduler, batches, device)
-        history, first_step = History(**saved_history), done + 1
+    device = select_device(run.device)
+    model.to(device)
+    rank, world_size = (dist.get_rank(), dist.get_world_size()) if run.distributed else (0, 1)
+    if config.batch_size % world_size:
+        raise ValueError(f"batch_size {config.batch_size} must split evenly over the {world_size} ranks")
+    with seeded(run.seed), num_threads(run.threads if device.type == "cpu" else None):
+        optimizer = _adam(model, config)
+        scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
+        history, first_step = History(), 1
+        if run.resume_from is not None:
+            done, saved_history = resume_run(run.resume_from, task, model, config, run, optimizer, scheduler, batches,
+                                             device)
+            history, first_step = History(**saved_history), done + 1
 
-    def save(step: int) -> Path:
-        return save_training_checkpoint(save_to, step, task, model, config, optimizer, scheduler, batches,
-                                        history.to_dict(), device)
+        def save(step: int) -> Path:
+            return save_training_checkpoint(run.save_to, step, task, model, config, run, optimizer, scheduler, batches,
+                                            history.to_dict(), device)
 
-    checkpointer = None if save_to is None else Checkpointer(Path(save_to), save_every, config.steps, save, device,
-                                                              config.distributed)
-    with num_threads(config.threads if device.type == "cpu" else None), checkpointer or nullcontext():
-        _run(model, config, device, optimizer, scheduler, batches, eval_batches, history, progress, stop_at_exact_match,
-             task, first_step, checkpointer)
+        checkpointer = None if run.save_to is None else Checkpointer(Path(run.save_to), run.save_every, config.steps,
+                                                                      save, device, run.distributed)
+        # The steps run through net: the model, wrapped in DistributedDataParallel when distributed, then compiled.
+        net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if run.distributed else model
+        net = torch.compile(net) if run.compile else net
+        bar = progress_bar(range(first_step, config.steps + 1), f"training {task}" if task else "training",
+                           progress if rank == 0 else False)
+        model.train()  # the evaluations put it back in training mode when they are done
+        with checkpointer or nullcontext():
+            for step in bar:
+                start, cpu_start = time.perf_counter(), time.process_time()
+                batch = next(batches, None)
+                if batch is None:
+                    raise ValueError(f"batches ran out after {step - 1} steps; config.steps asks for {config.steps}")
+                rows = (shard(batch, rank, world_size, model.config.pad_id) if run.distributed else batch).to(device)
+                lr = optimizer.param_groups[0]["lr"]
+                weight = rows.n_tokens * world_size / batch.n_tokens
+                loss, accuracy = train_step(net, rows, optimizer, config.label_smoothing, config.clip_norm, run.bf16,
+                                            weight)
+                if run.distributed:  # the whole batch's loss and accuracy: sums over every rank's tokens
+                    totals = torch.tensor([loss * rows.n_tokens, accuracy * rows.n_tokens], device=device,
+                                          dtype=torch.float64)
+                    dist.all_reduce(totals)
+                    loss, accuracy = (totals / batch.n_tokens).tolist()
+                scheduler.step()
+                history.seconds += time.perf_counter() - start
+                history.cpu_seconds += time.process_time() - cpu_start
+                history.log_step(step, loss, accuracy, lr)
+                if step % config.eval_every == 0 or step == config.steps:
+                    result = _evaluate_on_rank0(model, eval_batches, rank, run.distributed)
+                    history.log_evaluation(step, result)
+                    bar.set_postfix(loss=f"{loss:.3f}", exact_match=f"{result.exact_match:.1%}")
+                    if config.stop_at_exact_match is not None and result.exact_match >= config.stop_at_exact_match:
+                        break
+                if checkpointer is not None and checkpointer.step_done(step):
+                    break
+            bar.close()
     model.eval()
     if checkpointer is not None:
         checkpointer.raise_if_stopped()
@@ -167,66 +196,11 @@ def _adam(model: Transformer, config: TrainConfig) -> torch.optim.Adam:
         return torch.optim.Adam(parameters, lr=config.lr, betas=config.betas, eps=config.eps)
 
 
-def _run(
-    model: Transformer, c: TrainConfig, device: torch.device, optimizer: torch.optim.Optimizer, scheduler: LambdaLR,
-    batches: Iterator[Batch], eval_batches: Sequence[Batch] | None, history: History, progress: Progress,
-    stop_at_exact_match: float | None, task: str | None, first_step: int = 1, checkpointer: Checkpointer | None = None,
-) -> None:
-    """The loop itself: draw a batch, take a step, log it, evaluate now and then, from step ``first_step`` on, saving a
-    training checkpoint when ``checkpointer`` says so. The steps run through ``net``: the model, wrapped in
-    DistributedDataParallel when distributed, then compiled when ``c.compile``."""
-    rank, world_size = (dist.get_rank(), dist.get_world_size()) if c.distributed else (0, 1)
-    if c.batch_size % world_size:
-        raise ValueError(f"batch_size {c.batch_size} must split evenly over the {world_size} ranks")
-    net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if c.distributed else model
-    net = torch.compile(net) if c.compile else net
-    description = f"training {task}" if task else "training"  # given batches: named by the caller, or not at all
-    bar = progress_bar(range(first_step, c.steps + 1), description, progress if rank == 0 else False)
-    model.train()  # the evaluations put it back in training mode when they are done
-    for step in bar:
-        start, cpu_start = time.perf_counter(), time.process_time()
-        batch = next(batches, None)
-        if batch is None:
-            raise ValueError(f"batches ran out after {step - 1} steps; config.steps asks for {c.steps}")
-        rows = (shard(batch, rank, world_size, model.config.pad_id) if c.distributed else batch).to(device)
-        lr = optimizer.param_groups[0]["lr"]
-        weight = rows.n_tokens * world_size / batch.n_tokens
-        loss, accuracy = train_step(net, rows, optimizer, c.label_smoothing, c.clip_norm, c.bf16, weight)
-        if c.distributed:  # the whole batch's loss and accuracy: sums over every rank's tokens
-            totals = torch.tensor([loss * rows.n_tokens, accuracy * rows.n_tokens], device=device, dtype=torch.float64)
-            dist.all_reduce(totals)
-            loss, accuracy = (totals / batch.n_tokens).tolist()
-        scheduler.step()
-        history.seconds += time.perf_counter() - start
-        history.cpu_seconds += time.process_time() - cpu_start
-        for name, value in (("step", step), ("loss", loss), ("token_accuracy", accuracy), ("lr", lr)):
-            getattr(history, name).append(value)
-        if step % c.eval_every == 0 or step == c.steps:
-            result = _evaluate_on_rank0(model, c, rank, eval_batches)
-            history.eval_step.append(step)
-            history.eval_exact_match.append(result.exact_match)
-            history.eval_token_accuracy.append(result.token_accuracy)
-            history.eval_loss.append(result.loss)
-            history.eval_seconds.append(history.seconds)
-            bar.set_postfix(loss=f"{loss:.3f}", exact_match=f"{result.exact_match:.1%}")
-            if stop_at_exact_match is not None and result.exact_match >= stop_at_exact_match:
-                break
-        if checkpointer is not None and checkpointer.step_done(step):
-            break
-    bar.close()
-
-
-def _evaluate_on_rank0(model: Transformer, c: TrainConfig, rank: int, eval_batches: Sequence[Batch] | None) -> EvalResult:
-    """The periodic evaluation (on ``eval_batches`` when given, else on ``c.eval_size`` fresh sequences of ``c.task``).
-    Data-parallel, rank 0 scores and sends every rank its result, so that all of them log the same history and stop
-    at the same step."""
-    if rank != 0:
-        result = None
-    elif eval_batches is not None:
-        result = evaluate_batches(model, eval_batches)
-    else:
-        result = evaluate(model, c.task, c.eval_size, c.vocab_size, c.min_seq_len, c.max_seq_len)
-    if c.distributed:
+def _evaluate_on_rank0(model: Transformer, eval_batches: Sequence[Batch], rank: int, distributed: bool) -> EvalResult:
+    """The periodic evaluation. Data-parallel, rank 0 scores and sends every rank its result, so that all of them
+    log the same history and stop at the same step."""
+    result = evaluate_batches(model, eval_batches) if rank == 0 else None
+    if distributed:
         received = [result]
         dist.broadcast_object_list(received, src=0)
         result = received[0]

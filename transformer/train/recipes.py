@@ -6,20 +6,18 @@ from __future__ import annotations
 
 from argparse import Namespace
 from collections.abc import Sequence
-from pathlib import Path
-
-import torch
 
 from ..config import TransformerConfig
 from ..model import Transformer
+from ..utils import make_rng, seeded
 from .bucketing import batch_stream
-from .config import TrainConfig
+from .config import RunConfig, TrainConfig
 from .evaluation import EVAL_SEED, evaluate
 from .loop import History, train
 from .progress import Progress
 from .registry import OptionError, Say, Task, say_result
 from .schedule import noam_lr
-from .tasks import DEFAULT_VOCAB_SIZE, Batch
+from .tasks import DEFAULT_VOCAB_SIZE, Batch, TaskConfig, check_task_padding
 from .tokenizer import Vocabulary
 
 
@@ -53,43 +51,45 @@ def annotated_transformer_configs(vocab_size: int = DEFAULT_VOCAB_SIZE) -> tuple
     peak = noam_lr(400, d_model=512, warmup=400, factor=0.5)
     train_config = TrainConfig(
         steps=400, batch_size=80, lr=peak, warmup=400, schedule="noam", label_smoothing=0.0, clip_norm=None,
-        eval_every=100, threads=None,
+        eval_every=100,
     )
     return model_config, train_config
 
 
 def train_task(
-    task: str = "copy", steps: int | None = None, seed: int = 0, device: str = "auto", progress: Progress = True,
-    model_config: TransformerConfig | None = None, save_to: str | Path | None = None, save_every: int | None = None,
-    resume_from: str | Path | None = None, **train_overrides,
+    data: TaskConfig | str = "copy", config: TrainConfig | None = None, run: RunConfig | None = None,
+    model: Transformer | None = None, progress: Progress = True,
 ) -> tuple[Transformer, History]:
-    """Build the documented small model (seeded) and train it on ``task``: the one-call version of the above.
-    ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
-    if steps is not None:
-        train_overrides["steps"] = steps
-    config = TrainConfig(task=task, seed=seed, device=device, **train_overrides)
-    torch.manual_seed(seed)
-    model = Transformer(model_config or small_model_config(config.vocab_size))
-    history = train(model, config, progress=progress, save_to=save_to, save_every=save_every, resume_from=resume_from)
+    """Train ``model`` (default: the documented small model, its initial weights drawn with ``run.seed``) on the
+    synthetic task ``data`` (a task's name: its default sizes) with ``config``: the one-call version of the above.
+    Returns the trained model and its :class:`History`."""
+    data = TaskConfig(data) if isinstance(data, str) else data
+    config, run = config or TrainConfig(), run or RunConfig()
+    if model is None:
+        with seeded(run.seed):
+            model = Transformer(small_model_config(data.vocab_size))
+    check_task_padding(model.config.pad_id)
+    if min(model.config.src_vocab_size, model.config.tgt_vocab_size) < data.vocab_size:
+        raise ValueError(f"the model's vocabularies must hold the task's {data.vocab_size} ids; got src_vocab_size="
+                         f"{model.config.src_vocab_size}, tgt_vocab_size={model.config.tgt_vocab_size}")
+    history = train(model, data.stream(config.batch_size, run.seed), data.eval_batches(), config, run, progress,
+                    task=data.task)
     return model, history
 
 
 def train_on_pairs(
     model_config: TransformerConfig, sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary,
-    target_vocab: Vocabulary, config: TrainConfig, eval_batches: list[Batch], task: str, progress: Progress = True,
-    save_to: str | Path | None = None, save_every: int | None = None, resume_from: str | Path | None = None,
+    target_vocab: Vocabulary, eval_batches: list[Batch], config: TrainConfig, run: RunConfig, task: str,
+    progress: Progress = True,
 ) -> tuple[Transformer, History]:
-    """A model of ``model_config`` (seeded with ``config.seed``) trained on the text pairs ``sources -> targets`` in
-    batches bucketed by source length, drawn with ``config.seed``, and scored on ``eval_batches``: the recipe of the
-    tasks of text (:func:`~.dates.train_dates`, :func:`~.translation.train_translation`). ``config``'s steps, batch
-    size, schedule and device are used; its task and lengths are not. ``task`` names the run in its progress bar and
-    training checkpoints; ``save_to``, ``save_every`` and ``resume_from`` as in :func:`~transformer.train.train`."""
-    stream = batch_stream(sources, targets, source_vocab, target_vocab, config.batch_size,
-                          rng=torch.Generator().manual_seed(config.seed))
-    torch.manual_seed(config.seed)
-    model = Transformer(model_config)
-    history = train(model, config, progress=progress, batches=stream, eval_batches=eval_batches, save_to=save_to,
-                    save_every=save_every, resume_from=resume_from, task=task)
+    """A model of ``model_config`` (its initial weights drawn with ``run.seed``) trained on the text pairs
+    ``sources -> targets`` in batches bucketed by source length, drawn with ``run.seed``, and scored on
+    ``eval_batches``: the recipe of the tasks of text (:func:`~.dates.train_dates`,
+    :func:`~.translation.train_translation`). ``task`` names the run in its progress bar and training checkpoints."""
+    stream = batch_stream(sources, targets, source_vocab, target_vocab, config.batch_size, rng=make_rng(run.seed))
+    with seeded(run.seed):
+        model = Transformer(model_config)
+    history = train(model, stream, eval_batches, config, run, progress, task=task)
     return model, history
 
 
@@ -102,23 +102,24 @@ class SyntheticTask(Task):
         self.title = f"the small configuration on {name!r}"
 
     def train_config(self, **options) -> TrainConfig:
-        return TrainConfig(task=self.name, **options)
+        return TrainConfig(**options)
 
-    def train(self, config: TrainConfig, eval_size: int, progress: bool, **checkpointing) -> tuple:
-        return *train_task(progress=progress, **checkpointing, **config.to_dict()), None
+    def train(self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool) -> tuple:
+        data = TaskConfig(self.name)
+        return *train_task(data, config, run, progress=progress), data
 
-    def report(self, model: Transformer, data: None, config: TrainConfig, eval_size: int, say: Say) -> dict:
-        result = evaluate(model, self.name, n=eval_size, vocab_size=config.vocab_size, min_seq_len=config.min_seq_len,
-                          max_seq_len=config.max_seq_len)
+    def report(self, model: Transformer, data: TaskConfig, eval_size: int, say: Say) -> dict:
+        result = evaluate(model, data.task, n=eval_size, vocab_size=data.vocab_size, min_seq_len=data.min_seq_len,
+                          max_seq_len=data.max_seq_len)
         say(f"exact match on {result.n:,} fresh {self.name} sequences: {result.exact_match:.1%} "
             f"(token accuracy {result.token_accuracy:.2%})")
-        return {"result": result.to_dict()}
+        return {"result": result.to_dict(), "data": data.to_dict()}
 
     def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
         if options.beam_size != 1:
             raise OptionError("--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for "
                               "dates and translation")
-        trained = metadata.get("train_config", {})
+        trained = metadata.get("data", {})
         vocab_size = trained.get("vocab_size", DEFAULT_VOCAB_SIZE)
         min_seq_len = options.min_seq_len or trained.get("min_seq_len", 1)
         max_seq_len = options.max_seq_len or trained.get("max_seq_len", 10)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Transformer
-from .config import TrainConfig
+from .config import RunConfig, TrainConfig
 from .evaluation import EvalResult, evaluate_batches
 from .loop import History
 
@@ -79,17 +79,16 @@ class Task:
         self.name = name
 
     def train_config(self, **options) -> TrainConfig:
-        """The task's recipe, with ``options`` (steps, batch size, seed, device...) in place of its own values."""
+        """The task's recipe, with ``options`` (steps, batch size) in place of its own values."""
         raise NotImplementedError
 
-    def train(self, config: TrainConfig, eval_size: int, progress: bool, save_to: Path, save_every: int | None,
-              resume_from: Path | None) -> tuple[Transformer, History, object]:
-        """Train the task's model with ``config``: ``(model, history, data)``, the data as :meth:`report` needs it
-        (``eval_size`` examples to score it on, where the task has a fixed test set); training checkpoints as in
-        :func:`~transformer.train.train`."""
+    def train(self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool,
+              ) -> tuple[Transformer, History, object]:
+        """Train the task's model with ``config`` as ``run`` says: ``(model, history, data)``, the data as
+        :meth:`report` needs it (``eval_size`` examples to score it on, where the task has a fixed test set)."""
         raise NotImplementedError
 
-    def report(self, model: Transformer, data: object, config: TrainConfig, eval_size: int, say: Say) -> dict:
+    def report(self, model: Transformer, data: object, eval_size: int, say: Say) -> dict:
         """Say the trained model's scores; return the checkpoint's metadata (the scores, and what rebuilds the data
         the model is scored on later)."""
         raise NotImplementedError
@@ -121,8 +120,8 @@ class TextTask(Task):
         """The task's data of ``seed`` with ``n_test`` test examples (``test_batches()`` gives them as batches)."""
         raise NotImplementedError
 
-    def fit(self, data: object, config: TrainConfig, progress: bool, **checkpointing) -> tuple[Transformer, History]:
-        """The task's model trained on ``data`` with ``config``."""
+    def fit(self, data: object, config: TrainConfig, run: RunConfig, progress: bool) -> tuple[Transformer, History]:
+        """The task's model trained on ``data`` with ``config`` as ``run`` says."""
         raise NotImplementedError
 
     def scores(self, model: Transformer, data: object, beam_size: int) -> dict:
@@ -130,8 +129,8 @@ class TextTask(Task):
         sacrebleu)."""
         raise NotImplementedError
 
-    def saved_data(self, data: object, seed: int) -> dict:
-        """What a checkpoint records to rebuild ``data``'s test set (and its vocabularies)."""
+    def saved_data(self, data: object) -> dict:
+        """What a checkpoint records to rebuild ``data``'s test set (and its vocabularies): ``{"data": {...}}``."""
         raise NotImplementedError
 
     def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> object:
@@ -139,16 +138,16 @@ class TextTask(Task):
         where this machine cannot rebuild them as they were."""
         raise NotImplementedError
 
-    def train(self, config: TrainConfig, eval_size: int, progress: bool, **checkpointing) -> tuple:
-        data = self.data(n_test=eval_size, seed=config.seed)
-        return *self.fit(data, config, progress, **checkpointing), data
+    def train(self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool) -> tuple:
+        data = self.data(n_test=eval_size, seed=run.seed)
+        return *self.fit(data, config, run, progress), data
 
-    def report(self, model: Transformer, data: object, config: TrainConfig, eval_size: int, say: Say) -> dict:
+    def report(self, model: Transformer, data: object, eval_size: int, say: Say) -> dict:
         result = evaluate_batches(model, data.test_batches())
         say(f"held-out test examples ({result.n:,}, {self.unseen}): {self.id_match} {result.exact_match:.1%}, "
             f"token accuracy {result.token_accuracy:.2%}, loss {result.loss:.3f}")
         scores = self.say_scores(model, data, 1, say)
-        return {"result": result.to_dict(), "scores": scores, **self.saved_data(data, config.seed)}
+        return {"result": result.to_dict(), "scores": scores, **self.saved_data(data)}
 
     def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
         for option in ("min_seq_len", "max_seq_len", "seed"):

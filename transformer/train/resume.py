@@ -10,7 +10,8 @@ the resumed run computes what the uninterrupted run would have, bit for bit.
 
 Files are written atomically (:func:`transformer.checkpoint.atomic_save`), and a checkpoint is only resumed by the
 run it belongs to: another package version, task, data, model or training setting is refused with a message that
-names each difference. Only where and how fast the run goes may change (:data:`MAY_CHANGE`).
+names each difference. Only where and how fast the run goes may change (all of :class:`~.config.RunConfig` but
+:data:`MUST_MATCH`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from .. import __version__
 from ..checkpoint import FORMAT as MODEL_FORMAT
 from ..checkpoint import atomic_save, load_file
 from ..model import Transformer
-from .config import TrainConfig
+from .config import RunConfig, TrainConfig
 
 FORMAT = "transformer-interactive/training-checkpoint-v1"
-# TrainConfig fields that say where and how fast a run goes, not what it computes: a resumed run may change them.
-# (Data-parallel or not, the gradient is the mean over the same global batch: the same run up to float rounding.)
-MAY_CHANGE = ("device", "threads", "compile", "distributed")
+# The RunConfig fields that change what a run computes; a resumed run may change the others, which say where and how
+# fast it goes and where it saves. (Data-parallel or not, the gradient is the mean over the same global batch: the
+# same run up to float rounding.)
+MUST_MATCH = ("seed", "bf16")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -52,8 +54,9 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 
 def save_training_checkpoint(
-    path: str | Path, step: int, task: str | None, model: Transformer, config: TrainConfig, optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler, stream, history: dict, device: torch.device,
+    path: str | Path, step: int, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig,
+    optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, stream, history: dict,
+    device: torch.device,
 ) -> Path:
     """Write the state of a run after ``step`` steps to ``path``, atomically. ``stream`` is the training batches'
     iterator (its ``state_dict()`` is saved), ``history`` the run's history as a dict."""
@@ -64,6 +67,7 @@ def save_training_checkpoint(
         "step": step,
         "model_config": model.config.to_dict(),
         "train_config": config.to_dict(),
+        "run_config": run.to_dict(),
         "model": {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()},
         "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict(),
@@ -105,31 +109,33 @@ def read_on_every_rank(path: str | Path, distributed: bool) -> dict:
 
 
 def resume_run(
-    path: str | Path, task: str | None, model: Transformer, config: TrainConfig, optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler, stream, device: torch.device,
+    path: str | Path, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig,
+    optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, stream, device: torch.device,
 ) -> tuple[int, dict]:
     """Read the training checkpoint at ``path`` (on rank 0 when data-parallel), check that it belongs to this run
     and :func:`restore` it. Returns the last step it completed and its history (a dict)."""
     try:
-        checkpoint = read_on_every_rank(path, config.distributed)
+        checkpoint = read_on_every_rank(path, run.distributed)
     except (FileNotFoundError, ValueError) as error:
         raise ResumeError(f"cannot resume: {error}") from error
-    differences = resume_differences(checkpoint, task, model, config, stream)
+    differences = resume_differences(checkpoint, task, model, config, run, stream)
     if differences:
         raise ResumeError(f"cannot resume from {str(path)!r}: it belongs to another run (" + "; ".join(differences)
                           + "); resume with the settings it was written with, or start afresh")
     return restore(checkpoint, model, optimizer, scheduler, stream, device)
 
 
-def resume_differences(checkpoint: dict, task: str | None, model: Transformer, config: TrainConfig, stream) -> list[str]:
+def resume_differences(
+    checkpoint: dict, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig, stream,
+) -> list[str]:
     """Every way the run that wrote ``checkpoint`` differs from this one (``[]``: it may be resumed)."""
     differences = [f"{name}: {saved!r} in the checkpoint, {here!r} here"
                    for name, saved, here in (("package version", checkpoint["package_version"], __version__),
                                              ("task", checkpoint["task"], task))
                    if saved != here]
-    trained, training = ({k: v for k, v in c.items() if k not in MAY_CHANGE}
-                         for c in (checkpoint["train_config"], config.to_dict()))
-    differences += _differences("training setting", trained, training)
+    differences += _differences("training setting", checkpoint["train_config"], config.to_dict())
+    saved_run, this_run = ({k: c[k] for k in MUST_MATCH} for c in (checkpoint["run_config"], run.to_dict()))
+    differences += _differences("run setting", saved_run, this_run)
     differences += _differences("model setting", checkpoint["model_config"], model.config.to_dict())
     differences += _differences("data", checkpoint["data"]["source"], stream.state_dict()["source"])
     return differences

@@ -11,7 +11,7 @@ tokens up to t (teacher forcing), and learns to say when to stop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 
 import torch
 from torch import Tensor
@@ -19,9 +19,11 @@ from torch import Tensor
 from ..checks import check_choice, check_int
 from ..masks import padding_mask, target_mask
 from ..tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, SPECIAL_TOKENS
+from ..utils import make_rng
 
 TASKS = ("copy", "reverse", "sort")
 DEFAULT_VOCAB_SIZE = 13  # the three special ids + 10 symbols
+EVAL_SEED = 1_000_003  # evaluation sequences come from their own generator, never from the training stream
 
 
 @dataclass
@@ -144,6 +146,48 @@ class TaskStream:
         """Continue from ``state`` (a :meth:`state_dict`), which must come from a stream of the same task and sizes."""
         check_same_source(state["source"], self.sizes)
         self.rng.set_state(state["rng"])
+
+
+def task_eval_batches(
+    task: str, n: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
+    seed: int = EVAL_SEED, batch_size: int = 500,
+) -> list[Batch]:
+    """``n`` random sequences of ``task`` from their own generator seeded with ``seed``, in batches of ``batch_size``:
+    the same sequences every time, and none drawn from a training stream."""
+    check_task_sizes(n, vocab_size, min_seq_len, max_seq_len)
+    check_int("batch_size", batch_size, minimum=1)
+    rng = make_rng(seed)
+    sizes = [min(batch_size, n - done) for done in range(0, n, batch_size)]
+    return [task_batch(task, size, vocab_size, min_seq_len, max_seq_len, rng) for size in sizes]
+
+
+@dataclass
+class TaskConfig:
+    """What a model of a synthetic task learns from: the task and the sequences' sizes, and how many held-out
+    sequences score it during training (the same ones at every evaluation)."""
+
+    task: str = "copy"  # copy, reverse or sort random symbol sequences
+    vocab_size: int = DEFAULT_VOCAB_SIZE  # 10 symbols after the special ids: enough to make copying non-trivial
+    min_seq_len: int = 1  # sequence lengths drawn uniformly from [min_seq_len, max_seq_len] ...
+    max_seq_len: int = 10  # ... 10 positions, short enough for a CPU, long enough to need attention
+    eval_size: int = 200  # sequences per periodic evaluation: cheap, and enough to see progress
+
+    def __post_init__(self) -> None:
+        check_choice("task", self.task, TASKS)
+        check_int("eval_size", self.eval_size, minimum=1)
+        check_task_sizes(self.eval_size, self.vocab_size, self.min_seq_len, self.max_seq_len)
+
+    def stream(self, batch_size: int, seed: int) -> TaskStream:
+        """Training batches of ``batch_size`` fresh sequences, drawn from a generator seeded with ``seed``."""
+        return TaskStream(self.task, batch_size, self.vocab_size, self.min_seq_len, self.max_seq_len,
+                          rng=make_rng(seed))
+
+    def eval_batches(self) -> list[Batch]:
+        """The ``eval_size`` held-out sequences that score the model during training."""
+        return task_eval_batches(self.task, self.eval_size, self.vocab_size, self.min_seq_len, self.max_seq_len)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 def check_same_source(saved: dict, here: dict) -> None:

@@ -45,7 +45,7 @@ from ..checks import check_choice, check_int
 from ..config import TransformerConfig
 from ..model import Transformer
 from .bucketing import text_batches
-from .config import TrainConfig
+from .config import RunConfig, TrainConfig
 from .evaluation import text_scores, translate
 from .loop import History
 from .progress import Progress
@@ -355,17 +355,15 @@ def translation_scores(
 
 
 def train_translation(
-    data: TranslationData, config: TrainConfig, model_config: TransformerConfig | None = None,
-    progress: Progress = True, save_to: str | Path | None = None, save_every: int | None = None,
-    resume_from: str | Path | None = None,
+    data: TranslationData, config: TrainConfig, run: RunConfig | None = None,
+    model_config: TransformerConfig | None = None, progress: Progress = True,
 ) -> tuple[Transformer, History]:
-    """A model (:func:`translation_config` unless ``model_config``, seeded with ``config.seed``) trained on
-    ``data.train`` in batches bucketed by source length, drawn with ``config.seed``, and evaluated on
-    ``data.test``. ``config``'s steps, batch size, schedule and device are used; its task and lengths are not.
-    ``save_to``, ``save_every`` and ``resume_from``: training checkpoints, as in :func:`~transformer.train.train`."""
+    """A model (:func:`translation_config` unless ``model_config``; its initial weights drawn with ``run.seed``)
+    trained on ``data.train`` in batches bucketed by source length, drawn with ``run.seed``, and evaluated on
+    ``data.test``."""
     return train_on_pairs(model_config or translation_config(len(data.vocab)), [p.english for p in data.train],
-                          [p.german for p in data.train], data.vocab, data.vocab, config, data.test_batches(),
-                          "translation", progress, save_to, save_every, resume_from)
+                          [p.german for p in data.train], data.vocab, data.vocab, data.test_batches(), config,
+                          run or RunConfig(), "translation", progress)
 
 
 def library_versions() -> dict[str, str]:
@@ -394,15 +392,15 @@ class TranslationTask(TextTask):
     def data(self, n_test: int, seed: int) -> TranslationData:
         return translation_data(n_test=n_test, seed=seed)
 
-    def fit(self, data: TranslationData, config: TrainConfig, progress: bool, **checkpointing) -> tuple:
-        return train_translation(data, config, progress=progress, **checkpointing)
+    def fit(self, data: TranslationData, config: TrainConfig, run: RunConfig, progress: bool) -> tuple:
+        return train_translation(data, config, run, progress=progress)
 
     def scores(self, model: Transformer, data: TranslationData, beam_size: int) -> dict:
         return translation_scores(model, data.test, data.vocab, beam_size)
 
-    def saved_data(self, data: TranslationData, seed: int) -> dict:
+    def saved_data(self, data: TranslationData) -> dict:
         return {"vocab": data.vocab.to_json(), "data": {
-            "n_train": len(data.train), "n_test": len(data.test), "seed": seed, "test_fraction": TEST_FRACTION,
+            "n_train": len(data.train), "n_test": len(data.test), "test_fraction": TEST_FRACTION,
             "test_sha256": pairs_fingerprint(data.test), "libraries": library_versions(),
         }}
 
@@ -421,7 +419,8 @@ class TranslationTask(TextTask):
             raise OptionError(f"{str(checkpoint)!r}: its vocabulary holds {len(vocab)} ids and its model "
                               f"{model.config.tgt_vocab_size}; the file is not one that 'train' wrote")
         try:  # the test pairs of n and of more share their first n: rebuild enough to check the saved ones too
-            pairs = translation_pairs(max(n, saved["n_test"]), "test", saved["test_fraction"], saved["seed"])
+            pairs = translation_pairs(max(n, saved["n_test"]), "test", saved["test_fraction"],
+                                      metadata["run_config"]["seed"])
         except ValueError as error:
             raise OptionError(f"--n {n}: {error}") from error
         if pairs_fingerprint(pairs[: saved["n_test"]]) != saved["test_sha256"]:
