@@ -189,7 +189,7 @@ def decoded_example(model: Transformer, symbols: Sequence[int], name: str = "") 
 class AttentionRecorder:
     """Snapshots of one example's attention maps while a model trains, taken without touching the training loop.
 
-    Inside ``with AttentionRecorder(model, ...) as recorder: train(model, config)``, a forward pre-hook (PyTorch's
+    Inside ``with AttentionRecorder(model, ...) as recorder: train(model, ...)``, a forward pre-hook (PyTorch's
     ``register_forward_pre_hook``) counts the model's forward passes in training mode, one per optimisation step. The
     pass of step ``k + 1`` starts after ``k`` updates, so when ``k`` is in ``steps`` the hook first takes the maps of
     the example (in eval mode, without gradients) as they are after ``k`` updates. On exit it also takes the final
