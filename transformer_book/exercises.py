@@ -52,7 +52,7 @@ from transformer.train.bucketing import padding_fraction, random_batches
 from transformer.train.dates import number_words, ordinal_suffix, ordinal_words
 from transformer.train.objective import smoothed_targets
 from transformer.train.schedule import noam_lr
-from transformer.utils import make_rng
+from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
@@ -492,10 +492,9 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
     cases = ((0, "self-attention, causal mask", 2, 5, 5, 16, 4), (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
              (2, "self-attention, causal mask", 1, 6, 6, 32, 8), (3, "cross-attention, padding mask", 2, 3, 5, 8, 1))
     for seed, what, B, T_q, T_k, d, H in cases:
-        torch.manual_seed(seed)
-        module = MultiHeadAttention(d, H).eval()
-        with torch.no_grad():  # the package starts its biases at 0: random ones show a forgotten bias
-            module.in_proj.bias.normal_(), module.out_proj.bias.normal_()
+        with seeded(seed), torch.no_grad():
+            module = MultiHeadAttention(d, H).eval()
+            module.in_proj.bias.normal_(), module.out_proj.bias.normal_()  # random biases show a forgotten one
         W_q, W_k, W_v = module.in_proj.weight.detach().chunk(3)
         b_q, b_k, b_v = module.in_proj.bias.detach().chunk(3)
         params = dict(W_q=W_q, b_q=b_q, W_k=W_k, b_k=b_k, W_v=W_v, b_v=b_v, W_o=module.out_proj.weight.detach(),
@@ -575,10 +574,9 @@ def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
     ``layer.norm2``, for post-norm and pre-norm layers (``layer.norm_first``), several seeds, shapes and padding."""
     for seed, (B, S, d, H) in zip(SEEDS, ((2, 5, 16, 4), (3, 7, 8, 2), (1, 4, 32, 8)), strict=True):
         for norm_first in (False, True):
-            torch.manual_seed(seed)
-            layer = EncoderLayer(d, H, 2 * d, dropout=0.1, norm_first=norm_first).eval()  # eval: no dropout
-            with torch.no_grad():  # random gains and biases, so that a forgotten norm shows
-                for norm in (layer.norm1, layer.norm2):
+            with seeded(seed), torch.no_grad():
+                layer = EncoderLayer(d, H, 2 * d, dropout=0.1, norm_first=norm_first).eval()  # eval: no dropout
+                for norm in (layer.norm1, layer.norm2):  # random gains and biases, so that a forgotten norm shows
                     norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
             x = 2 * torch.randn(B, S, d, generator=make_rng(seed))
             mask = padding_mask(_tokens(seed, B, S, pad_id=0))
@@ -640,10 +638,9 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
     ``layer.self_attn``, swapped layouts, sub-layers and norms, and a missing residual connection."""
     for seed, (B, T, S, d, H) in zip(SEEDS, ((2, 5, 5, 16, 4), (3, 6, 4, 8, 2), (1, 4, 7, 32, 8)), strict=True):
         for norm_first in (False, True):
-            torch.manual_seed(seed)
-            layer = DecoderLayer(d, H, 2 * d, dropout=0.1, norm_first=norm_first).eval()  # eval: no dropout
-            with torch.no_grad():  # random gains and biases, so that a forgotten or swapped norm shows
-                for norm in (layer.norm1, layer.norm2, layer.norm3):
+            with seeded(seed), torch.no_grad():
+                layer = DecoderLayer(d, H, 2 * d, dropout=0.1, norm_first=norm_first).eval()  # eval: no dropout
+                for norm in (layer.norm1, layer.norm2, layer.norm3):  # random gains and biases: a swapped norm shows
                     norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
             g = make_rng(seed)
             y, memory = 2 * torch.randn(B, T, d, generator=g), 2 * torch.randn(B, S, d, generator=g)
@@ -854,10 +851,9 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
     ``head`` silenced, as the package computes it with ``attention.head_mask`` (to within 1e-5): the head's output is
     zeroed *before* the heads are concatenated and projected. For several seeds, shapes and heads (biases random)."""
     for seed, (B, T, d, H) in zip(SEEDS, ((2, 5, 16, 4), (1, 7, 8, 2), (3, 4, 32, 8)), strict=True):
-        torch.manual_seed(seed)
-        attention = MultiHeadAttention(d, H).eval()
-        with torch.no_grad():  # the package starts its biases at 0: random ones show a forgotten bias
-            attention.in_proj.bias.normal_(), attention.out_proj.bias.normal_()
+        with seeded(seed), torch.no_grad():
+            attention = MultiHeadAttention(d, H).eval()
+            attention.in_proj.bias.normal_(), attention.out_proj.bias.normal_()  # random biases show a forgotten one
         x = torch.randn(B, T, d, generator=make_rng(seed))
         for head in (0, H - 1):
             call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"

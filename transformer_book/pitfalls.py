@@ -36,6 +36,7 @@ from transformer.embeddings import sinusoidal_table
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer.masks import causal_mask, padding_mask, padding_mask_from_lengths
 from transformer.model import Transformer
+from transformer.utils import seeded
 from transformer_book.parameters import parameter_formula
 
 # ======================================================================================
@@ -578,8 +579,8 @@ def build_model(mistake: str, config: TransformerConfig, seed: int = 0) -> Trans
         raise KeyError(
             f"unknown mistake {mistake!r}; choose one of {list(MODEL_MISTAKES)}"
         )
-    torch.manual_seed(seed)
-    return MODEL_MISTAKES[mistake](config)
+    with seeded(seed):
+        return MODEL_MISTAKES[mistake](config)
 
 
 # ======================================================================================
@@ -851,12 +852,12 @@ def check_snippet_runs(code: str) -> None:
 def small_model() -> Transformer:
     """A seeded, untrained two-head model (d_model 16, 1 + 1 layers, 10 tokens): big
     enough for every model-level check, small enough that each runs in milliseconds."""
-    torch.manual_seed(0)
     config = TransformerConfig(
         src_vocab_size=10, tgt_vocab_size=10, d_model=16, n_heads=2, d_ff=32,
         n_encoder_layers=1, n_decoder_layers=1, dropout=0.0,
     )
-    return Transformer(config).eval()
+    with seeded(0):
+        return Transformer(config).eval()
 
 
 # ======================================================================================
@@ -870,8 +871,8 @@ def _attention(
     n_heads: int = 8,
     **kw,
 ):
-    torch.manual_seed(0)
-    return cls(d_model, n_heads, **kw)
+    with seeded(0):
+        return cls(d_model, n_heads, **kw)
 
 
 def _model_with(cls: type[MultiHeadAttention]) -> Transformer:
@@ -879,8 +880,8 @@ def _model_with(cls: type[MultiHeadAttention]) -> Transformer:
 
 
 def _encoder_layer(cls: type[EncoderLayer]) -> EncoderLayer:
-    torch.manual_seed(0)
-    return cls(16, 2, 32, dropout=0.0)
+    with seeded(0):
+        return cls(16, 2, 32, dropout=0.0)
 
 
 def cross_mask_from_source(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from transformer.attention import MultiHeadAttention
+from transformer.utils import seeded
 
 INITIALISATIONS = ("xavier", "he")
 
@@ -89,8 +90,7 @@ def initial_attention_scores(d_model: int, n_heads: int, n_tokens: int = 256, se
     """The scaled scores ``q·k / sqrt(d_k)``, ``(H, T, T)``, of a freshly initialised :class:`MultiHeadAttention` in
     self-attention over ``n_tokens`` inputs with independent unit-variance components (what a layer norm hands it).
     Module and inputs are drawn from ``seed``; the global generator is left as it was."""
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(seed)
+    with seeded(seed), torch.no_grad():
         attention = MultiHeadAttention(d_model, n_heads)
         x = torch.randn(1, n_tokens, d_model)  # (1, T, d_model)
         q, k, _ = attention.in_proj(x).chunk(3, dim=-1)  # (1, T, d_model) each
