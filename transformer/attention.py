@@ -96,7 +96,8 @@ class KVCache:
     def reorder(self, index: Tensor) -> None:
         """Keep batch rows ``index`` (beam search reorders hypotheses)."""
         if self.k is not None:
-            self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
+            self.k = self.k.index_select(0, index)
+            self.v = self.v.index_select(0, index)
         self._mask = None  # prepared for the old rows
 
     def _grow(self, k: Tensor, v: Tensor, capacity: int) -> None:
@@ -105,7 +106,8 @@ class KVCache:
         self.k = k.new_empty(*k.shape[:2], capacity, k.size(3))  # (B, H, capacity, d_k)
         self.v = v.new_empty(*v.shape[:2], capacity, v.size(3))
         if old_k is not None:
-            self.k[:, :, : self.length], self.v[:, :, : self.length] = old_k[:, :, : self.length], old_v[:, :, : self.length]
+            self.k[:, :, : self.length] = old_k[:, :, : self.length]
+            self.v[:, :, : self.length] = old_v[:, :, : self.length]
 
 
 AttentionFunction = Callable[[Tensor, Tensor, Tensor, Tensor | None, float], tuple[Tensor, Tensor | None]]
@@ -134,7 +136,10 @@ class MultiHeadAttention(nn.Module):
         check_heads(d_model, n_heads)
         check_probability("dropout", dropout)
         check_bool("bias", bias)
-        self.d_model, self.n_heads, self.d_k, self.dropout = d_model, n_heads, d_model // n_heads, dropout
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        self.dropout = dropout
         self.in_proj = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_Q, W_K, W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
         self.attention = attention  # None: the fused kernel, or the readable function when weights are asked for
@@ -163,7 +168,8 @@ class MultiHeadAttention(nn.Module):
         elif need_weights:
             out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p)
         else:
-            out, weights = self._fused_attention(q, k, v, mask, dropout_p, cache), None
+            out = self._fused_attention(q, k, v, mask, dropout_p, cache)
+            weights = None
         if self.head_mask is not None:
             out = out * self.head_mask.to(out.dtype).view(1, -1, 1, 1)
         return self.out_proj(self.merge_heads(out)), weights if need_weights else None  # (B, T_q, d_model)

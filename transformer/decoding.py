@@ -68,7 +68,8 @@ def greedy_steps(
     device, so a source made on the CPU is decoded on the model's GPU and inspected on the CPU.
     """
     _check_arguments(model, max_new_tokens, bos_id, eos_id)
-    home, (src, src_mask) = src.device, _on_model_device(model, src, src_mask)  # home: where the steps go back
+    home = src.device  # where the steps go back
+    src, src_mask = _on_model_device(model, src, src_mask)
     pad_id = model.config.pad_id
     with eval_mode(model):  # held until the last step is taken; gradients are switched off step by step
         with torch.no_grad():
@@ -183,8 +184,9 @@ def beam_steps(
     _check_arguments(model, max_new_tokens, bos_id, eos_id)
     check_int("beam_size", beam_size, minimum=1)
     check_real("length_penalty", length_penalty)
-    home, (src, src_mask) = src.device, _on_model_device(model, src, src_mask)
-    K, N, pad_id = beam_size, max_new_tokens, model.config.pad_id
+    home = src.device
+    src, src_mask = _on_model_device(model, src, src_mask)
+    K, N, pad_id = beam_size, max_new_tokens, model.config.pad_id  # the short names of the formulas below
     with eval_mode(model), torch.no_grad():
         memory, src_mask = model.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1|T, S)
         B, device = src.size(0), src.device

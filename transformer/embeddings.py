@@ -19,7 +19,8 @@ class TokenEmbedding(nn.Module):
 
     def __init__(self, vocab_size: int, d_model: int):
         super().__init__()
-        self.vocab_size, self.d_model = vocab_size, d_model
+        self.vocab_size = vocab_size
+        self.d_model = d_model
         self.weight = nn.Parameter(torch.empty(vocab_size, d_model))
         nn.init.normal_(self.weight, std=d_model**-0.5)
 

@@ -86,14 +86,16 @@ def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path
     folder.mkdir(parents=True, exist_ok=True)
     device = next(model.parameters()).device
     batch = Dim("batch", min=1, max=1024)
-    src_len, tgt_len = Dim("src_len", min=1, max=c.max_positions), Dim("tgt_len", min=1, max=c.max_positions)
+    src_len = Dim("src_len", min=1, max=c.max_positions)
+    tgt_len = Dim("tgt_len", min=1, max=c.max_positions)
     src = torch.full((2, 5), c.pad_id + 1, device=device)  # example inputs; any valid ids of these shapes would do
     tgt = torch.full((2, 3), c.pad_id + 1, device=device)
     encoder_heads = torch.ones(c.n_encoder_layers, c.n_heads, device=device)
     decoder_heads = torch.ones(c.n_decoder_layers, c.n_heads, device=device)  # cloned for the second mask: distinct inputs
     with eval_mode(model), torch.no_grad():
         memory, _ = EncoderGraph(model)(src, encoder_heads)
-        encoder_path, decoder_path = folder / "encoder.onnx", folder / "decoder_step.onnx"
+        encoder_path = folder / "encoder.onnx"
+        decoder_path = folder / "decoder_step.onnx"
         _export(
             EncoderGraph(model), (src, encoder_heads), encoder_path,
             inputs=["src", "head_mask"], outputs=["memory", "attention"],
