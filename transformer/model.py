@@ -167,7 +167,8 @@ class Transformer(nn.Module):
             self._check_target(tgt, memory, offset, src_mask=src_mask, tgt_mask=tgt_mask)
         if tgt_mask is None and cache is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-        return self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache=cache)[0]  # (B, T, d_model)
+        y, _, _ = self.decoder(self.embed_target(tgt, offset), memory, src_mask, tgt_mask, cache=cache)
+        return y  # (B, T, d_model)
 
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None

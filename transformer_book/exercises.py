@@ -1211,6 +1211,7 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
             raise AssertionError(f"{call} is {mine}, not {expected}: {hint}")
         ngrams = _ngrams(hypothesis.split(), n)
         each = [_ngrams(r.split(), n) for r in references]
+        lower_case, _ = clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)
         mistakes = {
             sum(c for g, c in ngrams.items() if any(g in r for r in each)):
                 "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
@@ -1223,7 +1224,7 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
             max(sum((ngrams & r).values()) for r in each):
                 "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
                 "count in any reference (two references can each supply different n-grams)",
-            clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)[0]:
+            lower_case:
                 "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive",
         }
         mistakes.pop(expected[0], None)
