@@ -69,7 +69,9 @@ def find_python(version: str) -> tuple[str, bool]:
     """A Python of ``version`` (``"3.13"``) and True, or the running Python and False where there is none (a pyenv
     shim names a version it may not have: each candidate must run and say its version)."""
     candidates = [shutil.which(f"python{version}")]
-    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")), reverse=True)
+    candidates += sorted(
+        glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")), reverse=True
+    )
     for candidate in filter(None, candidates):
         ran = subprocess.run([candidate, "--version"], capture_output=True, text=True)
         if ran.returncode == 0 and ran.stdout.startswith(f"Python {version}."):
@@ -103,13 +105,28 @@ def resolve_with_colab(python: str, constraints: Path) -> dict[str, str]:
     version; exits with pip's explanation when that is impossible."""
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.json"
-        run = pip(python, "install", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report),
-                  "-c", str(constraints), f"{ROOT}[live]", *FRONT_END, check=False, capture_output=True)
+        run = pip(
+            python,
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "-c",
+            str(constraints),
+            f"{ROOT}[live]",
+            *FRONT_END,
+            check=False,
+            capture_output=True,
+        )
         if run.returncode != 0:
             from transformer_book.install import conflict_lines
 
-            sys.exit(f"colab-env: the live extra cannot be installed with Colab's packages at Colab's versions "
-                     f"(tests/colab/pip-freeze.txt):\n{conflict_lines(run.stdout + run.stderr)}")
+            sys.exit(
+                f"colab-env: the live extra cannot be installed with Colab's packages at Colab's versions "
+                f"(tests/colab/pip-freeze.txt):\n{conflict_lines(run.stdout + run.stderr)}"
+            )
         items = json.loads(report.read_text(encoding="utf-8"))["install"]
     return {normalized(i["metadata"]["name"]): i["metadata"]["version"] for i in items}
 
@@ -127,9 +144,12 @@ def make_base(target: Path, python: str) -> None:
     shipped = sorted(f"{name}=={version}" for name, version in resolved.items() if name in colab)
     pip(venv_python, "install", "-c", str(constraints), *shipped, env=quiet)
     (target / BASE).write_text(json.dumps(installed(venv_python), indent=1, sort_keys=True), encoding="utf-8")
-    print(f"colab-env: {len(shipped)} of Colab's packages installed at Colab's versions; "
-          f"{len(resolved) - len(shipped)} more come with the package: "
-          + ", ".join(sorted(name for name in resolved if name not in colab)), flush=True)
+    print(
+        f"colab-env: {len(shipped)} of Colab's packages installed at Colab's versions; "
+        f"{len(resolved) - len(shipped)} more come with the package: "
+        + ", ".join(sorted(name for name in resolved if name not in colab)),
+        flush=True,
+    )
 
 
 def first_cell(chapter: Path, address: str) -> str:
@@ -155,32 +175,58 @@ def run_first_cell(target: Path) -> dict[str, str]:
     cell = first_cell(FIRST_CHAPTER, ROOT.as_uri())
     started = time.monotonic()
     ipython = [str(target / "bin" / "ipython"), "--quick", "--no-banner", "--no-term-title", "-c", cell]
-    run = subprocess.run(ipython, cwd=ROOT / "book",
-                         capture_output=True, text=True, env={**os.environ, "COLAB_RELEASE_TAG": COLAB_RELEASE_TAG})
+    run = subprocess.run(
+        ipython,
+        cwd=ROOT / "book",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLAB_RELEASE_TAG": COLAB_RELEASE_TAG},
+    )
     seconds = time.monotonic() - started
     print(run.stdout, end="", flush=True)
     if run.returncode != 0 or "Traceback" in run.stdout:
         sys.exit(f"colab-env: the chapters' first cell failed at Colab's versions:\n{run.stderr}")
     after = installed(venv_python)
-    moved = sorted(f"{name} {base[name]} -> {after.get(name, 'removed')}" for name in base if after.get(name) != base[name])
+    moved = sorted(
+        f"{name} {base[name]} -> {after.get(name, 'removed')}" for name in base if after.get(name) != base[name]
+    )
     if moved:
         sys.exit("colab-env: the first cell changed packages that Colab ships: " + "; ".join(moved))
     added = {name: after[name] for name in sorted(set(after) - set(base))}
     colab = colab_versions()
     unshipped = sorted(f"{name} {added[name]} (Colab: {colab[name]})" for name in added if name in colab)
     if unshipped:
-        sys.exit("colab-env: the first cell installed packages that Colab ships but this environment lacked, so it "
-                 "would find them installed on Colab at other versions: " + ", ".join(unshipped))
-    print(f"colab-env: the first cell installed {len(added)} packages in {seconds:.0f} s and changed none of the "
-          f"{len(base)} installed: " + ", ".join(f"{n} {v}" for n, v in added.items()), flush=True)
+        sys.exit(
+            "colab-env: the first cell installed packages that Colab ships but this environment lacked, so it "
+            "would find them installed on Colab at other versions: " + ", ".join(unshipped)
+        )
+    print(
+        f"colab-env: the first cell installed {len(added)} packages in {seconds:.0f} s and changed none of the "
+        f"{len(base)} installed: " + ", ".join(f"{n} {v}" for n, v in added.items()),
+        flush=True,
+    )
     return added
 
 
 def register_kernel(target: Path) -> None:
     """Step 5: the environment's kernel, with Colab's environment variable, inside the environment."""
     prefix = str(target.resolve())
-    subprocess.run([str(target / "bin" / "python"), "-m", "ipykernel", "install", "--prefix", prefix, "--name",
-                    KERNEL_NAME, "--display-name", KERNEL_DISPLAY_NAME], check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(target / "bin" / "python"),
+            "-m",
+            "ipykernel",
+            "install",
+            "--prefix",
+            prefix,
+            "--name",
+            KERNEL_NAME,
+            "--display-name",
+            KERNEL_DISPLAY_NAME,
+        ],
+        check=True,
+        capture_output=True,
+    )
     spec = target / "share" / "jupyter" / "kernels" / KERNEL_NAME / "kernel.json"
     kernel = json.loads(spec.read_text(encoding="utf-8"))
     kernel["env"] = {"COLAB_RELEASE_TAG": COLAB_RELEASE_TAG}
@@ -192,8 +238,15 @@ def install_classic_front_end(target: Path) -> None:
     folder = target / CLASSIC_FRONT_END
     shutil.rmtree(folder, ignore_errors=True)
     quiet = {**os.environ, "PIP_QUIET": os.environ.get("PIP_QUIET", "2")}  # pip's errors only
-    pip(str(target / "bin" / "python"), "install", "--no-deps", "--target", str(folder),
-        f"widgetsnbextension=={CLASSIC_WIDGETS}", env=quiet)
+    pip(
+        str(target / "bin" / "python"),
+        "install",
+        "--no-deps",
+        "--target",
+        str(folder),
+        f"widgetsnbextension=={CLASSIC_WIDGETS}",
+        env=quiet,
+    )
 
 
 def digest(python: str) -> str:
@@ -221,8 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     version = colab_python()
     python, exact = find_python(version)
     ran = subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()
-    print(f"colab-env: Colab runs Python {version}; this environment runs {ran}"
-          + ("" if exact else f" (no Python {version} on this machine)"), flush=True)
+    print(
+        f"colab-env: Colab runs Python {version}; this environment runs {ran}"
+        + ("" if exact else f" (no Python {version} on this machine)"),
+        flush=True,
+    )
     stamp, wanted = target / STAMP, digest(python)
     started = time.monotonic()
     if not (stamp.is_file() and stamp.read_text() == wanted):

@@ -82,7 +82,9 @@ def changes(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """One line per package added, removed or moved between two lists."""
     lines = [f"+ {name} {new[name]}" for name in sorted(new.keys() - old.keys())]
     lines += [f"- {name} {old[name]}" for name in sorted(old.keys() - new.keys())]
-    lines += [f"  {name} {old[name]} -> {new[name]}" for name in sorted(old.keys() & new.keys()) if old[name] != new[name]]
+    lines += [
+        f"  {name} {old[name]} -> {new[name]}" for name in sorted(old.keys() & new.keys()) if old[name] != new[name]
+    ]
     return lines
 
 
@@ -91,6 +93,7 @@ def fetch(source: str | None) -> tuple[dict[str, str], dict]:
     came from."""
     today = datetime.date.today().isoformat()
     if source:
+
         def git(*args: str) -> str:
             return subprocess.run(["git", "-C", source, *args], check=True, capture_output=True, text=True).stdout
 
@@ -115,8 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         (FOLDER / name).write_text(text, encoding="utf-8")
     (FOLDER / "source.json").write_text(json.dumps(origin, indent=1) + "\n", encoding="utf-8")
     moved = changes(old_versions, new_versions)
-    print(f"Colab's package list from {REPOSITORY} ({origin['commit']}, {origin['committed'] or 'newest'}): "
-          f"{len(new_versions)} packages, Python {new_python}" + (f" (was {old_python})" if new_python != old_python else ""))
+    print(
+        f"Colab's package list from {REPOSITORY} ({origin['commit']}, {origin['committed'] or 'newest'}): "
+        f"{len(new_versions)} packages, Python {new_python}"
+        + (f" (was {old_python})" if new_python != old_python else "")
+    )
     print("\n".join(moved) if moved else "no package changed")
     return 0
 

@@ -80,8 +80,11 @@ def main() -> None:
     notebooks = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
     taken = cache_recorded(cache, [cache.add_nb_to_project(str(path)) for path in notebooks], RECORDED, PLAYGROUND)
     records, stale = stale_notebooks(cache, notebooks, PLAYGROUND)  # a recording of other code is not a match
-    print(f"execute_notebooks: {taken} of {len(records)} notebooks taken from the recording run, "
-          f"{len(records) - len(stale)} cached in all; executing {len(stale)}, {args.jobs} at a time", flush=True)
+    print(
+        f"execute_notebooks: {taken} of {len(records)} notebooks taken from the recording run, "
+        f"{len(records) - len(stale)} cached in all; executing {len(stale)}, {args.jobs} at a time",
+        flush=True,
+    )
     started = time.perf_counter()
     # Last chapter first: the later chapters train models and take longest, so none of them starts at the end alone.
     work = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in reversed(stale)]
@@ -90,8 +93,11 @@ def main() -> None:
     failed = [uri for status, uri in results if status != 0]
     for uri in failed:
         print(f"\n{uri} failed:\n{cache.get_project_record(uri).traceback}", file=sys.stderr)
-    print(f"execute_notebooks: {len(stale) - len(failed)} executed, {len(failed)} failed, in "
-          f"{time.perf_counter() - started:.0f} s", flush=True)
+    print(
+        f"execute_notebooks: {len(stale) - len(failed)} executed, {len(failed)} failed, in "
+        f"{time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
     sys.exit(1 if failed else 0)
 
 

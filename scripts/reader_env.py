@@ -53,7 +53,7 @@ def readme_block(text: str, section: str = SECTION) -> str:
     heading = re.search(rf"^#+ +{re.escape(section)} *$", text, re.MULTILINE)
     if heading is None:
         raise ValueError(f"README.md has no heading {section!r}")
-    block = re.search(r"^```bash\n(.*?)^```", text[heading.end():], re.MULTILINE | re.DOTALL)
+    block = re.search(r"^```bash\n(.*?)^```", text[heading.end() :], re.MULTILINE | re.DOTALL)
     if block is None:
         raise ValueError(f"README.md: no ```bash block under {section!r}")
     return block.group(1)
@@ -106,9 +106,21 @@ def make_env(target: Path, steps: ReaderSteps, root: Path = ROOT) -> bool:
     for args in steps.pip_installs:
         subprocess.run([python, "-m", "pip", "install", *args], check=True, cwd=root, env=quiet)
     subprocess.run(
-        [python, "-m", "ipykernel", "install", "--prefix", str(target.resolve()), "--name", KERNEL_NAME,
-         "--display-name", KERNEL_DISPLAY_NAME],
-        check=True, cwd=root, stdout=subprocess.DEVNULL,
+        [
+            python,
+            "-m",
+            "ipykernel",
+            "install",
+            "--prefix",
+            str(target.resolve()),
+            "--name",
+            KERNEL_NAME,
+            "--display-name",
+            KERNEL_DISPLAY_NAME,
+        ],
+        check=True,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
     )
     stamp.write_text(wanted)
     return True
@@ -121,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     steps = readme_steps()
     started = time.perf_counter()
     if make_env(args.target, steps):
-        print(f"reader-env: made {args.target} in {time.perf_counter() - started:.0f} s, as README.md says: "
-              + "; ".join("pip install " + shlex.join(a) for a in steps.pip_installs), flush=True)
+        print(
+            f"reader-env: made {args.target} in {time.perf_counter() - started:.0f} s, as README.md says: "
+            + "; ".join("pip install " + shlex.join(a) for a in steps.pip_installs),
+            flush=True,
+        )
     else:
         print(f"reader-env: {args.target} is up to date", flush=True)
     return 0

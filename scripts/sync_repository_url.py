@@ -74,7 +74,8 @@ def stale_copies(root: Path = ROOT) -> list[str]:
     for path in _notebooks(root):
         found, _ = _rewrite_notebook(path, url)
         stale += [f"{path.relative_to(root)}: {a}" for a in found if a != url] or (
-            [] if found else [f"{path.relative_to(root)}: no install line in the first code cell"])
+            [] if found else [f"{path.relative_to(root)}: no install line in the first code cell"]
+        )
     found, _ = _rewrite_readme((root / "README.md").read_text(encoding="utf-8"), url)
     stale += [f"README.md: {a}" for a in found if a not in (url, pages_url(url))]
     if pages_url(url) not in found:

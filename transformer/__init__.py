@@ -15,6 +15,16 @@ from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer
 
 __all__ = [
-    "DecoderLayer", "EncoderLayer", "MultiHeadAttention", "Transformer", "TransformerConfig", "beam_search", "causal_mask",
-    "greedy_decode", "load_checkpoint", "padding_mask", "save_checkpoint", "target_mask",
+    "DecoderLayer",
+    "EncoderLayer",
+    "MultiHeadAttention",
+    "Transformer",
+    "TransformerConfig",
+    "beam_search",
+    "causal_mask",
+    "greedy_decode",
+    "load_checkpoint",
+    "padding_mask",
+    "save_checkpoint",
+    "target_mask",
 ]

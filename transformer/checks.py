@@ -125,7 +125,9 @@ def check_tokens(tokens: object, name: str, vocab_size: int | None = None) -> No
             + (" (add a batch dimension with .unsqueeze(0))" if tokens.dim() == 1 else "")
         )
     if tokens.size(0) == 0 or tokens.size(1) == 0:
-        raise ValueError(f"{name} must have at least one sequence of at least one token; got shape {tuple(tokens.shape)}")
+        raise ValueError(
+            f"{name} must have at least one sequence of at least one token; got shape {tuple(tokens.shape)}"
+        )
     if vocab_size is None or tokens.device.type == "meta":
         return  # no range to check, or no values to read
     low, high = torch.stack(torch.aminmax(tokens)).tolist()  # one pass over the ids, one device -> host copy
@@ -207,13 +209,17 @@ def check_attention_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None)
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not isinstance(x, Tensor) or x.dim() < 2:
             got = f"shape {tuple(x.shape)}" if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be a tensor of shape (..., seq_len, d_k) with at least 2 dimensions; got {got}")
+            raise ValueError(
+                f"{name} must be a tensor of shape (..., seq_len, d_k) with at least 2 dimensions; got {got}"
+            )
     if q.size(-1) != k.size(-1):
         raise ValueError(
             f"q and k must have the same last dimension d_k; got q {tuple(q.shape)} and k {tuple(k.shape)}"
         )
     if k.size(-2) != v.size(-2):
-        raise ValueError(f"k and v must have the same number of keys T_k; got k {tuple(k.shape)} and v {tuple(v.shape)}")
+        raise ValueError(
+            f"k and v must have the same number of keys T_k; got k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
     batch = _broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     if batch is None:
         raise ValueError(

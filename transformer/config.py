@@ -38,7 +38,9 @@ class TransformerConfig:
     layer_norm_eps: float = 1e-5  # nn.LayerNorm's and nn.Transformer's default
     positional_encoding: str = "sinusoidal"  # the paper's fixed table; "learned": a trained vector per position
     share_embeddings: bool = False  # True: one table for source and target (one shared vocabulary, as the paper's)
-    tie_output_embedding: bool = False  # True: the output layer (lm_head) reuses the target embedding, as the paper does
+    tie_output_embedding: bool = (
+        False  # True: the output layer (lm_head) reuses the target embedding, as the paper does
+    )
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_positions"):
@@ -50,7 +52,9 @@ class TransformerConfig:
         check_probability("dropout", self.dropout)
         for name in ("src_vocab_size", "tgt_vocab_size"):
             if self.pad_id >= getattr(self, name):
-                raise ValueError(f"pad_id must be a valid id below {name}={getattr(self, name)}; got pad_id={self.pad_id}")
+                raise ValueError(
+                    f"pad_id must be a valid id below {name}={getattr(self, name)}; got pad_id={self.pad_id}"
+                )
         for name in ("norm_first", "share_embeddings", "tie_output_embedding"):
             check_bool(name, getattr(self, name))
         check_bool("final_norm", self.final_norm, none_allowed=True)

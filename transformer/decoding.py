@@ -58,8 +58,14 @@ def _output_bias(model: Transformer, bos_id: int, device: torch.device) -> Tenso
 
 
 def greedy_steps(
-    model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
-    bos_id: int = BOS_ID, eos_id: int = EOS_ID, choose: Callable[[Tensor], Tensor] | None = None,
+    model: Transformer,
+    src: Tensor,
+    max_new_tokens: int,
+    use_cache: bool = True,
+    src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
+    choose: Callable[[Tensor], Tensor] | None = None,
 ) -> Iterator[GreedyStep]:
     """Greedy decoding one step at a time (a generator), for inspecting or drawing it. :func:`greedy_decode` runs it.
     ``choose`` maps the ``(B, V)`` log-probabilities to the ``(B,)`` next ids instead of the argmax (sampling does).
@@ -76,14 +82,18 @@ def greedy_steps(
             memory, src_mask = model.encode(src, src_mask)  # (B, S, d_model), (B, 1, 1|T, S); once
         cache = model.new_cache(capacity=max_new_tokens) if use_cache else None
         bias = _output_bias(model, bos_id, src.device)  # (V,)
-        tokens = torch.full((src.size(0), max_new_tokens + 1), pad_id, dtype=torch.long, device=src.device)  # (B, 1 + N)
+        tokens = torch.full(
+            (src.size(0), max_new_tokens + 1), pad_id, dtype=torch.long, device=src.device
+        )  # (B, 1 + N)
         tokens[:, 0] = bos_id  # the decoder input: BOS, then the tokens chosen so far
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)  # (B,)
         for t in range(max_new_tokens):
             # The first step checks every input; later ones only add chosen ids, valid by construction.
             with torch.no_grad(), input_checks(enabled=t == 0):
                 log_probs = _next_log_probs(model, tokens[:, : t + 1], memory, src_mask, cache, bias)  # (B, V)
-            next_tokens = (log_probs.argmax(dim=-1) if choose is None else choose(log_probs)).masked_fill(finished, pad_id)
+            next_tokens = (log_probs.argmax(dim=-1) if choose is None else choose(log_probs)).masked_fill(
+                finished, pad_id
+            )
             done = finished | (next_tokens == eos_id)  # (B,)
             yield GreedyStep(*(x.to(home) for x in (tokens[:, : t + 1], log_probs, next_tokens, done)))
             tokens[:, t + 1], finished = next_tokens, done
@@ -98,8 +108,13 @@ def _on_model_device(model: Transformer, src: Tensor, src_mask: Tensor | None) -
 
 
 def greedy_decode(
-    model: Transformer, src: Tensor, max_new_tokens: int, use_cache: bool = True, src_mask: Tensor | None = None,
-    bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    model: Transformer,
+    src: Tensor,
+    max_new_tokens: int,
+    use_cache: bool = True,
+    src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
 ) -> Tensor:
     """Decode a batch greedily: at each step take the most probable next token.
 
@@ -113,8 +128,15 @@ def greedy_decode(
 
 
 def sample_decode(
-    model: Transformer, src: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
-    rng: torch.Generator | None = None, use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID,
+    model: Transformer,
+    src: Tensor,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    rng: torch.Generator | None = None,
+    use_cache: bool = True,
+    src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
 ) -> Tensor:
     """Decode a batch by sampling: at each step draw the next token from the model's distribution with its logits
@@ -166,8 +188,15 @@ def _keep_best(finished: Tensor, scores: Tensor, new: Tensor, new_scores: Tensor
 
 
 def beam_steps(
-    model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
-    use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    model: Transformer,
+    src: Tensor,
+    beam_size: int,
+    max_new_tokens: int,
+    length_penalty: float = 0.6,
+    use_cache: bool = True,
+    src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
     finished_in_beam: bool = False,
 ) -> Iterator[BeamStep]:
     """Beam search one step at a time (a generator), batched over sources; :func:`beam_search` runs it.
@@ -225,23 +254,32 @@ def beam_steps(
                 lengths = (tokens[:, 1:] != pad_id).sum(1).view(B, K)  # PAD not counted (finished_in_beam)
                 live = scores / length_penalty_factor(lengths, length_penalty)  # (B, K)
                 finished, finished_scores = _keep_best(finished, finished_scores, tokens[:, 1:].view(B, K, N), live)
-            yield BeamStep(*(x.to(home) for x in (tokens[:, 1:].view(B, K, -1), scores, parent, finished,
-                                                   finished_scores)))
+            yield BeamStep(
+                *(x.to(home) for x in (tokens[:, 1:].view(B, K, -1), scores, parent, finished, finished_scores))
+            )
             if (finished_scores[:, 0] > scores[:, 0] / best_possible).all():
                 break  # no live hypothesis can beat the best finished one any more
 
 
 def beam_search(
-    model: Transformer, src: Tensor, beam_size: int, max_new_tokens: int, length_penalty: float = 0.6,
-    use_cache: bool = True, src_mask: Tensor | None = None, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    model: Transformer,
+    src: Tensor,
+    beam_size: int,
+    max_new_tokens: int,
+    length_penalty: float = 0.6,
+    use_cache: bool = True,
+    src_mask: Tensor | None = None,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
     finished_in_beam: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """Keep the ``beam_size`` most probable partial outputs per source instead of one (:func:`beam_steps`).
     Returns ``(tokens (B, L), scores (B,))``: the best finished hypothesis per source in the format of
     :func:`greedy_decode`, and its summed log-probability divided by :func:`length_penalty_factor`. The model decodes
     on its own device; tokens and scores come back on ``src``'s."""
-    *_, last = beam_steps(model, src, beam_size, max_new_tokens, length_penalty, use_cache, src_mask, bos_id, eos_id,
-                          finished_in_beam)
+    *_, last = beam_steps(
+        model, src, beam_size, max_new_tokens, length_penalty, use_cache, src_mask, bos_id, eos_id, finished_in_beam
+    )
     best = last.finished[:, 0]  # (B, N): the best finished hypothesis of each source
     return best[:, : int((best != model.config.pad_id).sum(1).max())], last.finished_scores[:, 0]
 

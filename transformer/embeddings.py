@@ -33,7 +33,9 @@ def sinusoidal_table(max_positions: int, d_model: int) -> Tensor:
     """The paper's ``(max_positions, d_model)`` table (section 3.5): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
     PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
     position = torch.arange(max_positions, dtype=torch.float64)[:, None]  # (L, 1)
-    inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))  # (ceil(d/2),)
+    inv_freq = torch.exp(
+        torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model)
+    )  # (ceil(d/2),)
     angles = position * inv_freq  # (L, ceil(d/2))
     table = torch.zeros(max_positions, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angles)

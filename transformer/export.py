@@ -91,23 +91,33 @@ def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path
     src = torch.full((2, 5), c.pad_id + 1, device=device)  # example inputs; any valid ids of these shapes would do
     tgt = torch.full((2, 3), c.pad_id + 1, device=device)
     encoder_heads = torch.ones(c.n_encoder_layers, c.n_heads, device=device)
-    decoder_heads = torch.ones(c.n_decoder_layers, c.n_heads, device=device)  # cloned for the second mask: distinct inputs
+    decoder_heads = torch.ones(
+        c.n_decoder_layers, c.n_heads, device=device
+    )  # cloned for the second mask: distinct inputs
     with eval_mode(model), torch.no_grad():
         memory, _ = EncoderGraph(model)(src, encoder_heads)
         encoder_path = folder / "encoder.onnx"
         decoder_path = folder / "decoder_step.onnx"
         _export(
-            EncoderGraph(model), (src, encoder_heads), encoder_path,
-            inputs=["src", "head_mask"], outputs=["memory", "attention"],
+            EncoderGraph(model),
+            (src, encoder_heads),
+            encoder_path,
+            inputs=["src", "head_mask"],
+            outputs=["memory", "attention"],
             dynamic_shapes={"src": {0: batch, 1: src_len}, "head_mask": None},
         )
         _export(
-            DecoderStepGraph(model), (tgt, memory, src != c.pad_id, decoder_heads, decoder_heads.clone()), decoder_path,
+            DecoderStepGraph(model),
+            (tgt, memory, src != c.pad_id, decoder_heads, decoder_heads.clone()),
+            decoder_path,
             inputs=["tgt", "memory", "src_mask", "self_head_mask", "cross_head_mask"],
             outputs=["logits", "self_attention", "cross_attention"],
             dynamic_shapes={
-                "tgt": {0: batch, 1: tgt_len}, "memory": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
-                "self_head_mask": None, "cross_head_mask": None,
+                "tgt": {0: batch, 1: tgt_len},
+                "memory": {0: batch, 1: src_len},
+                "src_mask": {0: batch, 1: src_len},
+                "self_head_mask": None,
+                "cross_head_mask": None,
             },
         )
     return encoder_path, decoder_path
@@ -117,7 +127,13 @@ def _export(
     graph: nn.Module, args: tuple[Tensor, ...], path: Path, inputs: list[str], outputs: list[str], dynamic_shapes: dict
 ) -> None:
     program = torch.onnx.export(
-        graph, args, dynamo=True, input_names=inputs, output_names=outputs, dynamic_shapes=dynamic_shapes,
-        external_data=False, verbose=False,
+        graph,
+        args,
+        dynamo=True,
+        input_names=inputs,
+        output_names=outputs,
+        dynamic_shapes=dynamic_shapes,
+        external_data=False,
+        verbose=False,
     )
     program.save(str(path))

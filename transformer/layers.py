@@ -74,8 +74,14 @@ class EncoderLayer(ResidualLayer):
     """Self-attention over the source, then the feed-forward network, each in a residual block."""
 
     def __init__(
-        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, activation: str = "relu",
-        norm_first: bool = False, layer_norm_eps: float = 1e-5,
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-5,
     ):
         super().__init__(norm_first)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
@@ -101,8 +107,14 @@ class DecoderLayer(ResidualLayer):
     """Masked self-attention over the target, cross-attention to the encoder memory, then the feed-forward network."""
 
     def __init__(
-        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1, activation: str = "relu",
-        norm_first: bool = False, layer_norm_eps: float = 1e-5,
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-5,
     ):
         super().__init__(norm_first)
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
@@ -116,8 +128,14 @@ class DecoderLayer(ResidualLayer):
         self.dropout3 = nn.Dropout(dropout)
 
     def forward(
-        self, y: Tensor, memory: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None, *,
-        need_weights: bool = False, cache: tuple[KVCache, KVCache] | None = None,
+        self,
+        y: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        *,
+        need_weights: bool = False,
+        cache: tuple[KVCache, KVCache] | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)`` -> ``(y, self weights (B, H, T, T), cross weights
         (B, H, T, S))``; weights are ``None`` unless ``need_weights``. ``cache`` holds (self, cross) keys and values
@@ -125,11 +143,15 @@ class DecoderLayer(ResidualLayer):
         self.check_devices(y=y, memory=memory, src_mask=src_mask, tgt_mask=tgt_mask)
         self_cache, cross_cache = cache if cache is not None else (None, None)
         y, self_weights = self.residual(
-            y, self.norm1, self.dropout1,
+            y,
+            self.norm1,
+            self.dropout1,
             lambda h: self.self_attn(h, h, h, tgt_mask, need_weights=need_weights, cache=self_cache),
         )
         y, cross_weights = self.residual(
-            y, self.norm2, self.dropout2,
+            y,
+            self.norm2,
+            self.dropout2,
             lambda h: self.cross_attn(h, memory, memory, src_mask, need_weights=need_weights, cache=cross_cache),
         )
         y, _ = self.residual(y, self.norm3, self.dropout3, lambda h: (self.feed_forward(h), None))

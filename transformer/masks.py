@@ -17,14 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .checks import (
-    check_int,
-    check_lengths,
-    check_padding_mask,
-    check_tokens,
-    checking_inputs,
-    require_bool_mask,
-)
+from .checks import check_int, check_lengths, check_padding_mask, check_tokens, checking_inputs, require_bool_mask
 from .tokens import PAD_ID
 
 

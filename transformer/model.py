@@ -80,8 +80,14 @@ class Decoder(nn.Module):
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if c.use_final_norm else None
 
     def forward(
-        self, y: Tensor, memory: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None, *,
-        need_weights: bool = False, cache: DecoderCache | None = None,
+        self,
+        y: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        *,
+        need_weights: bool = False,
+        cache: DecoderCache | None = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """``y (B, T, d_model)``, ``memory (B, S, d_model)``; ``src_mask`` broadcastable to ``(B, H, T, S)``,
         ``tgt_mask`` to ``(B, H, T, T_total)``. With ``cache``, ``y`` holds only the new positions. Returns ``(y,
@@ -93,7 +99,9 @@ class Decoder(nn.Module):
         self_maps, cross_maps = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = cache.layers[i] if cache is not None else None
-            y, self_weights, cross_weights = layer(y, memory, src_mask, tgt_mask, need_weights=need_weights, cache=layer_cache)
+            y, self_weights, cross_weights = layer(
+                y, memory, src_mask, tgt_mask, need_weights=need_weights, cache=layer_cache
+            )
             self_maps.append(self_weights)
             cross_maps.append(cross_weights)
         if cache is not None:
@@ -119,7 +127,9 @@ class Transformer(nn.Module):
         self.config = c = config
         self.src_embed = TokenEmbedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = self.src_embed if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.d_model)
-        positional = SinusoidalPositionalEncoding if c.positional_encoding == "sinusoidal" else LearnedPositionalEncoding
+        positional = (
+            SinusoidalPositionalEncoding if c.positional_encoding == "sinusoidal" else LearnedPositionalEncoding
+        )
         self.positional = positional(c.d_model, c.max_positions)
         self.embed_dropout = nn.Dropout(c.dropout)
         self.encoder = Encoder(c)

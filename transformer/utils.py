@@ -26,7 +26,9 @@ def select_device(device: str | torch.device = "auto") -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "mps" if _mps_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"device {device!r} was asked for, but this PyTorch build sees no CUDA GPU; use 'auto' or 'cpu'")
+        raise RuntimeError(
+            f"device {device!r} was asked for, but this PyTorch build sees no CUDA GPU; use 'auto' or 'cpu'"
+        )
     if device == "mps" and not _mps_available():
         raise RuntimeError("device 'mps' was asked for, but Apple's MPS backend is not available; use 'auto' or 'cpu'")
     return torch.device(device)

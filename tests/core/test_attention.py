@@ -12,8 +12,11 @@ from transformer.masks import key_padding_mask
 
 
 def _qkv(batch=2, heads=3, t_q=4, t_k=5, d_k=8, dtype=torch.float32):
-    return (torch.randn(batch, heads, t_q, d_k, dtype=dtype), torch.randn(batch, heads, t_k, d_k, dtype=dtype),
-            torch.randn(batch, heads, t_k, d_k, dtype=dtype))
+    return (
+        torch.randn(batch, heads, t_q, d_k, dtype=dtype),
+        torch.randn(batch, heads, t_k, d_k, dtype=dtype),
+        torch.randn(batch, heads, t_k, d_k, dtype=dtype),
+    )
 
 
 def test_readable_attention_is_softmax_of_scaled_scores_times_values():
@@ -116,8 +119,9 @@ def test_multi_head_attention_matches_nn_multihead_attention_with_copied_weights
     copy_from_torch(ours, theirs)
     x, memory = torch.randn(2, 6, 32), torch.randn(2, 7, 32)
     src_mask = padding_mask(torch.tensor([[1] * 7, [1] * 4 + [0] * 3]))
-    expected, expected_weights = theirs(x, memory, memory, key_padding_mask=key_padding_mask(src_mask),
-                                        average_attn_weights=False)
+    expected, expected_weights = theirs(
+        x, memory, memory, key_padding_mask=key_padding_mask(src_mask), average_attn_weights=False
+    )
     for need_weights in (False, True):
         out, weights = ours(x, memory, memory, src_mask, need_weights=need_weights)
         assert (out - expected).abs().max() < 1e-5
@@ -169,31 +173,43 @@ def test_bad_inputs_get_clear_errors():
         mha(x, torch.randn(3, 5, 32), torch.randn(3, 5, 32))
 
 
-@pytest.mark.parametrize(("args", "kwargs", "error", "message"), [
-    ((32, 0), {}, ValueError, "n_heads must be an int >= 1; got 0"),
-    ((32, 4.0), {}, TypeError, "n_heads must be an int; got float 4.0"),
-    ((0, 1), {}, ValueError, "d_model must be an int >= 1; got 0"),
-    ((32, 4), dict(dropout="0.1"), TypeError, "dropout must be a number.*str '0.1'"),
-    ((32, 4), dict(dropout=-0.1), ValueError, r"dropout must be a probability in \[0, 1\); got -0.1"),
-    ((32, 4), dict(bias=1), TypeError, "bias must be a bool; got 1"),
-])
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        ((32, 0), {}, ValueError, "n_heads must be an int >= 1; got 0"),
+        ((32, 4.0), {}, TypeError, "n_heads must be an int; got float 4.0"),
+        ((0, 1), {}, ValueError, "d_model must be an int >= 1; got 0"),
+        ((32, 4), dict(dropout="0.1"), TypeError, "dropout must be a number.*str '0.1'"),
+        ((32, 4), dict(dropout=-0.1), ValueError, r"dropout must be a probability in \[0, 1\); got -0.1"),
+        ((32, 4), dict(bias=1), TypeError, "bias must be a bool; got 1"),
+    ],
+)
 def test_bad_constructor_arguments_are_named_in_the_error(args, kwargs, error, message):
     with pytest.raises(error, match=message):
         MultiHeadAttention(*args, **kwargs)
 
 
-@pytest.mark.parametrize(("make", "error", "message"), [
-    (lambda q, k, v: (q, k, v, torch.ones(2, 3, 4, 5, dtype=torch.uint8)), TypeError,
-     "mask must be a bool tensor.*torch.uint8"),
-    (lambda q, k, v: (q, k[..., :6], v, None), ValueError, r"q and k must have the same last dimension d_k"),
-    (lambda q, k, v: (q, k, v[:, :, :4], None), ValueError, "k and v must have the same number of keys"),
-    (lambda q, k, v: (q, k[:1].expand(2, 3, 5, 8)[:, :2], v, None), ValueError, "leading .* must broadcast"),
-    (lambda q, k, v: (q[:1], k[:, :2], v, None), ValueError, "leading .* must broadcast"),
-    (lambda q, k, v: (q, k, v, torch.ones(2, 3, 4, 6, dtype=torch.bool)), ValueError,
-     r"mask has shape \(2, 3, 4, 6\), which does not broadcast to the scores .* \(2, 3, 4, 5\)"),
-    (lambda q, k, v: (q, k, v, torch.ones(3, 1, 1, 5, dtype=torch.bool)), ValueError, "does not broadcast"),
-    (lambda q, k, v: (q[0, 0, 0], k, v, None), ValueError, r"q must be a tensor of shape \(..., seq_len, d_k\)"),
-])
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (
+            lambda q, k, v: (q, k, v, torch.ones(2, 3, 4, 5, dtype=torch.uint8)),
+            TypeError,
+            "mask must be a bool tensor.*torch.uint8",
+        ),
+        (lambda q, k, v: (q, k[..., :6], v, None), ValueError, r"q and k must have the same last dimension d_k"),
+        (lambda q, k, v: (q, k, v[:, :, :4], None), ValueError, "k and v must have the same number of keys"),
+        (lambda q, k, v: (q, k[:1].expand(2, 3, 5, 8)[:, :2], v, None), ValueError, "leading .* must broadcast"),
+        (lambda q, k, v: (q[:1], k[:, :2], v, None), ValueError, "leading .* must broadcast"),
+        (
+            lambda q, k, v: (q, k, v, torch.ones(2, 3, 4, 6, dtype=torch.bool)),
+            ValueError,
+            r"mask has shape \(2, 3, 4, 6\), which does not broadcast to the scores .* \(2, 3, 4, 5\)",
+        ),
+        (lambda q, k, v: (q, k, v, torch.ones(3, 1, 1, 5, dtype=torch.bool)), ValueError, "does not broadcast"),
+        (lambda q, k, v: (q[0, 0, 0], k, v, None), ValueError, r"q must be a tensor of shape \(..., seq_len, d_k\)"),
+    ],
+)
 def test_readable_attention_rejects_inconsistent_inputs_by_name(make, error, message):
     with pytest.raises(error, match=message):
         scaled_dot_product_attention(*make(*_qkv()))

@@ -33,7 +33,10 @@ def _loaded(code: str) -> list[str]:
     """Every module a fresh interpreter has loaded after running ``code``."""
     out = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     ).stdout
     return json.loads(out.splitlines()[-1])
 
@@ -58,7 +61,9 @@ def test_importing_the_core_loads_only_the_core() -> None:
 
 def test_the_core_stays_within_its_line_budget() -> None:
     lines = sum(len(path.read_text().splitlines()) for path in (ROOT / "transformer").glob("*.py"))
-    assert lines <= CORE_LINES, f"the core has {lines} lines; keep it under {CORE_LINES} (move what it does not need out)"
+    assert lines <= CORE_LINES, (
+        f"the core has {lines} lines; keep it under {CORE_LINES} (move what it does not need out)"
+    )
 
 
 def _imports_of(path: Path, module_level: bool = False) -> set[str]:
@@ -113,10 +118,15 @@ def _module_name(path: Path) -> str:
 def test_no_module_imports_one_that_imports_it_back() -> None:
     """Over the core, the wing and the book kit, imports at the top of a module and inside functions alike: a module
     (a package's ``__init__`` included) never reaches itself through what it imports."""
-    modules = {_module_name(path): path for package in ("transformer", "transformer_book") for path in
-               sorted((ROOT / package).rglob("*.py"))}
-    imports = {name: {other for other in _imports_of(path) if other in modules and other != name}
-               for name, path in modules.items()}
+    modules = {
+        _module_name(path): path
+        for package in ("transformer", "transformer_book")
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    imports = {
+        name: {other for other in _imports_of(path) if other in modules and other != name}
+        for name, path in modules.items()
+    }
     for start in modules:
         seen, todo = set(), [[start]]
         while todo:

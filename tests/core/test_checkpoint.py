@@ -14,7 +14,11 @@ from transformer.train.tasks import task_batch
 
 @pytest.mark.parametrize(
     "overrides",
-    [{}, {"norm_first": False, "positional_encoding": "learned"}, {"share_embeddings": True, "tie_output_embedding": True}],
+    [
+        {},
+        {"norm_first": False, "positional_encoding": "learned"},
+        {"share_embeddings": True, "tie_output_embedding": True},
+    ],
     ids=["small", "post-norm-learned", "tied"],
 )
 def test_a_loaded_checkpoint_gives_exactly_the_saved_models_outputs(tmp_path, overrides):
@@ -127,8 +131,13 @@ def test_a_writer_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_path
     if kind == "model":
         save_checkpoint(model, path, run=1)
     else:
-        train_task(TaskConfig(eval_size=4), TrainConfig(steps=1, batch_size=4, eval_every=1),
-                   RunConfig(device="cpu", save_to=path, save_every=1), model=model, progress=False)
+        train_task(
+            TaskConfig(eval_size=4),
+            TrainConfig(steps=1, batch_size=4, eval_every=1),
+            RunConfig(device="cpu", save_to=path, save_every=1),
+            model=model,
+            progress=False,
+        )
     before = path.read_bytes()
     writer = subprocess.Popen([sys.executable, "-c", HALF_WRITER, str(path), kind], stdout=subprocess.PIPE, text=True)
     try:

@@ -24,13 +24,42 @@ def test_help_lists_every_command_and_option(capsys):
     assert code == 0 and "train" in text and "evaluate" in text and "examples:" in text
     code, text = _run(capsys, "train", "--help")
     assert code == 0
-    for option in ("--task", "--steps", "--seed", "--device", "--bf16", "--compile", "--threads", "--eval-size", "--no-progress",
-                   "--out", "--save-every", "--resume", "copy", "reverse", "sort", "dates", "translation", "auto", "cuda"):
+    for option in (
+        "--task",
+        "--steps",
+        "--seed",
+        "--device",
+        "--bf16",
+        "--compile",
+        "--threads",
+        "--eval-size",
+        "--no-progress",
+        "--out",
+        "--save-every",
+        "--resume",
+        "copy",
+        "reverse",
+        "sort",
+        "dates",
+        "translation",
+        "auto",
+        "cuda",
+    ):
         assert option in text
     code, text = _run(capsys, "evaluate", "--help")
     assert code == 0
-    for option in ("PATH", "--task", "--n", "--min-seq-len", "--max-seq-len", "--seed", "--beam-size", "--device", "dates",
-                   "translation"):
+    for option in (
+        "PATH",
+        "--task",
+        "--n",
+        "--min-seq-len",
+        "--max-seq-len",
+        "--seed",
+        "--beam-size",
+        "--device",
+        "dates",
+        "translation",
+    ):
         assert option in text
 
 
@@ -44,8 +73,10 @@ def test_help_lists_every_command_and_option(capsys):
         (["train", "--out", "/no/such/folder/x.pt"], "does not exist"),
         (["train", "--device", "tpu", "--out", "x.pt"], "invalid choice: 'tpu'"),
         (["train", "--save-every", "0", "--out", "x.pt"], "--save-every: expected a positive integer, got 0"),
-        (["train", "--resume", "missing.resume.pt", "--out", "x.pt", "--device", "cpu"],
-         "--resume: cannot resume: no checkpoint at 'missing.resume.pt'"),
+        (
+            ["train", "--resume", "missing.resume.pt", "--out", "x.pt", "--device", "cpu"],
+            "--resume: cannot resume: no checkpoint at 'missing.resume.pt'",
+        ),
         (["evaluate", "missing.pt"], "no checkpoint at 'missing.pt'"),
         (["evaluate", __file__], "is not a readable PyTorch checkpoint (torch.load with weights_only=True failed: "),
         ([], "the following arguments are required: COMMAND"),
@@ -78,7 +109,9 @@ def test_a_model_of_one_task_of_text_is_scored_on_that_task_only(capsys, tmp_pat
 
 def test_the_translation_task_names_the_libraries_it_lacks(capsys, monkeypatch):
     libraries = ("torch", "no_such_library_here", "another_missing_one")
-    monkeypatch.setitem(registry.REGISTRY, "translation", replace(registry.REGISTRY["translation"], libraries=libraries))
+    monkeypatch.setitem(
+        registry.REGISTRY, "translation", replace(registry.REGISTRY["translation"], libraries=libraries)
+    )
     code, text = _run(capsys, "train", "--task", "translation", "--device", "cpu", "--out", "x.pt")
     assert code == 2 and "--task translation: needs torch, no_such_library_here, another_missing_one" in text
     assert "no_such_library_here, another_missing_one are not installed: pip install no_such_library_here" in text
@@ -87,8 +120,25 @@ def test_the_translation_task_names_the_libraries_it_lacks(capsys, monkeypatch):
 @pytest.mark.slow
 def test_train_saves_a_checkpoint_that_evaluate_scores(capsys, tmp_path):
     path = tmp_path / "copy.pt"
-    assert main(["train", "--task", "copy", "--steps", "5", "--eval-size", "20", "--no-progress", "--device", "cpu",
-                 "--out", str(path)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "copy",
+                "--steps",
+                "5",
+                "--eval-size",
+                "20",
+                "--no-progress",
+                "--device",
+                "cpu",
+                "--out",
+                str(path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "exact match on 20 fresh copy sequences" in out and path.is_file()
     assert main(["evaluate", str(path), "--n", "20", "--task", "reverse", "--device", "cpu"]) == 0
@@ -108,8 +158,10 @@ def test_messages_name_the_program_that_was_run(capsys, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "usage"),
-    [(["-m", "transformer"], "usage: python -m transformer [-h]"),
-     (["transformer-interactive"], "usage: transformer-interactive [-h]")],
+    [
+        (["-m", "transformer"], "usage: python -m transformer [-h]"),
+        (["transformer-interactive"], "usage: transformer-interactive [-h]"),
+    ],
     ids=["module", "console-script"],
 )
 def test_each_way_to_run_the_command_line_names_itself(command, usage):
@@ -133,8 +185,27 @@ def test_importing_the_modules_of_the_command_line_runs_nothing():
 @pytest.mark.slow
 def test_the_dates_task_trains_and_evaluates_with_the_chapters_scores(capsys, tmp_path, monkeypatch):
     path = tmp_path / "dates.pt"
-    assert main(["train", "--task", "dates", "--steps", "3", "--batch-size", "16", "--eval-size", "40", "--no-progress",
-                 "--device", "cpu", "--out", str(path)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "dates",
+                "--steps",
+                "3",
+                "--batch-size",
+                "16",
+                "--eval-size",
+                "40",
+                "--no-progress",
+                "--device",
+                "cpu",
+                "--out",
+                str(path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "training the dates model of chapter 9 for 3 steps" in out
     assert "held-out test examples (40, of dates never seen in training): exact match" in out
@@ -172,9 +243,16 @@ def test_the_command_line_trains_and_scores_every_task_through_the_registry_alon
             if isinstance(node, ast.Compare):
                 operands = [node.left, *node.comparators]
                 values = {c.value for c in operands if isinstance(c, ast.Constant)}
-                values |= {e.value for c in operands if isinstance(c, (ast.Tuple, ast.List, ast.Set)) for e in c.elts
-                           if isinstance(e, ast.Constant)}
-                assert not values & set(registry.REGISTRY), f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"
+                values |= {
+                    e.value
+                    for c in operands
+                    if isinstance(c, (ast.Tuple, ast.List, ast.Set))
+                    for e in c.elts
+                    if isinstance(e, ast.Constant)
+                }
+                assert not values & set(registry.REGISTRY), (
+                    f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"
+                )
 
 
 def test_evaluate_asks_for_the_task_of_a_checkpoint_that_records_none(tmp_path, capsys) -> None:

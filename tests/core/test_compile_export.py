@@ -19,7 +19,6 @@ from transformer.train.recipes import small_model_config
 pytestmark = pytest.mark.slow  # every test here compiles, exports, trains or starts processes
 
 
-
 def tiny_model(**overrides) -> Transformer:
     torch.manual_seed(0)
     config = dict(d_model=32, n_heads=4, d_ff=64, max_positions=32) | overrides
@@ -81,8 +80,16 @@ def test_onnx_encoder_and_decoder_step_equal_pytorch_at_new_lengths(onnx_session
         expected = EncoderGraph(model)(src, heads)
         assert max_error([memory, attention], expected) < 1e-5
         assert max_error([memory], [model.encode(src)[0]]) < 1e-5
-        step = decoder.run(None, {"tgt": tgt.numpy(), "memory": memory, "src_mask": (src != 0).numpy(),
-                                  "self_head_mask": heads.numpy(), "cross_head_mask": heads.numpy()})
+        step = decoder.run(
+            None,
+            {
+                "tgt": tgt.numpy(),
+                "memory": memory,
+                "src_mask": (src != 0).numpy(),
+                "self_head_mask": heads.numpy(),
+                "cross_head_mask": heads.numpy(),
+            },
+        )
         assert max_error(step, DecoderStepGraph(model)(tgt, expected[0], src != 0, heads, heads)) < 1e-5
         assert max_error(step[:1], [model(src, tgt)[:, -1]]) < 1e-5  # the next token's logits
         maps = model.attention_maps(src, tgt)

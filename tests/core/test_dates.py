@@ -39,15 +39,49 @@ from transformer.train.tokenizer import UNK_ID, Vocabulary, tokenize
 
 def test_numbers_ordinals_and_years_in_words() -> None:
     assert [number_words(n) for n in (0, 7, 13, 20, 42, 99)] == [
-        "zero", "seven", "thirteen", "twenty", "forty-two", "ninety-nine"]
+        "zero",
+        "seven",
+        "thirteen",
+        "twenty",
+        "forty-two",
+        "ninety-nine",
+    ]
     assert [ordinal_words(n) for n in (1, 2, 3, 5, 8, 9, 12, 20, 21, 23, 30, 31)] == [
-        "first", "second", "third", "fifth", "eighth", "ninth", "twelfth", "twentieth", "twenty-first",
-        "twenty-third", "thirtieth", "thirty-first"]
+        "first",
+        "second",
+        "third",
+        "fifth",
+        "eighth",
+        "ninth",
+        "twelfth",
+        "twentieth",
+        "twenty-first",
+        "twenty-third",
+        "thirtieth",
+        "thirty-first",
+    ]
     assert [ordinal_suffix(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == [
-        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "31st"]
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "23rd",
+        "31st",
+    ]
     assert [year_words(y) for y in (1900, 1905, 1999, 2000, 2005, 2010, 2023)] == [
-        "nineteen hundred", "nineteen oh five", "nineteen ninety-nine", "two thousand", "two thousand and five",
-        "twenty ten", "twenty twenty-three"]
+        "nineteen hundred",
+        "nineteen oh five",
+        "nineteen ninety-nine",
+        "two thousand",
+        "two thousand and five",
+        "twenty ten",
+        "twenty twenty-three",
+    ]
 
 
 def test_every_style_writes_the_documented_example() -> None:
@@ -114,8 +148,19 @@ def test_a_date_must_be_a_date() -> None:
 
 
 def test_tokenize_words_digits_and_punctuation() -> None:
-    assert tokenize("The twenty-third of March, 1999") == ["the", "twenty", "-", "third", "of", "march", ",", "1", "9",
-                                                          "9", "9"]
+    assert tokenize("The twenty-third of March, 1999") == [
+        "the",
+        "twenty",
+        "-",
+        "third",
+        "of",
+        "march",
+        ",",
+        "1",
+        "9",
+        "9",
+        "9",
+    ]
     assert tokenize("March 23rd") == ["march", "2", "3", "rd"]
     assert tokenize("1999-03-23", "char") == list("1999-03-23")
 
@@ -124,7 +169,12 @@ def test_the_vocabulary_is_built_from_the_data_after_the_special_ids() -> None:
     texts = ["b a a", "c a b"]
     vocab = Vocabulary.build(texts)
     assert vocab.itos == ["<pad>", "<s>", "</s>", "<unk>", "a", "b", "c"]  # most frequent first, ties alphabetical
-    assert (vocab.stoi["<pad>"], vocab.stoi["<s>"], vocab.stoi["</s>"], vocab.stoi["<unk>"]) == (PAD_ID, BOS_ID, EOS_ID, UNK_ID)
+    assert (vocab.stoi["<pad>"], vocab.stoi["<s>"], vocab.stoi["</s>"], vocab.stoi["<unk>"]) == (
+        PAD_ID,
+        BOS_ID,
+        EOS_ID,
+        UNK_ID,
+    )
     assert Vocabulary.build(texts, min_count=2).itos[4:] == ["a", "b"]
 
 
@@ -223,7 +273,9 @@ def test_text_batch_is_the_package_batch() -> None:
     assert batch.src.tolist()[1] == [source.stoi["may"], PAD_ID, PAD_ID, PAD_ID]
     assert batch.tgt_in[0, 0] == BOS_ID and batch.tgt_out[0, -1] == EOS_ID
     assert target.decode(batch.tgt_out[0]) == "2000-05-01" and batch.n_tokens == 22
-    with pytest.raises(ValueError, match="sources and targets must be non-empty and as long as each other; got 2 and 1"):
+    with pytest.raises(
+        ValueError, match="sources and targets must be non-empty and as long as each other; got 2 and 1"
+    ):
         text_batch(["may", "may"], ["2000-05-01"], source, target)
 
 
@@ -250,13 +302,15 @@ def test_train_takes_a_task_of_its_own_as_batches() -> None:
     held_out = date_examples(test_dates, 64, styles=("numeric",), seed=1)
     source = Vocabulary.build(e.text for e in examples)
     target = Vocabulary.build((e.iso for e in examples), level="char")
-    stream = batch_stream([e.text for e in examples], [e.iso for e in examples], source, target, 32,
-                          torch.Generator().manual_seed(0))
+    stream = batch_stream(
+        [e.text for e in examples], [e.iso for e in examples], source, target, 32, torch.Generator().manual_seed(0)
+    )
     eval_batches = [text_batch([e.text for e in held_out], [e.iso for e in held_out], source, target)]
     torch.manual_seed(0)
     model = Transformer(small_model_config(src_vocab_size=len(source), tgt_vocab_size=len(target)))
-    history = train(model, stream, eval_batches, TrainConfig(steps=40, eval_every=40), RunConfig(device="cpu"),
-                    progress=False)
+    history = train(
+        model, stream, eval_batches, TrainConfig(steps=40, eval_every=40), RunConfig(device="cpu"), progress=False
+    )
     assert history.eval_step == [40] and history.eval_loss[-1] < history.loss[0] / 2  # scored on the held-out batch
     again = evaluate_batches(model, eval_batches)
     assert again.n == 64 and again.loss == pytest.approx(history.eval_loss[-1], rel=1e-4)
@@ -289,8 +343,14 @@ def test_training_on_given_batches_reports_without_a_task_name(capsys) -> None:
     source, target = Vocabulary.build(sources), Vocabulary.build(targets, level="char")
     stream = batch_stream(sources, targets, source, target, 16, torch.Generator().manual_seed(0))
     model = Transformer(small_model_config(src_vocab_size=len(source), tgt_vocab_size=len(target)))
-    train(model, stream, [text_batch(sources[:8], targets[:8], source, target)], TrainConfig(steps=2),
-          RunConfig(device="cpu"), progress="text")
+    train(
+        model,
+        stream,
+        [text_batch(sources[:8], targets[:8], source, target)],
+        TrainConfig(steps=2),
+        RunConfig(device="cpu"),
+        progress="text",
+    )
     assert capsys.readouterr().out.startswith("training: 2 steps in ")
 
 
@@ -298,12 +358,16 @@ def test_dates_data_is_the_split_the_examples_and_the_vocabularies_of_the_traini
     data = dates_data(n_train=300, n_test=120, seed=3)
     training_dates, test_dates = split_dates(0.1, seed=3)
     assert (data.train_dates, data.test_dates) == (training_dates, test_dates)
-    assert data.train == date_examples(training_dates, 300, seed=3) and data.test == date_examples(test_dates, 120, seed=4)
+    assert data.train == date_examples(training_dates, 300, seed=3) and data.test == date_examples(
+        test_dates, 120, seed=4
+    )
     assert data.source_vocab.itos == Vocabulary.build(e.text for e in data.train).itos
     assert data.target_vocab.itos == Vocabulary.build((e.iso for e in data.train), level="char").itos
     batches = data.test_batches(50)
     assert [b.src.size(0) for b in batches] == [50, 50, 20]
-    first = text_batch([e.text for e in data.test[:50]], [e.iso for e in data.test[:50]], data.source_vocab, data.target_vocab)
+    first = text_batch(
+        [e.text for e in data.test[:50]], [e.iso for e in data.test[:50]], data.source_vocab, data.target_vocab
+    )
     assert torch.equal(batches[0].src, first.src) and torch.equal(batches[0].tgt_out, first.tgt_out)
     with pytest.raises(ValueError, match="batch_size must be an int >= 1; got 0"):
         data.test_batches(0)

@@ -24,10 +24,27 @@ from transformer.train.tasks import TaskConfig, task_batch
 def copy_model() -> Transformer:
     """A small model trained briefly on the copy task: confident, but not yet perfect, so decoding is non-trivial."""
     torch.manual_seed(0)
-    model = Transformer(TransformerConfig(13, 13, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2,
-                                          n_decoder_layers=2, dropout=0.0, norm_first=True, max_positions=64))
-    train_task(TaskConfig(eval_size=16), TrainConfig(steps=120, batch_size=64, lr=1e-2, warmup=20, eval_every=120),
-               RunConfig(device="cpu"), model=model, progress=False)
+    model = Transformer(
+        TransformerConfig(
+            13,
+            13,
+            d_model=32,
+            n_heads=4,
+            d_ff=64,
+            n_encoder_layers=2,
+            n_decoder_layers=2,
+            dropout=0.0,
+            norm_first=True,
+            max_positions=64,
+        )
+    )
+    train_task(
+        TaskConfig(eval_size=16),
+        TrainConfig(steps=120, batch_size=64, lr=1e-2, warmup=20, eval_every=120),
+        RunConfig(device="cpu"),
+        model=model,
+        progress=False,
+    )
     return model.eval()
 
 
@@ -67,7 +84,9 @@ def test_cached_and_uncached_greedy_decoding_agree(copy_model):
     for a, b in zip(cached, uncached, strict=True):
         assert torch.equal(a.next_tokens, b.next_tokens)  # the generated tokens: identical
         torch.testing.assert_close(a.log_probs, b.log_probs, rtol=1e-4, atol=1e-5)  # floats: equal up to rounding
-    assert torch.equal(greedy_decode(copy_model, src, 12, use_cache=True), greedy_decode(copy_model, src, 12, use_cache=False))
+    assert torch.equal(
+        greedy_decode(copy_model, src, 12, use_cache=True), greedy_decode(copy_model, src, 12, use_cache=False)
+    )
 
 
 def test_each_row_is_decoded_as_if_it_were_alone_in_the_batch(copy_model):
@@ -91,8 +110,9 @@ def test_decoding_does_not_change_the_train_mode_or_track_gradients(copy_model):
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_beam_size_one_with_finished_hypotheses_in_the_beam_is_exactly_greedy(copy_model, use_cache):
     src = _sources()
-    tokens, scores = beam_search(copy_model, src, beam_size=1, max_new_tokens=12, use_cache=use_cache,
-                                 finished_in_beam=True)
+    tokens, scores = beam_search(
+        copy_model, src, beam_size=1, max_new_tokens=12, use_cache=use_cache, finished_in_beam=True
+    )
     assert torch.equal(tokens, greedy_decode(copy_model, src, max_new_tokens=12))
     assert scores.shape == (24,) and torch.all(scores <= 0)
 
@@ -122,8 +142,9 @@ def test_beam_search_with_and_without_cache_agree(copy_model):
 def _tiny_model(seed: int, vocab_size: int = 6) -> Transformer:
     """A random model with few symbols (ids 3.. after PAD, BOS and EOS): small enough to score every output."""
     torch.manual_seed(seed)
-    config = TransformerConfig(vocab_size, vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                               n_decoder_layers=1, dropout=0.0)
+    config = TransformerConfig(
+        vocab_size, vocab_size, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0
+    )
     model = Transformer(config).eval()
     with torch.no_grad():  # sharper than at initialisation, so that outputs differ a lot in probability
         model.lm_head.weight.mul_(4.0)
@@ -180,8 +201,9 @@ def test_a_beam_wide_enough_finds_the_argmax_of_every_output_under_the_penalised
     model = _tiny_model(seed)
     symbols = list(range(3, 6))
     src = torch.tensor([[3, 4, 5, 4], [5, 3, 0, 0], [4, 4, 4, 0]])
-    tokens, scores = beam_search(model, src, beam_size=3 ** (max_new_tokens - 1), max_new_tokens=max_new_tokens,
-                                 length_penalty=alpha)
+    tokens, scores = beam_search(
+        model, src, beam_size=3 ** (max_new_tokens - 1), max_new_tokens=max_new_tokens, length_penalty=alpha
+    )
     outputs = _every_output(symbols, max_new_tokens)
     for b in range(src.size(0)):
         one = src[b : b + 1, : int((src[b] != PAD_ID).sum())]
@@ -199,8 +221,18 @@ class ScriptedModel(Transformer):
 
     def __init__(self, script: dict[tuple[int, int], dict[int, float]], vocab_size: int = 6, steps: int = 4):
         d = steps * vocab_size
-        super().__init__(TransformerConfig(vocab_size, vocab_size, d_model=d, n_heads=1, d_ff=4, n_encoder_layers=1,
-                                           n_decoder_layers=1, dropout=0.0))
+        super().__init__(
+            TransformerConfig(
+                vocab_size,
+                vocab_size,
+                d_model=d,
+                n_heads=1,
+                d_ff=4,
+                n_encoder_layers=1,
+                n_decoder_layers=1,
+                dropout=0.0,
+            )
+        )
         self.vocab_size = vocab_size
         table = torch.full((vocab_size, d), 1e-6)  # (V, states): the output layer's weight
         for (t, last), probs in script.items():
@@ -253,8 +285,9 @@ def test_beam_search_stops_once_no_live_hypothesis_can_beat_the_best_finished_on
     last = steps[-1]
     best_possible = last.scores[:, 0] / length_penalty_factor(torch.tensor(40), 0.6)
     assert torch.all(last.finished_scores[:, 0] > best_possible)
-    assert not torch.all(steps[-2].finished_scores[:, 0] > steps[-2].scores[:, 0] / length_penalty_factor(
-        torch.tensor(40), 0.6))
+    assert not torch.all(
+        steps[-2].finished_scores[:, 0] > steps[-2].scores[:, 0] / length_penalty_factor(torch.tensor(40), 0.6)
+    )
 
 
 def test_beam_steps_keep_finished_hypotheses_apart_sorted_and_penalised(copy_model):
@@ -314,11 +347,14 @@ def test_bad_decoding_arguments_are_rejected(copy_model):
         greedy_decode(copy_model, _sources(2).float(), max_new_tokens=5)
 
 
-@pytest.mark.parametrize("decode", [
-    lambda model, src, n: greedy_decode(model, src, n),
-    lambda model, src, n: greedy_decode(model, src, n, use_cache=False),
-    lambda model, src, n: beam_search(model, src, beam_size=2, max_new_tokens=n),
-])
+@pytest.mark.parametrize(
+    "decode",
+    [
+        lambda model, src, n: greedy_decode(model, src, n),
+        lambda model, src, n: greedy_decode(model, src, n, use_cache=False),
+        lambda model, src, n: beam_search(model, src, beam_size=2, max_new_tokens=n),
+    ],
+)
 def test_max_new_tokens_beyond_the_positional_table_is_rejected_before_decoding(copy_model, decode):
     assert copy_model.config.max_positions == 64
     assert decode(copy_model, _sources(2), 64) is not None  # 64 tokens need 64 decoder positions: allowed
@@ -337,8 +373,13 @@ def test_decoding_checks_its_inputs_at_the_first_step_only(copy_model, use_cache
     assert out.size(1) > 1  # several steps ran
     assert calls == ["src", "tgt"]  # the source once (encoding), the decoder input at the first step only
     with pytest.raises(ValueError, match=r"src_mask has shape \(4, 1, 1, 9\)"):  # a wrong mask still fails clearly
-        greedy_decode(copy_model, _sources(4), max_new_tokens=8, use_cache=use_cache,
-                      src_mask=torch.ones(4, 1, 1, 9, dtype=torch.bool))
+        greedy_decode(
+            copy_model,
+            _sources(4),
+            max_new_tokens=8,
+            use_cache=use_cache,
+            src_mask=torch.ones(4, 1, 1, 9, dtype=torch.bool),
+        )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -361,12 +402,19 @@ def _first_token_distribution(model, src, temperature, top_k=None):
 @pytest.mark.parametrize(("temperature", "top_k"), [(1.0, None), (2.0, None), (0.7, 3)])
 def test_sampling_draws_the_first_token_from_the_tempered_top_k_distribution(temperature, top_k):
     torch.manual_seed(1)
-    model = Transformer(TransformerConfig(13, 13, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                          n_decoder_layers=1, dropout=0.0)).eval()
+    model = Transformer(
+        TransformerConfig(13, 13, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0)
+    ).eval()
     src = _sources(1)
     n = 20_000
-    drawn = sample_decode(model, src.expand(n, -1), max_new_tokens=1, temperature=temperature, top_k=top_k,
-                          rng=torch.Generator().manual_seed(0))[:, 0]
+    drawn = sample_decode(
+        model,
+        src.expand(n, -1),
+        max_new_tokens=1,
+        temperature=temperature,
+        top_k=top_k,
+        rng=torch.Generator().manual_seed(0),
+    )[:, 0]
     frequencies = torch.bincount(drawn, minlength=13).double() / n
     expected = _first_token_distribution(model, src, temperature, top_k).double()
     assert frequencies[expected == 0].sum() == 0  # PAD, BOS and the tokens outside the top k are never drawn
@@ -375,8 +423,9 @@ def test_sampling_draws_the_first_token_from_the_tempered_top_k_distribution(tem
 
 def test_sampling_with_the_same_generator_seed_repeats_and_other_seeds_differ():
     torch.manual_seed(2)
-    model = Transformer(TransformerConfig(13, 13, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                          n_decoder_layers=1, dropout=0.0)).eval()  # untrained: a flat distribution
+    model = Transformer(
+        TransformerConfig(13, 13, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0)
+    ).eval()  # untrained: a flat distribution
     src = _sources(16)
 
     def draw(seed):
@@ -404,22 +453,27 @@ def test_sampling_the_top_1_or_at_a_tiny_temperature_is_greedy_decoding(copy_mod
 
 
 def test_sampled_rows_end_with_eos_and_are_padded_after_it(copy_model):
-    out = sample_decode(copy_model, _sources(), max_new_tokens=15, temperature=3.0, rng=torch.Generator().manual_seed(0))
+    out = sample_decode(
+        copy_model, _sources(), max_new_tokens=15, temperature=3.0, rng=torch.Generator().manual_seed(0)
+    )
     assert_rows_stop_at_eos(out, 15)
 
 
-@pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"temperature": 0.0}, ValueError, "temperature must be a positive finite number; got 0.0"),
-    ({"temperature": -1}, ValueError, "temperature must be a positive finite number; got -1"),
-    ({"temperature": math.inf}, ValueError, "temperature must be a positive finite number; got inf"),
-    ({"temperature": "hot"}, TypeError, "temperature must be a number"),
-    ({"temperature": True}, TypeError, "temperature must be a number"),
-    ({"top_k": 0}, ValueError, r"top_k must be an int in \[1, 13\]; got 0"),
-    ({"top_k": 14}, ValueError, r"top_k must be an int in \[1, 13\]; got 14"),
-    ({"top_k": 2.5}, TypeError, "top_k must be an int; got float 2.5"),
-    ({"rng": 0}, TypeError, "rng must be a torch.Generator or None; got int"),
-    ({"max_new_tokens": 0}, ValueError, "max_new_tokens must be an int >= 1; got 0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"temperature": 0.0}, ValueError, "temperature must be a positive finite number; got 0.0"),
+        ({"temperature": -1}, ValueError, "temperature must be a positive finite number; got -1"),
+        ({"temperature": math.inf}, ValueError, "temperature must be a positive finite number; got inf"),
+        ({"temperature": "hot"}, TypeError, "temperature must be a number"),
+        ({"temperature": True}, TypeError, "temperature must be a number"),
+        ({"top_k": 0}, ValueError, r"top_k must be an int in \[1, 13\]; got 0"),
+        ({"top_k": 14}, ValueError, r"top_k must be an int in \[1, 13\]; got 14"),
+        ({"top_k": 2.5}, TypeError, "top_k must be an int; got float 2.5"),
+        ({"rng": 0}, TypeError, "rng must be a torch.Generator or None; got int"),
+        ({"max_new_tokens": 0}, ValueError, "max_new_tokens must be an int >= 1; got 0"),
+    ],
+)
 def test_bad_sampling_arguments_are_rejected_naming_the_argument(copy_model, kwargs, error, message):
     arguments = {"max_new_tokens": 5, **kwargs}
     with pytest.raises(error, match=message):

@@ -46,8 +46,12 @@ def test_decoding_moves_cpu_sources_to_the_models_device_and_returns_results_on_
 def test_sampling_on_the_models_device_with_a_cpu_generator_draws_what_a_cpu_run_draws(weights):
     reference, model, data = cpu_model(weights), elsewhere_model(weights), batch()
     with another_device():
-        tokens = sample_decode(model, data.src, max_new_tokens=12, temperature=2.0, rng=torch.Generator().manual_seed(0))
-    expected = sample_decode(reference, data.src, max_new_tokens=12, temperature=2.0, rng=torch.Generator().manual_seed(0))
+        tokens = sample_decode(
+            model, data.src, max_new_tokens=12, temperature=2.0, rng=torch.Generator().manual_seed(0)
+        )
+    expected = sample_decode(
+        reference, data.src, max_new_tokens=12, temperature=2.0, rng=torch.Generator().manual_seed(0)
+    )
     assert plain(tokens) and torch.equal(tokens, expected)
 
 

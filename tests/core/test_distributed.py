@@ -47,7 +47,9 @@ def _rank(rank: int, store: str, out: str) -> None:
 def test_two_gloo_processes_train_the_weights_one_process_trains(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo")  # the spawned ranks inherit it
     out = tmp_path / "ddp.pt"
-    context = mp.start_processes(_rank, args=(str(tmp_path / "store"), str(out)), nprocs=2, join=False, start_method="spawn")
+    context = mp.start_processes(
+        _rank, args=(str(tmp_path / "store"), str(out)), nprocs=2, join=False, start_method="spawn"
+    )
     deadline = time.monotonic() + 120  # a hang fails the test instead of stalling CI
     while not context.join(timeout=1):  # True once both ranks are done; raises if one of them failed
         if time.monotonic() > deadline:

@@ -68,7 +68,9 @@ def test_check_mask_names_the_mask_and_the_expected_shape():
 @pytest.mark.parametrize("heads", [2, 3, 5])
 def test_check_mask_accepts_one_or_n_heads_at_dimension_one(heads):
     mask = torch.ones(2, heads, 3, 5, dtype=torch.bool)
-    with pytest.raises(ValueError, match=rf"tgt_mask has shape \(2, {heads}, 3, 5\).*dimension 1 must be 1 or n_heads=4"):
+    with pytest.raises(
+        ValueError, match=rf"tgt_mask has shape \(2, {heads}, 3, 5\).*dimension 1 must be 1 or n_heads=4"
+    ):
         check_mask(mask, "tgt_mask", 2, 3, 5, heads=4)
 
 
@@ -80,12 +82,15 @@ def test_converters_reject_integer_masks_instead_of_inverting_their_bits(convert
         convert(byte_mask)
 
 
-@pytest.mark.parametrize(("tokens", "error", "words"), [
-    (torch.tensor([[5.0, 0.0]]), TypeError, "tokens must hold integer token ids.*float32"),
-    (torch.tensor([[True, False]]), TypeError, "tokens must hold integer token ids.*bool"),
-    ([[5, 0]], TypeError, "tokens must be a torch.Tensor.*list"),
-    (torch.tensor([5, 0]), ValueError, r"tokens must be 2-D.*\(2,\)"),
-])
+@pytest.mark.parametrize(
+    ("tokens", "error", "words"),
+    [
+        (torch.tensor([[5.0, 0.0]]), TypeError, "tokens must hold integer token ids.*float32"),
+        (torch.tensor([[True, False]]), TypeError, "tokens must hold integer token ids.*bool"),
+        ([[5, 0]], TypeError, "tokens must be a torch.Tensor.*list"),
+        (torch.tensor([5, 0]), ValueError, r"tokens must be 2-D.*\(2,\)"),
+    ],
+)
 def test_padding_mask_rejects_what_is_not_a_batch_of_token_ids(tokens, error, words):
     with pytest.raises(error, match=words):
         padding_mask(tokens)

@@ -44,8 +44,9 @@ def test_attention_maps_cover_every_layer_with_rows_that_sum_to_one():
 
 def _torch_reference(config: TransformerConfig) -> nn.Transformer:
     c = config
-    common = dict(dropout=0.0, batch_first=True, norm_first=c.norm_first, layer_norm_eps=c.layer_norm_eps,
-                  activation=c.activation)
+    common = dict(
+        dropout=0.0, batch_first=True, norm_first=c.norm_first, layer_norm_eps=c.layer_norm_eps, activation=c.activation
+    )
     kwargs = {}
     if not c.use_final_norm:  # torch.nn.Transformer always adds final norms unless given custom stacks
         encoder_layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, **common)
@@ -86,8 +87,9 @@ def test_stacks_match_torch_nn_transformer_with_copied_weights(overrides):
         assert (ours - theirs)[real_src].abs().max() < 1e-5
         causal = torch.ones(6, 6, dtype=torch.bool).triu(1)
         ours, _, _ = model.decoder(y, theirs, src_mask, tgt_mask)
-        theirs = reference.decoder(y, theirs, tgt_mask=causal, tgt_key_padding_mask=tgt == 0,
-                                   memory_key_padding_mask=src == 0)
+        theirs = reference.decoder(
+            y, theirs, tgt_mask=causal, tgt_key_padding_mask=tgt == 0, memory_key_padding_mask=src == 0
+        )
         assert (ours - theirs)[tgt != 0].abs().max() < 1e-5
 
 
@@ -125,10 +127,12 @@ def test_copy_from_torch_checks_the_activation_of_decoder_layers_too():
 
     config = small_config(final_norm=True)
     common = dict(dropout=0.0, batch_first=True)
-    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, **common), 2, norm=nn.LayerNorm(32),
-                                    enable_nested_tensor=False)
-    decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(32, 4, 64, activation="gelu", **common), 2,
-                                    norm=nn.LayerNorm(32))
+    encoder = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(32, 4, 64, **common), 2, norm=nn.LayerNorm(32), enable_nested_tensor=False
+    )
+    decoder = nn.TransformerDecoder(
+        nn.TransformerDecoderLayer(32, 4, 64, activation="gelu", **common), 2, norm=nn.LayerNorm(32)
+    )
     reference = nn.Transformer(32, 4, custom_encoder=encoder, custom_decoder=decoder, **common)
     assert not hasattr(reference.decoder.layers[0], "activation_relu_or_gelu")  # why a flag-based check missed it
     with pytest.raises(ValueError, match="activation differs: the model has 'relu', the reference has 'gelu'"):
@@ -176,7 +180,7 @@ def test_changing_target_tokens_after_t_leaves_outputs_up_to_t_unchanged(t, seed
     model = small_model(norm_first=norm_first)
     src, tgt = random_tokens(2, 5, 17, [5, 3]), random_tokens(2, 7, 19)
     changed = tgt.clone()
-    changed[:, t + 1:] = torch.randint(1, 19, changed[:, t + 1:].shape)
+    changed[:, t + 1 :] = torch.randint(1, 19, changed[:, t + 1 :].shape)
     torch.testing.assert_close(model(src, tgt)[:, : t + 1], model(src, changed)[:, : t + 1])
 
 
@@ -254,17 +258,35 @@ def test_learned_positions_work_and_have_parameters():
 
 
 BAD_INPUTS = [
-    (lambda: (torch.tensor([3, 4, 5]), torch.ones(1, 3).long()), ValueError,
-     r"src must be 2-D \(batch, seq_len\); got shape \(3,\)"),
+    (
+        lambda: (torch.tensor([3, 4, 5]), torch.ones(1, 3).long()),
+        ValueError,
+        r"src must be 2-D \(batch, seq_len\); got shape \(3,\)",
+    ),
     (lambda: (torch.ones(2, 3), torch.ones(2, 3).long()), TypeError, "src must hold integer token ids.*float32"),
-    (lambda: (torch.ones(2, 3).long(), torch.ones(2, 3, dtype=torch.bool)), TypeError, "tgt must hold integer token ids"),
-    (lambda: (torch.full((2, 3), 17), torch.ones(2, 3).long()), ValueError,
-     r"src holds ids outside the vocabulary \[0, 17\): min 17"),
+    (
+        lambda: (torch.ones(2, 3).long(), torch.ones(2, 3, dtype=torch.bool)),
+        TypeError,
+        "tgt must hold integer token ids",
+    ),
+    (
+        lambda: (torch.full((2, 3), 17), torch.ones(2, 3).long()),
+        ValueError,
+        r"src holds ids outside the vocabulary \[0, 17\): min 17",
+    ),
     (lambda: (torch.ones(2, 3).long(), torch.full((2, 3), -1)), ValueError, r"tgt holds ids outside.*min -1"),
     (lambda: (torch.ones(2, 3).long(), torch.ones(3, 3).long()), ValueError, "same batch size; got 2 and 3"),
     (lambda: (torch.ones(2, 0).long(), torch.ones(2, 3).long()), ValueError, "at least one token"),
-    (lambda: (torch.ones(2, 65).long(), torch.ones(2, 3).long()), ValueError, "src needs 65 positions.*max_positions=64"),
-    (lambda: (torch.ones(2, 3).long(), torch.ones(2, 70).long()), ValueError, "tgt needs 70 positions.*max_positions=64"),
+    (
+        lambda: (torch.ones(2, 65).long(), torch.ones(2, 3).long()),
+        ValueError,
+        "src needs 65 positions.*max_positions=64",
+    ),
+    (
+        lambda: (torch.ones(2, 3).long(), torch.ones(2, 70).long()),
+        ValueError,
+        "tgt needs 70 positions.*max_positions=64",
+    ),
     (lambda: ([[1, 2]], torch.ones(1, 3).long()), TypeError, "src must be a torch.Tensor"),
 ]
 
@@ -285,11 +307,18 @@ def test_masks_of_the_wrong_shape_or_type_get_clear_errors():
         model(src, tgt, tgt_mask=torch.ones(1, 1, 5, 5, dtype=torch.bool))
     with pytest.raises(TypeError, match="src_mask must be a bool tensor.*torch.uint8"):
         model(src, tgt, src_mask=torch.ones(2, 1, 1, 5, dtype=torch.uint8))
-    wrong_heads = {"src_mask": torch.ones(2, 3, 5, 5, dtype=torch.bool), "tgt_mask": torch.ones(2, 2, 4, 4, dtype=torch.bool)}
+    wrong_heads = {
+        "src_mask": torch.ones(2, 3, 5, 5, dtype=torch.bool),
+        "tgt_mask": torch.ones(2, 2, 4, 4, dtype=torch.bool),
+    }
     for name, mask in wrong_heads.items():  # the model has 4 heads: dimension 1 must be 1 or 4
-        with pytest.raises(ValueError, match=re.escape(f"{name} has shape {tuple(mask.shape)}") + ".*must be 1 or n_heads=4"):
+        with pytest.raises(
+            ValueError, match=re.escape(f"{name} has shape {tuple(mask.shape)}") + ".*must be 1 or n_heads=4"
+        ):
             model(src, tgt, **{name: mask})
-    model(src, tgt, src_mask=torch.ones(2, 4, 1, 5, dtype=torch.bool), tgt_mask=torch.ones(1, 4, 4, 4, dtype=torch.bool))
+    model(
+        src, tgt, src_mask=torch.ones(2, 4, 1, 5, dtype=torch.bool), tgt_mask=torch.ones(1, 4, 4, 4, dtype=torch.bool)
+    )
 
 
 def test_config_must_be_a_transformer_config():

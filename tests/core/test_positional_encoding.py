@@ -101,7 +101,9 @@ def test_cosine_between_random_embeddings_has_std_one_over_sqrt_d():
 def test_positional_encodings_reject_sequences_longer_than_max_positions(module):
     encoding = module(16, max_positions=32)
     assert encoding(torch.zeros(1, 32, 16)).shape == (1, 32, 16)
-    with pytest.raises(ValueError, match="x needs 33 positions, more than the positional table holds: max_positions=32"):
+    with pytest.raises(
+        ValueError, match="x needs 33 positions, more than the positional table holds: max_positions=32"
+    ):
         encoding(torch.zeros(1, 33, 16))
     with pytest.raises(ValueError, match="x needs 33 positions"):
         encoding(torch.zeros(1, 2, 16), offset=31)  # positions 31 and 32
@@ -142,8 +144,18 @@ def test_embed_source_is_scaled_embedding_plus_position_and_embed_target_honours
 def test_tied_output_projection_sends_a_gradient_to_every_embedding_row():
     rows = {}
     for tie in (False, True):
-        config = TransformerConfig(30, 30, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
-                                   dropout=0.0, share_embeddings=True, tie_output_embedding=tie)
+        config = TransformerConfig(
+            30,
+            30,
+            d_model=16,
+            n_heads=2,
+            d_ff=32,
+            n_encoder_layers=1,
+            n_decoder_layers=1,
+            dropout=0.0,
+            share_embeddings=True,
+            tie_output_embedding=tie,
+        )
         model = Transformer(config)
         tokens = torch.tensor([[1, 5, 6, 7, 2]])
         logits = model(tokens, tokens[:, :-1])

@@ -89,8 +89,10 @@ def test_batch_stream_yields_the_batches_of_the_generator_it_replaced() -> None:
             for batch in length_batches(lengths, 16, rng, pool=2):
                 yield text_batch([sources[i] for i in batch], [targets[i] for i in batch], source_vocab, target_vocab)
 
-    old, new = before(torch.Generator().manual_seed(4)), batch_stream(sources, targets, source_vocab, target_vocab, 16,
-                                                                     torch.Generator().manual_seed(4), pool=2)
+    old, new = (
+        before(torch.Generator().manual_seed(4)),
+        batch_stream(sources, targets, source_vocab, target_vocab, 16, torch.Generator().manual_seed(4), pool=2),
+    )
     assert isinstance(new, BatchStream)
     assert all(_same_batches(next(old), next(new)) for _ in range(4 * 3 + 1))  # four batches an epoch, three epochs
 
@@ -111,8 +113,9 @@ def test_a_restored_batch_stream_serves_exactly_what_the_saved_one_would_have(se
 def test_a_batch_stream_refuses_the_state_of_other_pairs_and_needs_its_own_generator() -> None:
     sources, targets, source_vocab, target_vocab = _pairs()
     state = BatchStream(sources, targets, source_vocab, target_vocab, 16, torch.Generator()).state_dict()
-    other = BatchStream(sources[:-1] + ["the first of May, 1999"], targets, source_vocab, target_vocab, 16,
-                        torch.Generator())
+    other = BatchStream(
+        sources[:-1] + ["the first of May, 1999"], targets, source_vocab, target_vocab, 16, torch.Generator()
+    )
     with pytest.raises(ValueError, match="text_sha256: '[0-9a-f]{16}' saved, '[0-9a-f]{16}' here"):
         other.load_state_dict(state)
     with pytest.raises(ValueError, match="batch_size: 16 saved, 8 here"):
@@ -138,8 +141,9 @@ def _untrained_checkpoint(path: Path) -> Path:
     optimizer = torch.optim.Adam(model.parameters(), lr=CONFIG.lr)
     stream = DATA.stream(CONFIG.batch_size, RUN.seed)
     scheduler = make_scheduler(optimizer, CONFIG.schedule, CONFIG.warmup, CONFIG.steps)
-    return save_training_checkpoint(path, 0, DATA.task, model, CONFIG, RUN, optimizer, scheduler, stream,
-                                    History().to_dict(), torch.device("cpu"))
+    return save_training_checkpoint(
+        path, 0, DATA.task, model, CONFIG, RUN, optimizer, scheduler, stream, History().to_dict(), torch.device("cpu")
+    )
 
 
 def test_a_checkpoint_of_another_run_is_refused_with_every_difference_named(tmp_path: Path) -> None:
@@ -147,24 +151,40 @@ def test_a_checkpoint_of_another_run_is_refused_with_every_difference_named(tmp_
     assert read_training_checkpoint(path)["format"] == FORMAT
     other = replace(CONFIG, steps=24, lr=1e-3)
     with pytest.raises(ResumeError) as error:
-        _train(Transformer(small_model_config(**{**TINY, "d_ff": 64})), other, TaskConfig("reverse"), seed=4,
-               bf16=True, resume_from=path)
+        _train(
+            Transformer(small_model_config(**{**TINY, "d_ff": 64})),
+            other,
+            TaskConfig("reverse"),
+            seed=4,
+            bf16=True,
+            resume_from=path,
+        )
     message = str(error.value)
-    for difference in ("task: 'copy' in the checkpoint, 'reverse' here",
-                       "training setting steps: 12 in the checkpoint, 24 here",
-                       f"training setting lr: {CONFIG.lr!r} in the checkpoint, 0.001 here",
-                       "run setting seed: 3 in the checkpoint, 4 here",
-                       "run setting bf16: False in the checkpoint, True here",
-                       "model setting d_ff: 32 in the checkpoint, 64 here",
-                       "data task: 'copy' in the checkpoint, 'reverse' here"):
+    for difference in (
+        "task: 'copy' in the checkpoint, 'reverse' here",
+        "training setting steps: 12 in the checkpoint, 24 here",
+        f"training setting lr: {CONFIG.lr!r} in the checkpoint, 0.001 here",
+        "run setting seed: 3 in the checkpoint, 4 here",
+        "run setting bf16: False in the checkpoint, True here",
+        "model setting d_ff: 32 in the checkpoint, 64 here",
+        "data task: 'copy' in the checkpoint, 'reverse' here",
+    ):
         assert difference in message, message
     assert message.startswith(f"cannot resume from {str(path)!r}: it belongs to another run") and "\n" not in message
 
 
 def test_where_and_how_fast_a_run_goes_may_change_on_resume(tmp_path: Path) -> None:
     checkpoint = read_training_checkpoint(_untrained_checkpoint(tmp_path / "run.pt"))
-    moved = replace(RUN, device="auto", threads=2, compile=True, distributed=True, save_to=tmp_path / "elsewhere.pt",
-                    save_every=3, resume_from=tmp_path / "run.pt")
+    moved = replace(
+        RUN,
+        device="auto",
+        threads=2,
+        compile=True,
+        distributed=True,
+        save_to=tmp_path / "elsewhere.pt",
+        save_every=3,
+        resume_from=tmp_path / "run.pt",
+    )
     stream = TaskStream("copy", 16, rng=torch.Generator())
     model = Transformer(small_model_config(**TINY))
     assert resume_differences(checkpoint, "copy", model, CONFIG, moved, stream) == []
@@ -195,8 +215,14 @@ def test_checkpointing_needs_a_path_and_batches_that_can_be_saved(tmp_path: Path
         RunConfig(save_to=tmp_path / "run.pt", save_every=0)
     generator = (task_batch("copy", 16) for _ in range(12))
     with pytest.raises(TypeError, match="batches must be an iterator that can be saved.*got generator"):
-        train(Transformer(small_model_config(**TINY)), generator, [task_batch("copy", 4)], CONFIG,
-              replace(RUN, save_to=tmp_path / "run.pt"), progress=False)
+        train(
+            Transformer(small_model_config(**TINY)),
+            generator,
+            [task_batch("copy", 4)],
+            CONFIG,
+            replace(RUN, save_to=tmp_path / "run.pt"),
+            progress=False,
+        )
 
 
 @pytest.fixture
@@ -235,7 +261,9 @@ def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_sigterm_still_s
     signal.signal(signal.SIGTERM, lambda number, frame: terminated.append(number))  # stands in for the default: exit
     try:
         saved: list[int] = []
-        with Checkpointer(tmp_path / "run.pt", None, 100, saved.append, torch.device("cpu"), distributed=False) as checkpointer:
+        with Checkpointer(
+            tmp_path / "run.pt", None, 100, saved.append, torch.device("cpu"), distributed=False
+        ) as checkpointer:
             signal.raise_signal(signal.SIGINT)
             assert not checkpointer.stop_requested and not checkpointer.step_done(1) and saved == []
             signal.raise_signal(signal.SIGTERM)
@@ -254,7 +282,9 @@ def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_sigterm_still_s
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
-def test_a_resumed_run_ends_with_the_uninterrupted_runs_weights_bit_for_bit(tmp_path, keep_every_checkpoint, bf16) -> None:
+def test_a_resumed_run_ends_with_the_uninterrupted_runs_weights_bit_for_bit(
+    tmp_path, keep_every_checkpoint, bf16
+) -> None:
     torch.manual_seed(3)
     whole = Transformer(small_model_config(**TINY))
     history = _train(whole, bf16=bf16, save_to=tmp_path / "run.pt", save_every=5)  # saves at 5 and 10
@@ -271,10 +301,12 @@ def test_a_resumed_run_ends_with_the_uninterrupted_runs_weights_bit_for_bit(tmp_
 def test_a_resumed_dates_run_continues_its_bucketed_stream(tmp_path, keep_every_checkpoint, saved_at) -> None:
     data = dates_data(n_train=100, n_test=20)
     config, run = TrainConfig(steps=10, batch_size=16, eval_every=5), RunConfig(seed=2, device="cpu")
-    model, history = train_dates(data, config, replace(run, save_to=tmp_path / "run.pt", save_every=saved_at),
-                                 progress=False)
-    resumed, again = train_dates(data, config, replace(run, resume_from=tmp_path / f"run.{saved_at}.pt"),
-                                 progress=False)
+    model, history = train_dates(
+        data, config, replace(run, save_to=tmp_path / "run.pt", save_every=saved_at), progress=False
+    )
+    resumed, again = train_dates(
+        data, config, replace(run, resume_from=tmp_path / f"run.{saved_at}.pt"), progress=False
+    )
     assert _same_weights(model.state_dict(), resumed.state_dict()) and again.loss == history.loss
     assert read_training_checkpoint(tmp_path / f"run.{saved_at}.pt")["task"] == "dates"
 
@@ -314,8 +346,17 @@ def _launch(argv: list[str], folder: Path, ranks: int = 1, **environment: str) -
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", **environment}
     if ranks > 1:
         env.update(STORE=str(folder / f"store-{time.monotonic_ns()}"), WORLD_SIZE=str(ranks))
-    return [subprocess.Popen([sys.executable, "-c", RUNNER, *argv], cwd=folder, env={**env, "RANK": str(rank)},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in range(ranks)]
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", RUNNER, *argv],
+            cwd=folder,
+            env={**env, "RANK": str(rank)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(ranks)
+    ]
 
 
 def _finish(processes: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
@@ -332,8 +373,25 @@ def _finish(processes: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
 
 
 def _train_argv(out: str, *options: str) -> list[str]:
-    return ["train", "--task", "copy", "--steps", "12", "--batch-size", "16", "--eval-size", "50", "--device", "cpu",
-            "--no-progress", "--save-every", "6", "--out", out, *options]
+    return [
+        "train",
+        "--task",
+        "copy",
+        "--steps",
+        "12",
+        "--batch-size",
+        "16",
+        "--eval-size",
+        "50",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--save-every",
+        "6",
+        "--out",
+        out,
+        *options,
+    ]
 
 
 def _run_here_or_in(ranks: int, argv: list[str], folder: Path, monkeypatch) -> None:
@@ -348,7 +406,9 @@ def _run_here_or_in(ranks: int, argv: list[str], folder: Path, monkeypatch) -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize("options", [[], ["--bf16"], ["--distributed"]], ids=["fp32", "bf16", "distributed"])
-def test_a_run_killed_after_its_checkpoint_and_resumed_ends_as_the_whole_run(tmp_path, monkeypatch, capsys, options) -> None:
+def test_a_run_killed_after_its_checkpoint_and_resumed_ends_as_the_whole_run(
+    tmp_path, monkeypatch, capsys, options
+) -> None:
     """The run is killed with SIGKILL in step 9, after its step-6 checkpoint; resumed from it, it ends with the same
     weights as a run of all 12 steps (bit for bit: one machine runs the same kernels on the same inputs in the same
     order, gloo's all-reduce of two ranks included) and the same final exact match."""
@@ -369,8 +429,22 @@ def test_a_run_killed_after_its_checkpoint_and_resumed_ends_as_the_whole_run(tmp
 def test_ctrl_c_saves_the_run_and_prints_the_command_that_resumes_it(tmp_path: Path) -> None:
     """SIGINT, as Ctrl-C sends it: the step in progress finishes, the run is saved, the command that resumes it is
     printed, and no traceback; run as printed, the command resumes it (and can be stopped and saved again)."""
-    argv = first = ["train", "--task", "copy", "--steps", "100000", "--batch-size", "8", "--device", "cpu",
-                    "--no-progress", "--save-every", "3", "--out", "copy.pt"]
+    argv = first = [
+        "train",
+        "--task",
+        "copy",
+        "--steps",
+        "100000",
+        "--batch-size",
+        "8",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--save-every",
+        "3",
+        "--out",
+        "copy.pt",
+    ]
     resumed_from = 0
     for attempt in range(2):
         checkpoint = tmp_path / "copy.resume.pt"

@@ -22,12 +22,16 @@ def test_special_ids_are_the_documented_constants():
 def test_id_3_is_the_synthetic_tasks_first_symbol_and_an_ordinary_one():
     """Drawn as often as any other symbol, named by its number, counted by the loss and the scores, and never kept
     from a decoder's output: nothing treats it as the <unk> of the vocabularies of text."""
-    tokens, _ = random_sequences(4000, vocab_size=13, min_seq_len=10, max_seq_len=10, rng=torch.Generator().manual_seed(0))
+    tokens, _ = random_sequences(
+        4000, vocab_size=13, min_seq_len=10, max_seq_len=10, rng=torch.Generator().manual_seed(0)
+    )
     counts = torch.bincount(tokens.flatten(), minlength=13)[FIRST_SYMBOL:]  # 4,000 draws per symbol expected
     assert counts.min() > 3600 and token_label(FIRST_SYMBOL) == "3"
     threes = make_batch(torch.full((2, 4), FIRST_SYMBOL), torch.full((2, 4), FIRST_SYMBOL))
     says_3 = torch.nn.functional.one_hot(torch.full((2, 5), FIRST_SYMBOL), 13).float()  # (B, T, V) logits
-    assert threes.n_tokens == 10 and token_accuracy(says_3, threes.tgt_out) == pytest.approx(0.8)  # four 3s right, EOS wrong
+    assert threes.n_tokens == 10 and token_accuracy(says_3, threes.tgt_out) == pytest.approx(
+        0.8
+    )  # four 3s right, EOS wrong
     model = Transformer(small_model_config(d_model=16, n_heads=2, d_ff=16)).eval()
     with torch.no_grad():
         model.lm_head.bias[FIRST_SYMBOL] = 1e4  # a model that always answers symbol 3
@@ -39,20 +43,27 @@ def test_id_3_is_unk_in_the_vocabularies_of_text_and_only_they_read_it():
     assert vocab.itos[UNK_ID] == UNK == "<unk>" and vocab.encode("the zeroth") == [vocab.stoi["the"], UNK_ID]
     assert vocab.decode([UNK_ID]) == "<unk>" and min(vocab.stoi[word] for word in ("the", "third", "of", "march")) == 4
     root = Path(__file__).resolve().parents[2]
-    readers = {path.relative_to(root).as_posix() for package in ("transformer", "transformer_book")
-               for path in sorted((root / package).rglob("*.py")) if _reads(path, ("UNK", "UNK_ID"))}
+    readers = {
+        path.relative_to(root).as_posix()
+        for package in ("transformer", "transformer_book")
+        for path in sorted((root / package).rglob("*.py"))
+        if _reads(path, ("UNK", "UNK_ID"))
+    }
     assert readers == {"transformer/train/tokenizer.py", "transformer/train/subwords.py"}
 
 
 def _reads(path: Path, names: tuple[str, ...]) -> bool:
     """Whether the code of ``path`` uses one of ``names`` (assigning it does not count)."""
     tree = ast.parse(path.read_text())
-    return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names
-               for node in ast.walk(tree))
+    return any(
+        isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names for node in ast.walk(tree)
+    )
 
 
 def test_random_sequences_have_symbols_then_padding_with_lengths_in_range():
-    tokens, lengths = random_sequences(500, vocab_size=13, min_seq_len=2, max_seq_len=6, rng=torch.Generator().manual_seed(0))
+    tokens, lengths = random_sequences(
+        500, vocab_size=13, min_seq_len=2, max_seq_len=6, rng=torch.Generator().manual_seed(0)
+    )
     assert tokens.shape == (500, 6) and lengths.min() == 2 and lengths.max() == 6
     real = torch.arange(6)[None, :] < lengths[:, None]
     assert torch.all((tokens >= FIRST_SYMBOL) & (tokens < 13) == real)  # symbols exactly where real
@@ -89,7 +100,9 @@ def test_batch_shifts_the_target_right_for_the_decoder_input_and_appends_eos_to_
     real = batch.tgt_in[:, 1:] != PAD_ID
     assert torch.equal(batch.tgt_in[:, 1:][real], batch.tgt_out[:, :-1][real])
     assert batch.n_tokens == 4 + 2
-    assert torch.equal(batch.src_mask, padding_mask(batch.src)) and torch.equal(batch.tgt_mask, target_mask(batch.tgt_in))
+    assert torch.equal(batch.src_mask, padding_mask(batch.src)) and torch.equal(
+        batch.tgt_mask, target_mask(batch.tgt_in)
+    )
     assert batch.tgt_mask.shape == (2, 1, 4, 4) and len(batch) == 2
 
 

@@ -82,9 +82,11 @@ def test_polynomial_scheduler_warms_up_to_the_peak_then_anneals_to_nearly_zero(p
 
 
 def test_make_scheduler_builds_the_schedule_a_config_names():
-    for name, factory in (("noam", lambda o: noam_scheduler(o, 10)),
-                          ("linear", lambda o: polynomial_scheduler(o, 10, 100, 1.0)),
-                          ("quadratic", lambda o: polynomial_scheduler(o, 10, 100, 2.0))):
+    for name, factory in (
+        ("noam", lambda o: noam_scheduler(o, 10)),
+        ("linear", lambda o: polynomial_scheduler(o, 10, 100, 1.0)),
+        ("quadratic", lambda o: polynomial_scheduler(o, 10, 100, 2.0)),
+    ):
         assert _rates(lambda o, name=name: make_scheduler(o, name, 10, 100)) == _rates(factory), name
     with pytest.raises(ValueError, match="schedule must be one of .* got 'cosine'"):
         make_scheduler(torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1), "cosine", 10, 100)
@@ -93,14 +95,17 @@ def test_make_scheduler_builds_the_schedule_a_config_names():
 def test_train_takes_the_same_adam_steps_as_torch_optim_adam():
     """train's Adam (the fused kernel where PyTorch has one) and the default for-loop Adam: the same weights after a
     few steps, up to float rounding."""
-    config = TrainConfig(steps=5, batch_size=16, eval_every=5, label_smoothing=0.0, clip_norm=None, schedule="linear",
-                         warmup=1)
+    config = TrainConfig(
+        steps=5, batch_size=16, eval_every=5, label_smoothing=0.0, clip_norm=None, schedule="linear", warmup=1
+    )
     run = RunConfig(device="cpu")
     torch.manual_seed(0)
     trained = Transformer(small_model_config(d_model=16, d_ff=32))
     reference = copy.deepcopy(trained)
     train_task(TaskConfig(eval_size=8), config, run, model=trained, progress=False)
-    optimizer = torch.optim.Adam(reference.parameters(), lr=config.lr, betas=config.betas, eps=config.eps, foreach=False)
+    optimizer = torch.optim.Adam(
+        reference.parameters(), lr=config.lr, betas=config.betas, eps=config.eps, foreach=False
+    )
     scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
     rng = make_rng(run.seed)  # as train_task draws its batches
     for _ in range(config.steps):
@@ -111,14 +116,16 @@ def test_train_takes_the_same_adam_steps_as_torch_optim_adam():
         if name.endswith("in_proj.bias"):
             # the keys' bias, the middle third, adds the same to every score of a query, which the softmax ignores: its
             # gradient is rounding noise, which Adam (eps 1e-9) turns into steps of about lr either way
-            a, b = torch.cat([a[:d], a[2 * d:]]), torch.cat([b[:d], b[2 * d:]])
+            a, b = torch.cat([a[:d], a[2 * d :]]), torch.cat([b[:d], b[2 * d :]])
         assert torch.allclose(a, b, atol=1e-6), name
 
 
 def test_quadratic_decay_reaches_low_rates_sooner_than_linear_decay():
     linear, quadratic = (_rates(lambda o, p=p: polynomial_scheduler(o, 10, 100, p)) for p in (1.0, 2.0))
     assert all(q <= lin for q, lin in zip(quadratic, linear, strict=True))
-    below = [next(step for step, rate in enumerate(rates) if step > 10 and rate < 0.01) for rates in (linear, quadratic)]
+    below = [
+        next(step for step, rate in enumerate(rates) if step > 10 and rate < 0.01) for rates in (linear, quadratic)
+    ]
     assert below[0] - below[1] >= 15  # under a tenth of the peak for the last 28 % of the run instead of 9 %
 
 
@@ -160,8 +167,13 @@ def test_training_leaves_the_callers_random_numbers_as_they_were():
 def test_bf16_autocast_trains_with_finite_losses():
     torch.manual_seed(0)
     model = Transformer(small_model_config(d_model=32, d_ff=64))
-    _, history = train_task(TaskConfig(eval_size=4), TrainConfig(steps=3, batch_size=8, eval_every=3),
-                            RunConfig(bf16=True, device="cpu"), model=model, progress=False)
+    _, history = train_task(
+        TaskConfig(eval_size=4),
+        TrainConfig(steps=3, batch_size=8, eval_every=3),
+        RunConfig(bf16=True, device="cpu"),
+        model=model,
+        progress=False,
+    )
     assert all(math.isfinite(loss) for loss in history.loss)
 
 
@@ -169,8 +181,12 @@ def test_bf16_autocast_trains_with_finite_losses():
 @pytest.mark.slow
 def test_the_small_configuration_learns_the_task_to_100_percent_on_1000_fresh_sequences(task):
     steps = 3 * TrainConfig().steps // 2  # a generous budget: the benchmark measures the documented one
-    model, history = train_task(TaskConfig(task, eval_size=10), TrainConfig(steps=steps, eval_every=steps),
-                                RunConfig(device="cpu"), progress=False)
+    model, history = train_task(
+        TaskConfig(task, eval_size=10),
+        TrainConfig(steps=steps, eval_every=steps),
+        RunConfig(device="cpu"),
+        progress=False,
+    )
     result = evaluate(model, task, n=1000)
     assert result.exact_match == 1.0, (result, history.eval_exact_match)
     assert result.token_accuracy == 1.0
@@ -262,8 +278,10 @@ def test_the_wing_reads_padding_as_the_models_pad_id():
     assumes PAD_ID."""
     rng = torch.Generator().manual_seed(0)
     pairs = [random_sequences(8, 12, 1, 6, rng) for _ in range(6)]  # symbols 3..11, padded with PAD_ID
-    batches = {0: [make_batch(src, src) for src, _ in pairs],
-               12: [make_batch(_swapped(src, 0, 12), _swapped(src, 0, 12), pad_id=12) for src, _ in pairs]}
+    batches = {
+        0: [make_batch(src, src) for src, _ in pairs],
+        12: [make_batch(_swapped(src, 0, 12), _swapped(src, 0, 12), pad_id=12) for src, _ in pairs],
+    }
     torch.manual_seed(0)
     model = {0: Transformer(small_model_config(d_model=16, n_heads=2, d_ff=32))}
     model[12] = Transformer(TransformerConfig(**{**model[0].config.to_dict(), "pad_id": 12}))
@@ -271,11 +289,16 @@ def test_the_wing_reads_padding_as_the_models_pad_id():
     for name in ("src_embed.weight", "tgt_embed.weight", "lm_head.weight", "lm_head.bias"):
         weights[name] = weights[name][_swapped(torch.arange(13), 0, 12)]
     model[12].load_state_dict(weights)
-    assert [shard(batches[12][0], rank, 2, pad_id=12).n_tokens for rank in (0, 1)] == \
-        [shard(batches[0][0], rank, 2).n_tokens for rank in (0, 1)]
+    assert [shard(batches[12][0], rank, 2, pad_id=12).n_tokens for rank in (0, 1)] == [
+        shard(batches[0][0], rank, 2).n_tokens for rank in (0, 1)
+    ]
     config = TrainConfig(steps=4, eval_every=2, eps=1e-4)
-    history = {pad: train(model[pad], iter(batches[pad][:4]), batches[pad][4:], config, RunConfig(device="cpu"),
-                          progress=False) for pad in (0, 12)}
+    history = {
+        pad: train(
+            model[pad], iter(batches[pad][:4]), batches[pad][4:], config, RunConfig(device="cpu"), progress=False
+        )
+        for pad in (0, 12)
+    }
     assert history[12].loss == pytest.approx(history[0].loss, rel=1e-5)
     assert history[12].eval_token_accuracy == history[0].eval_token_accuracy
     assert history[12].eval_exact_match == history[0].eval_exact_match

@@ -34,7 +34,7 @@ def random_batches(n: int, batch_size: int, rng: torch.Generator | None = None) 
 
 
 def length_batches(
-    lengths: Sequence[int], batch_size: int, rng: torch.Generator | None = None, pool: int = 50,
+    lengths: Sequence[int], batch_size: int, rng: torch.Generator | None = None, pool: int = 50
 ) -> list[list[int]]:
     """Batches of indices of examples with similar ``lengths``, every index exactly once, in random order.
 
@@ -62,25 +62,31 @@ def padding_fraction(lengths: Sequence[int], batches: Sequence[Sequence[int]]) -
 
 
 def text_batch(
-    sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
+    sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary
 ) -> Batch:
     """One :class:`~transformer.train.tasks.Batch` from text pairs: each side encoded with its vocabulary and right-padded;
     ``make_batch`` adds BOS and EOS to the target and builds the masks."""
     if len(sources) != len(targets) or not len(sources):
-        raise ValueError(f"sources and targets must be non-empty and as long as each other; got {len(sources)} "
-                         f"and {len(targets)}")
+        raise ValueError(
+            f"sources and targets must be non-empty and as long as each other; got {len(sources)} and {len(targets)}"
+        )
     return make_batch(source_vocab.encode_batch(sources), target_vocab.encode_batch(targets))
 
 
 def text_batches(
-    sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    source_vocab: Vocabulary,
+    target_vocab: Vocabulary,
     batch_size: int = 500,
 ) -> list[Batch]:
     """The text pairs in order, as batches of ``batch_size`` (the last one may be smaller): a task's fixed test
     batches."""
     check_int("batch_size", batch_size, minimum=1)
-    return [text_batch(sources[i : i + batch_size], targets[i : i + batch_size], source_vocab, target_vocab)
-            for i in range(0, len(sources), batch_size)]
+    return [
+        text_batch(sources[i : i + batch_size], targets[i : i + batch_size], source_vocab, target_vocab)
+        for i in range(0, len(sources), batch_size)
+    ]
 
 
 class BatchStream:
@@ -93,11 +99,19 @@ class BatchStream:
     """
 
     def __init__(
-        self, sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
-        batch_size: int, rng: torch.Generator | None = None, pool: int = 50,
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        source_vocab: Vocabulary,
+        target_vocab: Vocabulary,
+        batch_size: int,
+        rng: torch.Generator | None = None,
+        pool: int = 50,
     ):
         if len(sources) != len(targets):
-            raise ValueError(f"sources and targets must be as long as each other; got {len(sources)} and {len(targets)}")
+            raise ValueError(
+                f"sources and targets must be as long as each other; got {len(sources)} and {len(targets)}"
+            )
         check_int("batch_size", batch_size, minimum=1)
         check_int("pool", pool, minimum=1)
         self.sources, self.targets, self.source_vocab, self.target_vocab = sources, targets, source_vocab, target_vocab
@@ -115,8 +129,9 @@ class BatchStream:
             self.epoch += 1
         batch = self.batches[self.position]
         self.position += 1
-        return text_batch([self.sources[i] for i in batch], [self.targets[i] for i in batch], self.source_vocab,
-                          self.target_vocab)
+        return text_batch(
+            [self.sources[i] for i in batch], [self.targets[i] for i in batch], self.source_vocab, self.target_vocab
+        )
 
     def _draw_epoch(self) -> None:
         self.epoch_rng_state = None if self.rng is None else self.rng.get_state()
@@ -126,27 +141,40 @@ class BatchStream:
         """What the stream draws from: the number of pairs, fingerprints of their text and of the vocabularies that
         turn it into ids (a vocabulary learned again elsewhere may differ), the batch and pool sizes."""
         if self._fingerprint is None:
-            vocabularies = [(*vocab.itos, "\x01", *(" ".join(m) for m in getattr(vocab, "merges", ())))
-                            for vocab in (self.source_vocab, self.target_vocab)]
-            self._fingerprint = (_sha256((*self.sources, "\x01", *self.targets)),
-                                 _sha256((*vocabularies[0], "\x02", *vocabularies[1])))
+            vocabularies = [
+                (*vocab.itos, "\x01", *(" ".join(m) for m in getattr(vocab, "merges", ())))
+                for vocab in (self.source_vocab, self.target_vocab)
+            ]
+            self._fingerprint = (
+                _sha256((*self.sources, "\x01", *self.targets)),
+                _sha256((*vocabularies[0], "\x02", *vocabularies[1])),
+            )
         text, vocab = self._fingerprint
-        return {"pairs": len(self.sources), "text_sha256": text, "vocab_sha256": vocab, "batch_size": self.batch_size,
-                "pool": self.pool}
+        return {
+            "pairs": len(self.sources),
+            "text_sha256": text,
+            "vocab_sha256": vocab,
+            "batch_size": self.batch_size,
+            "pool": self.pool,
+        }
 
     def state_dict(self) -> dict:
         """``{"source", "epoch", "position", "epoch_rng"}``: plain values and the generator's state as a tensor."""
         if self.rng is None:
-            raise TypeError("a stream that draws from the global generator (rng=None) cannot be saved; give it its "
-                            "own rng, e.g. torch.Generator().manual_seed(0)")
+            raise TypeError(
+                "a stream that draws from the global generator (rng=None) cannot be saved; give it its "
+                "own rng, e.g. torch.Generator().manual_seed(0)"
+            )
         epoch_rng = self.rng.get_state() if self.epoch == 0 else self.epoch_rng_state
         return {"source": self.source(), "epoch": self.epoch, "position": self.position, "epoch_rng": epoch_rng}
 
     def load_state_dict(self, state: dict) -> None:
         """Continue from ``state`` (a :meth:`state_dict` of a stream over the same pairs and sizes)."""
         if self.rng is None:
-            raise TypeError("a stream that draws from the global generator (rng=None) cannot be restored; give it "
-                            "its own rng, e.g. torch.Generator().manual_seed(0)")
+            raise TypeError(
+                "a stream that draws from the global generator (rng=None) cannot be restored; give it "
+                "its own rng, e.g. torch.Generator().manual_seed(0)"
+            )
         check_same_source(state["source"], self.source())
         self.rng.set_state(state["epoch_rng"])
         self.epoch, self.position, self.batches, self.epoch_rng_state = 0, 0, [], None
@@ -164,8 +192,13 @@ def _sha256(texts: Iterable[str]) -> str:
 
 
 def batch_stream(
-    sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary, target_vocab: Vocabulary,
-    batch_size: int, rng: torch.Generator | None = None, pool: int = 50,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    source_vocab: Vocabulary,
+    target_vocab: Vocabulary,
+    batch_size: int,
+    rng: torch.Generator | None = None,
+    pool: int = 50,
 ) -> BatchStream:
     """Training batches of the text pairs for ever, bucketed by source length afresh every epoch: a
     :class:`BatchStream`, which a training checkpoint can save and resume (when it has its own ``rng``)."""

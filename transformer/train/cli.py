@@ -93,66 +93,130 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     train = commands.add_parser(
-        "train", help="train a task's documented recipe and save a checkpoint",
+        "train",
+        help="train a task's documented recipe and save a checkpoint",
         description="Train the documented small configuration (transformer.train.recipes.small_model_config and "
         "TrainConfig; for dates, the recipe of chapter 9: transformer.train.dates.train_dates; for translation, "
         "chapter 10's: transformer.train.translation.train_translation) with a progress bar, print its scores and "
         "save a checkpoint.",
     )
     train.add_argument("--task", choices=TASK_NAMES, default="copy", help="what to learn (default: %(default)s)")
-    train.add_argument("--steps", type=_positive_int, default=None,
-                       help=f"optimisation steps (default: {_recipes('steps')})")
-    train.add_argument("--seed", type=_non_negative_int, default=0,
-                       help="seed for the initial weights and the training data (default: %(default)s)")
-    train.add_argument("--device", choices=DEVICES, default="auto",
-                       help="where to train; auto picks cuda, then mps, then cpu (default: %(default)s)")
-    train.add_argument("--batch-size", type=_positive_int, default=None,
-                       help=f"sequences per step, over all processes together (default: {_recipes('batch_size')})")
+    train.add_argument(
+        "--steps", type=_positive_int, default=None, help=f"optimisation steps (default: {_recipes('steps')})"
+    )
+    train.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed for the initial weights and the training data (default: %(default)s)",
+    )
+    train.add_argument(
+        "--device",
+        choices=DEVICES,
+        default="auto",
+        help="where to train; auto picks cuda, then mps, then cpu (default: %(default)s)",
+    )
+    train.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=None,
+        help=f"sequences per step, over all processes together (default: {_recipes('batch_size')})",
+    )
     train.add_argument("--bf16", action="store_true", help="train under bfloat16 autocast")
-    train.add_argument("--compile", action="store_true",
-                       help="torch.compile the training steps (pays off on long runs and GPUs; compiling takes a while)")
-    train.add_argument("--threads", type=_positive_int, default=1,
-                       help="CPU threads for PyTorch; a model this small is fastest on one (default: %(default)s)")
-    train.add_argument("--eval-size", type=_positive_int, default=1000,
-                       help="fresh sequences for the final exact match; for dates and translation, held-out test "
-                       "examples (default: %(default)s)")
+    train.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile the training steps (pays off on long runs and GPUs; compiling takes a while)",
+    )
+    train.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=1,
+        help="CPU threads for PyTorch; a model this small is fastest on one (default: %(default)s)",
+    )
+    train.add_argument(
+        "--eval-size",
+        type=_positive_int,
+        default=1000,
+        help="fresh sequences for the final exact match; for dates and translation, held-out test "
+        "examples (default: %(default)s)",
+    )
     train.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
-    train.add_argument("--distributed", action="store_true",
-                       help="train data-parallel in the processes torchrun starts (DistributedDataParallel: NCCL on "
-                       "GPUs, one per process, gloo on CPUs); each takes its share of every batch, rank 0 reports "
-                       "and saves")
+    train.add_argument(
+        "--distributed",
+        action="store_true",
+        help="train data-parallel in the processes torchrun starts (DistributedDataParallel: NCCL on "
+        "GPUs, one per process, gloo on CPUs); each takes its share of every batch, rank 0 reports "
+        "and saves",
+    )
     train.add_argument("--out", type=Path, required=True, metavar="PATH", help="where to write the checkpoint")
-    train.add_argument("--save-every", type=_positive_int, default=None, metavar="N",
-                       help="also save a training checkpoint every N steps, beside --out (copy.pt -> copy.resume.pt); "
-                       "one is saved on Ctrl-C in any case")
-    train.add_argument("--resume", type=Path, default=None, metavar="PATH",
-                       help="continue the run that saved this training checkpoint; give the options it was started "
-                       "with (a checkpoint of another task, configuration or package version is refused)")
+    train.add_argument(
+        "--save-every",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="also save a training checkpoint every N steps, beside --out (copy.pt -> copy.resume.pt); "
+        "one is saved on Ctrl-C in any case",
+    )
+    train.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="continue the run that saved this training checkpoint; give the options it was started "
+        "with (a checkpoint of another task, configuration or package version is refused)",
+    )
     train.set_defaults(run=_train, subparser=train)
 
     evaluate_ = commands.add_parser(
-        "evaluate", help="report the scores of a checkpoint",
+        "evaluate",
+        help="report the scores of a checkpoint",
         description="Score a checkpoint written by 'train': a synthetic task on fresh random sequences (exact match, "
         "token accuracy), the dates and translation tasks on their held-out test examples (exact match, token "
         "accuracy, BLEU, chrF; for translation, exact match by kind too).",
     )
     evaluate_.add_argument("checkpoint", type=Path, metavar="PATH", help="a checkpoint written by 'train'")
-    evaluate_.add_argument("--task", choices=TASK_NAMES, default=None,
-                           help="task to score (default: the task the checkpoint was trained on)")
-    evaluate_.add_argument("--n", type=_positive_int, default=1000,
-                           help="fresh sequences; for dates and translation, held-out test examples "
-                           "(default: %(default)s)")
-    evaluate_.add_argument("--min-seq-len", type=_positive_int, default=None,
-                           help="shortest sequence (default: as in training; synthetic tasks)")
-    evaluate_.add_argument("--max-seq-len", type=_positive_int, default=None,
-                           help="longest sequence (default: as in training; synthetic tasks)")
-    evaluate_.add_argument("--seed", type=_non_negative_int, default=None,
-                           help=f"seed of the evaluation sequences (default: {EVAL_SEED}; synthetic tasks)")
-    evaluate_.add_argument("--beam-size", type=_positive_int, default=1,
-                           help="decode with beam search of this width and the paper's length penalty 0.6, 1: greedy "
-                           "(default: %(default)s; dates and translation)")
+    evaluate_.add_argument(
+        "--task",
+        choices=TASK_NAMES,
+        default=None,
+        help="task to score (default: the task the checkpoint was trained on)",
+    )
+    evaluate_.add_argument(
+        "--n",
+        type=_positive_int,
+        default=1000,
+        help="fresh sequences; for dates and translation, held-out test examples (default: %(default)s)",
+    )
+    evaluate_.add_argument(
+        "--min-seq-len",
+        type=_positive_int,
+        default=None,
+        help="shortest sequence (default: as in training; synthetic tasks)",
+    )
+    evaluate_.add_argument(
+        "--max-seq-len",
+        type=_positive_int,
+        default=None,
+        help="longest sequence (default: as in training; synthetic tasks)",
+    )
+    evaluate_.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=None,
+        help=f"seed of the evaluation sequences (default: {EVAL_SEED}; synthetic tasks)",
+    )
+    evaluate_.add_argument(
+        "--beam-size",
+        type=_positive_int,
+        default=1,
+        help="decode with beam search of this width and the paper's length penalty 0.6, 1: greedy "
+        "(default: %(default)s; dates and translation)",
+    )
     evaluate_.add_argument("--device", choices=DEVICES, default="auto", help="where to run (default: %(default)s)")
-    evaluate_.add_argument("--threads", type=_positive_int, default=1, help="CPU threads for PyTorch (default: %(default)s)")
+    evaluate_.add_argument(
+        "--threads", type=_positive_int, default=1, help="CPU threads for PyTorch (default: %(default)s)"
+    )
     evaluate_.set_defaults(run=_evaluate, subparser=evaluate_)
     return parser
 
@@ -168,11 +232,20 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     rank0 = not args.distributed or dist.get_rank() == 0
     say = print if rank0 else lambda *_: None
     task = _task(args.task, parser)
-    config = task.train_config(**{k: v for k, v in (("steps", args.steps), ("batch_size", args.batch_size))
-                                    if v is not None})
-    run = RunConfig(seed=args.seed, device=str(device), bf16=args.bf16, threads=args.threads, compile=args.compile,
-                    distributed=args.distributed, save_to=resume_path(args.out), save_every=args.save_every,
-                    resume_from=args.resume)
+    config = task.train_config(
+        **{k: v for k, v in (("steps", args.steps), ("batch_size", args.batch_size)) if v is not None}
+    )
+    run = RunConfig(
+        seed=args.seed,
+        device=str(device),
+        bf16=args.bf16,
+        threads=args.threads,
+        compile=args.compile,
+        distributed=args.distributed,
+        save_to=resume_path(args.out),
+        save_every=args.save_every,
+        resume_from=args.resume,
+    )
     processes = f" in {dist.get_world_size()} processes" if args.distributed else ""
     resumed = f", resuming {str(args.resume)!r}" if args.resume else ""
     say(f"training {task.title} for {config.steps} steps on {device}{processes}{resumed}")
@@ -182,8 +255,10 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ResumeError as error:
         parser.error(f"--resume: {error}")
     except TrainingInterrupted as stop:
-        say(f"interrupted after step {stop.step} of {stop.steps}: saved the run to {str(stop.path)!r}; resume it with\n"
-            f"  {_resume_command(args, stop.path)}")
+        say(
+            f"interrupted after step {stop.step} of {stop.steps}: saved the run to {str(stop.path)!r}; resume it with\n"
+            f"  {_resume_command(args, stop.path)}"
+        )
         if args.distributed:
             dist.destroy_process_group()
         return INTERRUPTED
@@ -191,8 +266,15 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if rank0:
         print(f"trained in {history.seconds:.1f} s ({wall:.1f} s with the periodic evaluations)")
         metadata = task.report(model, data, args.eval_size, print)
-        save_checkpoint(model, args.out, task=args.task, train_config=config.to_dict(), run_config=run.to_dict(),
-                        train_seconds=history.seconds, **metadata)
+        save_checkpoint(
+            model,
+            args.out,
+            task=args.task,
+            train_config=config.to_dict(),
+            run_config=run.to_dict(),
+            train_seconds=history.seconds,
+            **metadata,
+        )
         print(f"saved {args.out}")
     if args.distributed:
         dist.destroy_process_group()
@@ -223,7 +305,9 @@ def _resume_command(args: argparse.Namespace, checkpoint: Path) -> str:
             kept.append(word)
     launcher = args.prog
     if args.distributed:
-        launcher = f"torchrun --nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', dist.get_world_size())} -m transformer"
+        launcher = (
+            f"torchrun --nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', dist.get_world_size())} -m transformer"
+        )
     return f"{launcher} {shlex.join([*kept, '--resume', str(checkpoint)])}"
 
 
@@ -237,8 +321,10 @@ def _join_process_group(device: torch.device, parser: argparse.ArgumentParser) -
         torch.cuda.set_device(device)
     if not dist.is_initialized():
         if "RANK" not in os.environ:
-            parser.error("--distributed: start the processes with torchrun, e.g. "
-                         "torchrun --nproc_per_node=2 -m transformer train --distributed --out copy.pt")
+            parser.error(
+                "--distributed: start the processes with torchrun, e.g. "
+                "torchrun --nproc_per_node=2 -m transformer train --distributed --out copy.pt"
+            )
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     return device
 
@@ -253,12 +339,16 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if trained_task is None:
         parser.error(f"{str(args.checkpoint)!r} does not record the task it was trained on: name it with --task")
     if trained_task not in REGISTRY:
-        parser.error(f"{str(args.checkpoint)!r} was trained on {trained_task!r}, which is not a task of this version "
-                     f"of the package ({', '.join(REGISTRY)})")
+        parser.error(
+            f"{str(args.checkpoint)!r} was trained on {trained_task!r}, which is not a task of this version "
+            f"of the package ({', '.join(REGISTRY)})"
+        )
     name = args.task or trained_task
     if REGISTRY[name].vocabulary != REGISTRY[trained_task].vocabulary:
-        parser.error(f"--task {name}: this checkpoint was trained on {trained_task!r}, and a model of one task's "
-                     "vocabulary cannot be scored on another's")
+        parser.error(
+            f"--task {name}: this checkpoint was trained on {trained_task!r}, and a model of one task's "
+            "vocabulary cannot be scored on another's"
+        )
     try:
         _task(name, parser).evaluate(model, metadata, args, print)
     except OptionError as error:

@@ -31,8 +31,20 @@ from .registry import OptionError, TextTask
 from .tasks import Batch
 from .tokenizer import Vocabulary
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")  # date.weekday() order
 STYLES = ("long", "spoken", "numeric", "weekday")
 STYLE_EXAMPLES = {  # 23 March 1999 in every style (a Tuesday)
@@ -42,11 +54,38 @@ STYLE_EXAMPLES = {  # 23 March 1999 in every style (a Tuesday)
     "weekday": "Tuesday, 23 March 1999",
 }
 
-_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_ONES = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+)
 _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_ORDINAL = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth",
-            "twelve": "twelfth"}  # the irregular ones; the rest add "th" ("twenty" -> "twentieth")
+_ORDINAL = {
+    "one": "first",
+    "two": "second",
+    "three": "third",
+    "five": "fifth",
+    "eight": "eighth",
+    "nine": "ninth",
+    "twelve": "twelfth",
+}  # the irregular ones; the rest add "th" ("twenty" -> "twentieth")
 
 
 def number_words(n: int) -> str:
@@ -117,7 +156,7 @@ def all_dates(first_year: int = 1900, last_year: int = 2099) -> list[datetime.da
 
 
 def split_dates(
-    test_fraction: float = 0.1, first_year: int = 1900, last_year: int = 2099, seed: int = 0,
+    test_fraction: float = 0.1, first_year: int = 1900, last_year: int = 2099, seed: int = 0
 ) -> tuple[list[datetime.date], list[datetime.date]]:
     """The dates of ``first_year .. last_year`` shuffled with ``seed`` and split into (training, test) dates, the
     test set ``test_fraction`` of them: no date of one is in the other, whatever style it is written in."""
@@ -139,7 +178,7 @@ class DateExample:
 
 
 def date_examples(
-    dates: Sequence[datetime.date], n: int, styles: Sequence[str] = STYLES, seed: int = 0,
+    dates: Sequence[datetime.date], n: int, styles: Sequence[str] = STYLES, seed: int = 0
 ) -> list[DateExample]:
     """``n`` examples: dates drawn from ``dates`` (with replacement), each written in a style drawn from ``styles``,
     both uniformly with a ``random.Random(seed)``, so the same arguments give the same examples."""
@@ -190,16 +229,26 @@ def dates_train_config(**overrides) -> TrainConfig:
     """How the dates chapter trains: 300 steps of 64 examples (less than one epoch of the 20,000), scored on the test
     batches every 100 steps, with a warm-up of 30 steps to a peak of 5e-3 and a linear decay to 0; the rest is
     :class:`TrainConfig`'s (Adam, label smoothing 0.1, gradients clipped at norm 1)."""
-    return TrainConfig(**{"steps": 300, "batch_size": 64, "eval_every": 100, "lr": 5e-3, "warmup": 30,
-                          "schedule": "linear", **overrides})
+    return TrainConfig(
+        **{
+            "steps": 300,
+            "batch_size": 64,
+            "eval_every": 100,
+            "lr": 5e-3,
+            "warmup": 30,
+            "schedule": "linear",
+            **overrides,
+        }
+    )
 
 
 def dates_model_config(data: DatesData) -> TransformerConfig:
     """The model of the dates chapter: the training chapter's small model, twice as wide (d_model 64, 4 heads of 16),
     with the source and target vocabularies of ``data``: words and dates in four styles hold more to tell apart than
     ten symbols."""
-    return small_model_config(src_vocab_size=len(data.source_vocab), tgt_vocab_size=len(data.target_vocab),
-                              d_model=64, n_heads=4)
+    return small_model_config(
+        src_vocab_size=len(data.source_vocab), tgt_vocab_size=len(data.target_vocab), d_model=64, n_heads=4
+    )
 
 
 MAX_ISO_TOKENS = 11  # the longest target: ten characters of "yyyy-mm-dd" and </s>
@@ -214,13 +263,22 @@ def dates_scores(model: Transformer, data: DatesData, beam_size: int = 1) -> dic
 
 
 def train_dates(
-    data: DatesData, config: TrainConfig, run: RunConfig | None = None, progress: Progress = True,
+    data: DatesData, config: TrainConfig, run: RunConfig | None = None, progress: Progress = True
 ) -> tuple[Transformer, History]:
     """The model of :func:`dates_model_config` (its initial weights drawn with ``run.seed``) trained on ``data.train``
     in batches bucketed by source length, drawn with ``run.seed``, and evaluated on ``data.test`` in batches of 500."""
-    return train_on_pairs(dates_model_config(data), [e.text for e in data.train], [e.iso for e in data.train],
-                          data.source_vocab, data.target_vocab, data.test_batches(), config, run or RunConfig(),
-                          "dates", progress)
+    return train_on_pairs(
+        dates_model_config(data),
+        [e.text for e in data.train],
+        [e.iso for e in data.train],
+        data.source_vocab,
+        data.target_vocab,
+        data.test_batches(),
+        config,
+        run or RunConfig(),
+        "dates",
+        progress,
+    )
 
 
 class DatesTask(TextTask):
@@ -244,12 +302,19 @@ class DatesTask(TextTask):
         return dates_scores(model, data, beam_size)
 
     def saved_data(self, data: DatesData) -> dict:
-        return {"data": {"n_train": len(data.train), "n_test": len(data.test)},
-                "vocab": {"source": data.source_vocab.itos, "target": data.target_vocab.itos}}
+        return {
+            "data": {"n_train": len(data.train), "n_test": len(data.test)},
+            "vocab": {"source": data.source_vocab.itos, "target": data.target_vocab.itos},
+        }
 
     def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> DatesData:
         data = dates_data(n_train=metadata["data"]["n_train"], n_test=n, seed=metadata["run_config"]["seed"])
-        if [data.source_vocab.itos, data.target_vocab.itos] != [metadata["vocab"]["source"], metadata["vocab"]["target"]]:
-            raise OptionError(f"{str(checkpoint)!r} was trained on dates written as this version of the package no "
-                              "longer writes them (the vocabularies differ); train it again")
+        if [data.source_vocab.itos, data.target_vocab.itos] != [
+            metadata["vocab"]["source"],
+            metadata["vocab"]["target"],
+        ]:
+            raise OptionError(
+                f"{str(checkpoint)!r} was trained on dates written as this version of the package no "
+                "longer writes them (the vocabularies differ); train it again"
+            )
         return data

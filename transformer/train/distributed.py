@@ -14,5 +14,11 @@ def shard(batch: Batch, rank: int, world_size: int, pad_id: int = PAD_ID) -> Bat
     size = len(batch) // world_size
     rows = slice(rank * size, (rank + 1) * size)
     tgt_out = batch.tgt_out[rows]
-    return Batch(batch.src[rows], batch.tgt_in[rows], tgt_out, batch.src_mask[rows], batch.tgt_mask[rows],
-                 int((tgt_out != pad_id).sum()))
+    return Batch(
+        batch.src[rows],
+        batch.tgt_in[rows],
+        tgt_out,
+        batch.src_mask[rows],
+        batch.tgt_mask[rows],
+        int((tgt_out != pad_id).sum()),
+    )

@@ -31,8 +31,14 @@ class EvalResult:
 
 
 def evaluate(
-    model: Transformer, task: str = "copy", n: int = 1000, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1,
-    max_seq_len: int = 10, seed: int = EVAL_SEED, batch_size: int = 500,
+    model: Transformer,
+    task: str = "copy",
+    n: int = 1000,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_seq_len: int = 1,
+    max_seq_len: int = 10,
+    seed: int = EVAL_SEED,
+    batch_size: int = 500,
 ) -> EvalResult:
     """Score ``model`` on ``n`` fresh random sequences of ``task``, drawn from their own seeded generator."""
     check_task_padding(model.config.pad_id)
@@ -61,7 +67,12 @@ def evaluate_batches(model: Transformer, batches: Iterable[Batch]) -> EvalResult
 
 
 def translate(
-    model: Transformer, texts: Sequence[str], source_vocab, target_vocab, max_new_tokens: int, beam_size: int = 1,
+    model: Transformer,
+    texts: Sequence[str],
+    source_vocab,
+    target_vocab,
+    max_new_tokens: int,
+    beam_size: int = 1,
     batch_size: int = 500,
 ) -> list[str]:
     """``texts`` translated by ``model``, greedily (``beam_size`` 1) or with beam search (the paper's length penalty
@@ -89,8 +100,10 @@ def text_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[st
     except ImportError:
         raise ImportError("BLEU and chrF need sacrebleu, which is not installed: pip install sacrebleu") from None
     if len(hypotheses) != len(references) or not len(references):
-        raise ValueError(f"hypotheses and references must be non-empty and as long as each other; got "
-                         f"{len(hypotheses)} and {len(references)}")
+        raise ValueError(
+            f"hypotheses and references must be non-empty and as long as each other; got "
+            f"{len(hypotheses)} and {len(references)}"
+        )
     return {
         "exact_match": sum(h == r for h, r in zip(hypotheses, references, strict=True)) / len(references),
         "bleu": sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score,

@@ -67,8 +67,13 @@ class History:
 
 
 def train_step(
-    model: Transformer | DistributedDataParallel, batch: Batch, optimizer: torch.optim.Optimizer,
-    label_smoothing: float = 0.0, clip_norm: float | None = None, bf16: bool = False, loss_weight: float = 1.0,
+    model: Transformer | DistributedDataParallel,
+    batch: Batch,
+    optimizer: torch.optim.Optimizer,
+    label_smoothing: float = 0.0,
+    clip_norm: float | None = None,
+    bf16: bool = False,
+    loss_weight: float = 1.0,
 ) -> tuple[float, float]:
     """One optimisation step on ``batch``; returns its (loss, token accuracy).
 
@@ -89,8 +94,13 @@ def train_step(
 
 
 def train(
-    model: Transformer, batches: Iterator[Batch], eval_batches: Sequence[Batch], config: TrainConfig | None = None,
-    run: RunConfig | None = None, progress: Progress = True, task: str | None = None,
+    model: Transformer,
+    batches: Iterator[Batch],
+    eval_batches: Sequence[Batch],
+    config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    progress: Progress = True,
+    task: str | None = None,
 ) -> History:
     """Train ``model`` on ``batches`` with Adam and ``config.schedule``; returns the :class:`History`.
 
@@ -116,12 +126,16 @@ def train(
     if not (callable(progress) or progress in (True, False, "text")):
         raise ValueError(f"progress must be True, False, 'text' or a callable; got {progress!r}")
     if not isinstance(batches, Iterator):
-        raise TypeError(f"batches must be an iterator of Batch (one per step, e.g. a generator); got {type(batches).__name__}")
+        raise TypeError(
+            f"batches must be an iterator of Batch (one per step, e.g. a generator); got {type(batches).__name__}"
+        )
     if not len(eval_batches):
         raise ValueError("eval_batches must hold at least one batch to score the model on; got none")
     if run.distributed and not dist.is_initialized():
-        raise ValueError("distributed=True needs a process group: launch with torchrun (see "
-                         "`python -m transformer train --help`) or call torch.distributed.init_process_group first")
+        raise ValueError(
+            "distributed=True needs a process group: launch with torchrun (see "
+            "`python -m transformer train --help`) or call torch.distributed.init_process_group first"
+        )
     if run.save_to is not None or run.resume_from is not None:
         check_resumable(batches)
     device = select_device(run.device)
@@ -134,21 +148,29 @@ def train(
         scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
         history, first_step = History(), 1
         if run.resume_from is not None:
-            done, saved_history = resume_run(run.resume_from, task, model, config, run, optimizer, scheduler, batches,
-                                             device)
+            done, saved_history = resume_run(
+                run.resume_from, task, model, config, run, optimizer, scheduler, batches, device
+            )
             history, first_step = History(**saved_history), done + 1
 
         def save(step: int) -> Path:
-            return save_training_checkpoint(run.save_to, step, task, model, config, run, optimizer, scheduler, batches,
-                                            history.to_dict(), device)
+            return save_training_checkpoint(
+                run.save_to, step, task, model, config, run, optimizer, scheduler, batches, history.to_dict(), device
+            )
 
-        checkpointer = None if run.save_to is None else Checkpointer(Path(run.save_to), run.save_every, config.steps,
-                                                                      save, device, run.distributed)
-        # The steps run through net: the model, wrapped in DistributedDataParallel when distributed, then compiled.
-        net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if run.distributed else model
-        net = torch.compile(net) if run.compile else net
-        bar = progress_bar(range(first_step, config.steps + 1), f"training {task}" if task else "training",
-                           progress if rank == 0 else False)
+        checkpointer = None
+        if run.save_to is not None:
+            checkpointer = Checkpointer(Path(run.save_to), run.save_every, config.steps, save, device, run.distributed)
+        net = model  # what the steps run through: wrapped in DistributedDataParallel when distributed, then compiled
+        if run.distributed:
+            net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None)
+        if run.compile:
+            net = torch.compile(net)
+        bar = progress_bar(
+            range(first_step, config.steps + 1),
+            f"training {task}" if task else "training",
+            progress if rank == 0 else False,
+        )
         model.train()  # the evaluations put it back in training mode when they are done
         with checkpointer or nullcontext():
             for step in bar:
@@ -159,11 +181,13 @@ def train(
                 rows = (shard(batch, rank, world_size, model.config.pad_id) if run.distributed else batch).to(device)
                 lr = optimizer.param_groups[0]["lr"]
                 weight = rows.n_tokens * world_size / batch.n_tokens
-                loss, accuracy = train_step(net, rows, optimizer, config.label_smoothing, config.clip_norm, run.bf16,
-                                            weight)
+                loss, accuracy = train_step(
+                    net, rows, optimizer, config.label_smoothing, config.clip_norm, run.bf16, weight
+                )
                 if run.distributed:  # the whole batch's loss and accuracy: sums over every rank's tokens
-                    totals = torch.tensor([loss * rows.n_tokens, accuracy * rows.n_tokens], device=device,
-                                          dtype=torch.float64)
+                    totals = torch.tensor(
+                        [loss * rows.n_tokens, accuracy * rows.n_tokens], device=device, dtype=torch.float64
+                    )
                     dist.all_reduce(totals)
                     loss, accuracy = (totals / batch.n_tokens).tolist()
                 scheduler.step()

@@ -32,8 +32,16 @@ def small_model_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> Tra
     high learning rate works after a short warm-up.
     """
     values = dict(
-        src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, d_model=32, n_heads=2, d_ff=128,
-        n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, norm_first=True, max_positions=64,
+        src_vocab_size=vocab_size,
+        tgt_vocab_size=vocab_size,
+        d_model=32,
+        n_heads=2,
+        d_ff=128,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        norm_first=True,
+        max_positions=64,
     )
     values.update(overrides)
     return TransformerConfig(**values)
@@ -45,20 +53,35 @@ def annotated_transformer_configs(vocab_size: int = DEFAULT_VOCAB_SIZE) -> tuple
     warm-up 400 and factor 0.5 (peak ``0.5 / sqrt(512 * 400)``, about 1.1e-3), 400 steps (20 epochs of 20
     batches), no label smoothing, no gradient clipping."""
     model_config = small_model_config(
-        vocab_size, d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=2, n_decoder_layers=2, dropout=0.1,
+        vocab_size,
+        d_model=512,
+        n_heads=8,
+        d_ff=2048,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.1,
         norm_first=True,
     )
     peak = noam_lr(400, d_model=512, warmup=400, factor=0.5)
     train_config = TrainConfig(
-        steps=400, batch_size=80, lr=peak, warmup=400, schedule="noam", label_smoothing=0.0, clip_norm=None,
+        steps=400,
+        batch_size=80,
+        lr=peak,
+        warmup=400,
+        schedule="noam",
+        label_smoothing=0.0,
+        clip_norm=None,
         eval_every=100,
     )
     return model_config, train_config
 
 
 def train_task(
-    data: TaskConfig | str = "copy", config: TrainConfig | None = None, run: RunConfig | None = None,
-    model: Transformer | None = None, progress: Progress = True,
+    data: TaskConfig | str = "copy",
+    config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    model: Transformer | None = None,
+    progress: Progress = True,
 ) -> tuple[Transformer, History]:
     """Train ``model`` (default: the documented small model, its initial weights drawn with ``run.seed``) on the
     synthetic task ``data`` (a task's name: its default sizes) with ``config``: the one-call version of the above.
@@ -70,16 +93,26 @@ def train_task(
             model = Transformer(small_model_config(data.vocab_size))
     check_task_padding(model.config.pad_id)
     if min(model.config.src_vocab_size, model.config.tgt_vocab_size) < data.vocab_size:
-        raise ValueError(f"the model's vocabularies must hold the task's {data.vocab_size} ids; got src_vocab_size="
-                         f"{model.config.src_vocab_size}, tgt_vocab_size={model.config.tgt_vocab_size}")
-    history = train(model, data.stream(config.batch_size, run.seed), data.eval_batches(), config, run, progress,
-                    task=data.task)
+        raise ValueError(
+            f"the model's vocabularies must hold the task's {data.vocab_size} ids; got src_vocab_size="
+            f"{model.config.src_vocab_size}, tgt_vocab_size={model.config.tgt_vocab_size}"
+        )
+    history = train(
+        model, data.stream(config.batch_size, run.seed), data.eval_batches(), config, run, progress, task=data.task
+    )
     return model, history
 
 
 def train_on_pairs(
-    model_config: TransformerConfig, sources: Sequence[str], targets: Sequence[str], source_vocab: Vocabulary,
-    target_vocab: Vocabulary, eval_batches: list[Batch], config: TrainConfig, run: RunConfig, task: str,
+    model_config: TransformerConfig,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    source_vocab: Vocabulary,
+    target_vocab: Vocabulary,
+    eval_batches: list[Batch],
+    config: TrainConfig,
+    run: RunConfig,
+    task: str,
     progress: Progress = True,
 ) -> tuple[Transformer, History]:
     """A model of ``model_config`` (its initial weights drawn with ``run.seed``) trained on the text pairs
@@ -109,16 +142,26 @@ class SyntheticTask(Task):
         return *train_task(data, config, run, progress=progress), data
 
     def report(self, model: Transformer, data: TaskConfig, eval_size: int, say: Say) -> dict:
-        result = evaluate(model, data.task, n=eval_size, vocab_size=data.vocab_size, min_seq_len=data.min_seq_len,
-                          max_seq_len=data.max_seq_len)
-        say(f"exact match on {result.n:,} fresh {self.name} sequences: {result.exact_match:.1%} "
-            f"(token accuracy {result.token_accuracy:.2%})")
+        result = evaluate(
+            model,
+            data.task,
+            n=eval_size,
+            vocab_size=data.vocab_size,
+            min_seq_len=data.min_seq_len,
+            max_seq_len=data.max_seq_len,
+        )
+        say(
+            f"exact match on {result.n:,} fresh {self.name} sequences: {result.exact_match:.1%} "
+            f"(token accuracy {result.token_accuracy:.2%})"
+        )
         return {"result": result.to_dict(), "data": data.to_dict()}
 
     def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
         if options.beam_size != 1:
-            raise OptionError("--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for "
-                              "dates and translation")
+            raise OptionError(
+                "--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for "
+                "dates and translation"
+            )
         trained = metadata.get("data", {})
         vocab_size = trained.get("vocab_size", DEFAULT_VOCAB_SIZE)
         min_seq_len = options.min_seq_len or trained.get("min_seq_len", 1)
@@ -126,10 +169,22 @@ class SyntheticTask(Task):
         if min_seq_len > max_seq_len:
             raise OptionError(f"--min-seq-len ({min_seq_len}) must not exceed --max-seq-len ({max_seq_len})")
         if max_seq_len + 1 > model.config.max_positions:  # the decoder reads BOS + the sequence
-            raise OptionError(f"--max-seq-len {max_seq_len} is too long for this model's positional table "
-                              f"(max_positions={model.config.max_positions}, which must hold the sequence and BOS)")
+            raise OptionError(
+                f"--max-seq-len {max_seq_len} is too long for this model's positional table "
+                f"(max_positions={model.config.max_positions}, which must hold the sequence and BOS)"
+            )
         seed = EVAL_SEED if options.seed is None else options.seed
-        result = evaluate(model, self.name, n=options.n, vocab_size=vocab_size, min_seq_len=min_seq_len,
-                          max_seq_len=max_seq_len, seed=seed)
-        say_result(say, f"{options.checkpoint}: {self.name}, {result.n:,} fresh sequences of length "
-                   f"{min_seq_len}-{max_seq_len}", result)
+        result = evaluate(
+            model,
+            self.name,
+            n=options.n,
+            vocab_size=vocab_size,
+            min_seq_len=min_seq_len,
+            max_seq_len=max_seq_len,
+            seed=seed,
+        )
+        say_result(
+            say,
+            f"{options.checkpoint}: {self.name}, {result.n:,} fresh sequences of length {min_seq_len}-{max_seq_len}",
+            result,
+        )

@@ -42,8 +42,9 @@ REGISTRY = {
     "reverse": Registered("recipes", "SyntheticTask", "symbols", 500, 64),
     "sort": Registered("recipes", "SyntheticTask", "symbols", 500, 64),
     "dates": Registered("dates", "DatesTask", "dates", 300, 64),
-    "translation": Registered("translation", "TranslationTask", "translation", 1200, 128,
-                              ("babel", "num2words", "tokenizers")),
+    "translation": Registered(
+        "translation", "TranslationTask", "translation", 1200, 128, ("babel", "num2words", "tokenizers")
+    ),
 }
 
 
@@ -63,9 +64,11 @@ def get_task(name: str) -> Task:
     missing = missing_libraries(name)
     if missing:
         libraries = REGISTRY[name].libraries
-        raise ImportError(f"needs {', '.join(libraries)}, and {', '.join(missing)} "
-                          f"{'is' if len(missing) == 1 else 'are'} not installed: pip install {' '.join(missing)} (or "
-                          "the package's live extra)")
+        raise ImportError(
+            f"needs {', '.join(libraries)}, and {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: pip install {' '.join(missing)} (or "
+            "the package's live extra)"
+        )
     entry = REGISTRY[name]
     return getattr(importlib.import_module(f"{__package__}.{entry.module}"), entry.cls)(name)
 
@@ -82,8 +85,9 @@ class Task:
         """The task's recipe, with ``options`` (steps, batch size) in place of its own values."""
         raise NotImplementedError
 
-    def train(self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool,
-              ) -> tuple[Transformer, History, object]:
+    def train(
+        self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool
+    ) -> tuple[Transformer, History, object]:
         """Train the task's model with ``config`` as ``run`` says: ``(model, history, data)``, the data as
         :meth:`report` needs it (``eval_size`` examples to score it on, where the task has a fixed test set)."""
         raise NotImplementedError
@@ -144,20 +148,28 @@ class TextTask(Task):
 
     def report(self, model: Transformer, data: object, eval_size: int, say: Say) -> dict:
         result = evaluate_batches(model, data.test_batches())
-        say(f"held-out test examples ({result.n:,}, {self.unseen}): {self.id_match} {result.exact_match:.1%}, "
-            f"token accuracy {result.token_accuracy:.2%}, loss {result.loss:.3f}")
+        say(
+            f"held-out test examples ({result.n:,}, {self.unseen}): {self.id_match} {result.exact_match:.1%}, "
+            f"token accuracy {result.token_accuracy:.2%}, loss {result.loss:.3f}"
+        )
         scores = self.say_scores(model, data, 1, say)
         return {"result": result.to_dict(), "scores": scores, **self.saved_data(data)}
 
     def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
         for option in ("min_seq_len", "max_seq_len", "seed"):
             if getattr(options, option) is not None:
-                raise OptionError(f"--{option.replace('_', '-')}: the {self.name} task is scored on its held-out test "
-                                  "examples, drawn from the data the model was trained on")
+                raise OptionError(
+                    f"--{option.replace('_', '-')}: the {self.name} task is scored on its held-out test "
+                    "examples, drawn from the data the model was trained on"
+                )
         data = self.test_data(metadata, options.n, options.checkpoint, model)
         result = evaluate_batches(model, data.test_batches())
-        say_result(say, f"{options.checkpoint}: {self.name}, {result.n:,} held-out test examples ({self.unseen})", result,
-                   self.id_match)
+        say_result(
+            say,
+            f"{options.checkpoint}: {self.name}, {result.n:,} held-out test examples ({self.unseen})",
+            result,
+            self.id_match,
+        )
         self.say_scores(model, data, options.beam_size, say)
 
     def say_scores(self, model: Transformer, data: object, beam_size: int, say: Say) -> dict | None:
@@ -171,6 +183,8 @@ class TextTask(Task):
             return None
         say(f"{decoder}: exact match {scores['exact_match']:.1%}, BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f}")
         if "exact_match_by_kind" in scores:
-            say("  exact match by kind: " + ", ".join(f"{kind} {share:.1%}"
-                                                       for kind, share in scores["exact_match_by_kind"].items()))
+            say(
+                "  exact match by kind: "
+                + ", ".join(f"{kind} {share:.1%}" for kind, share in scores["exact_match_by_kind"].items())
+            )
         return scores

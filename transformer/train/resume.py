@@ -48,33 +48,46 @@ class TrainingInterrupted(KeyboardInterrupt):
     """Training stopped on a signal after ``step`` of ``steps`` and saved a training checkpoint at ``path``."""
 
     def __init__(self, step: int, steps: int, path: Path):
-        super().__init__(f"training stopped after step {step} of {steps} and saved {str(path)!r}; "
-                         "resume it with train(..., resume_from=that path) and the same settings")
+        super().__init__(
+            f"training stopped after step {step} of {steps} and saved {str(path)!r}; "
+            "resume it with train(..., resume_from=that path) and the same settings"
+        )
         self.step, self.steps, self.path = step, steps, path
 
 
 def save_training_checkpoint(
-    path: str | Path, step: int, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig,
-    optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, stream, history: dict,
+    path: str | Path,
+    step: int,
+    task: str | None,
+    model: Transformer,
+    config: TrainConfig,
+    run: RunConfig,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    stream,
+    history: dict,
     device: torch.device,
 ) -> Path:
     """Write the state of a run after ``step`` steps to ``path``, atomically. ``stream`` is the training batches'
     iterator (its ``state_dict()`` is saved), ``history`` the run's history as a dict."""
-    return atomic_save({
-        "format": FORMAT,
-        "package_version": __version__,
-        "task": task,
-        "step": step,
-        "model_config": model.config.to_dict(),
-        "train_config": config.to_dict(),
-        "run_config": run.to_dict(),
-        "model": {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()},
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": {"torch": torch.get_rng_state(), "device_type": device.type, "device": _device_rng_state(device)},
-        "data": stream.state_dict(),
-        "history": history,
-    }, path)
+    return atomic_save(
+        {
+            "format": FORMAT,
+            "package_version": __version__,
+            "task": task,
+            "step": step,
+            "model_config": model.config.to_dict(),
+            "train_config": config.to_dict(),
+            "run_config": run.to_dict(),
+            "model": {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()},
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": {"torch": torch.get_rng_state(), "device_type": device.type, "device": _device_rng_state(device)},
+            "data": stream.state_dict(),
+            "history": history,
+        },
+        path,
+    )
 
 
 def read_training_checkpoint(path: str | Path) -> dict:
@@ -83,9 +96,11 @@ def read_training_checkpoint(path: str | Path) -> dict:
     checkpoint = load_file(path, "training with save_to= (python -m transformer train --save-every)")
     kind = checkpoint.get("format") if isinstance(checkpoint, dict) else None
     if kind == MODEL_FORMAT:
-        raise ValueError(f"{str(path)!r} is a model checkpoint (the trained weights, for load_checkpoint); resuming "
-                         "needs the training checkpoint of the run, written every --save-every steps and when it is "
-                         "interrupted (the command line names it after --out: copy.pt -> copy.resume.pt)")
+        raise ValueError(
+            f"{str(path)!r} is a model checkpoint (the trained weights, for load_checkpoint); resuming "
+            "needs the training checkpoint of the run, written every --save-every steps and when it is "
+            "interrupted (the command line names it after --out: copy.pt -> copy.resume.pt)"
+        )
     if kind != FORMAT:
         raise ValueError(f"{str(path)!r} is not a training checkpoint (format {kind!r}, expected {FORMAT!r})")
     return checkpoint
@@ -109,8 +124,15 @@ def read_on_every_rank(path: str | Path, distributed: bool) -> dict:
 
 
 def resume_run(
-    path: str | Path, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig,
-    optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, stream, device: torch.device,
+    path: str | Path,
+    task: str | None,
+    model: Transformer,
+    config: TrainConfig,
+    run: RunConfig,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    stream,
+    device: torch.device,
 ) -> tuple[int, dict]:
     """Read the training checkpoint at ``path`` (on rank 0 when data-parallel), check that it belongs to this run
     and :func:`restore` it. Returns the last step it completed and its history (a dict)."""
@@ -120,19 +142,26 @@ def resume_run(
         raise ResumeError(f"cannot resume: {error}") from error
     differences = resume_differences(checkpoint, task, model, config, run, stream)
     if differences:
-        raise ResumeError(f"cannot resume from {str(path)!r}: it belongs to another run (" + "; ".join(differences)
-                          + "); resume with the settings it was written with, or start afresh")
+        raise ResumeError(
+            f"cannot resume from {str(path)!r}: it belongs to another run ("
+            + "; ".join(differences)
+            + "); resume with the settings it was written with, or start afresh"
+        )
     return restore(checkpoint, model, optimizer, scheduler, stream, device)
 
 
 def resume_differences(
-    checkpoint: dict, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig, stream,
+    checkpoint: dict, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig, stream
 ) -> list[str]:
     """Every way the run that wrote ``checkpoint`` differs from this one (``[]``: it may be resumed)."""
-    differences = [f"{name}: {saved!r} in the checkpoint, {here!r} here"
-                   for name, saved, here in (("package version", checkpoint["package_version"], __version__),
-                                             ("task", checkpoint["task"], task))
-                   if saved != here]
+    differences = [
+        f"{name}: {saved!r} in the checkpoint, {here!r} here"
+        for name, saved, here in (
+            ("package version", checkpoint["package_version"], __version__),
+            ("task", checkpoint["task"], task),
+        )
+        if saved != here
+    ]
     differences += _differences("training setting", checkpoint["train_config"], config.to_dict())
     saved_run, this_run = ({k: c[k] for k in MUST_MATCH} for c in (checkpoint["run_config"], run.to_dict()))
     differences += _differences("run setting", saved_run, this_run)
@@ -142,8 +171,11 @@ def resume_differences(
 
 
 def _differences(what: str, saved: dict, here: dict) -> list[str]:
-    return [f"{what} {name}: {saved.get(name)!r} in the checkpoint, {here.get(name)!r} here"
-            for name in sorted(saved.keys() | here.keys()) if _plain(saved.get(name)) != _plain(here.get(name))]
+    return [
+        f"{what} {name}: {saved.get(name)!r} in the checkpoint, {here.get(name)!r} here"
+        for name in sorted(saved.keys() | here.keys())
+        if _plain(saved.get(name)) != _plain(here.get(name))
+    ]
 
 
 def _plain(value: object) -> object:
@@ -151,8 +183,12 @@ def _plain(value: object) -> object:
 
 
 def restore(
-    checkpoint: dict, model: Transformer, optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler, stream, device: torch.device,
+    checkpoint: dict,
+    model: Transformer,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    stream,
+    device: torch.device,
 ) -> tuple[int, dict]:
     """Put the run of ``checkpoint`` back: weights, optimizer, schedule, random states and data stream. Returns the
     last step it completed and its history (a dict)."""
@@ -197,8 +233,15 @@ class Checkpointer:
     process at once, they ask the loop to stop after its current step (a second signal stops it at once, as usual).
     Data-parallel, every rank learns whether any rank was asked to stop, rank 0 saves, and all stop at the same step."""
 
-    def __init__(self, path: Path, every: int | None, steps: int, save: Callable[[int], Path], device: torch.device,
-                 distributed: bool):
+    def __init__(
+        self,
+        path: Path,
+        every: int | None,
+        steps: int,
+        save: Callable[[int], Path],
+        device: torch.device,
+        distributed: bool,
+    ):
         self.path, self.every, self.steps, self.save = path, every, steps, save
         self.device, self.distributed = device, distributed
         self.rank = dist.get_rank() if distributed else 0
@@ -223,8 +266,12 @@ class Checkpointer:
         if not self.stop_requested:
             self.stop_requested = True
             if self.rank == 0:
-                print(f"\n{signal.Signals(number).name}: stopping after this step to save {str(self.path)!r} "
-                      "(send it again to stop at once)", file=sys.stderr, flush=True)
+                print(
+                    f"\n{signal.Signals(number).name}: stopping after this step to save {str(self.path)!r} "
+                    "(send it again to stop at once)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return
         previous = self.previous_handlers.get(number, signal.SIG_DFL)
         self._restore_handlers()  # a second signal: what it would have done without us

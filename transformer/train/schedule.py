@@ -40,6 +40,7 @@ def polynomial_scheduler(
     decays in a straight line; ``power=2`` (quadratic) stays high for a shorter time and then lingers near 0, so a
     run reaches its low rates, and with them its last errors fixed, well before its last step.
     """
+
     def multiplier(i: int) -> float:
         step = i + 1
         if step <= warmup:

@@ -78,14 +78,24 @@ class SubwordVocabulary(IdVocabulary):
             raise TypeError("texts must be an iterable of strings, not one string (wrap it in a list)")
         check_int("vocab_size", vocab_size, minimum=len(SPECIALS) + 1)  # room for a character after the special ids
         tokenizer = Tokenizer(models.BPE(unk_token=UNK))
-        tokenizer.normalizer = normalizers.Sequence([
-            normalizers.NFC(), normalizers.Replace(SPACE, " "), normalizers.Replace(Regex(f"[{WHITESPACE}]+"), " "),
-            normalizers.Strip(), normalizers.Replace(" ", SPACE), normalizers.Prepend(SPACE),
-        ])
+        tokenizer.normalizer = normalizers.Sequence(
+            [
+                normalizers.NFC(),
+                normalizers.Replace(SPACE, " "),
+                normalizers.Replace(Regex(f"[{WHITESPACE}]+"), " "),
+                normalizers.Strip(),
+                normalizers.Replace(" ", SPACE),
+                normalizers.Prepend(SPACE),
+            ]
+        )
         tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(PIECE_PATTERN), behavior="isolated")
         tokenizer.decoder = decoders.Metaspace(replacement=SPACE, prepend_scheme="always", split=False)
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS), show_progress=False,
-                                      initial_alphabet=list(INITIAL_ALPHABET))
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=list(SPECIALS),
+            show_progress=False,
+            initial_alphabet=list(INITIAL_ALPHABET),
+        )
         tokenizer.train_from_iterator(texts, trainer)
         return cls(tokenizer)
 
@@ -130,4 +140,3 @@ class SubwordVocabulary(IdVocabulary):
         """Text from ids: stops at the first EOS, skips PAD and BOS, joins the tokens and turns ``▁`` back into
         spaces. ``decode(encode(text)) == text`` for text of known characters in :func:`normalize`'s form."""
         return self.tokenizer.decode(text_ids(ids, len(self)), skip_special_tokens=False)
-

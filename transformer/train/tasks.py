@@ -51,7 +51,10 @@ class Batch:
 
 
 def random_sequences(
-    n: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
+    n: int,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_seq_len: int = 1,
+    max_seq_len: int = 10,
     rng: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``n`` random symbol sequences with lengths drawn uniformly from ``min_seq_len .. max_seq_len``.
@@ -88,7 +91,9 @@ def make_batch(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Batch:
     ``tgt_out = tgt + EOS``, both ``(B, T + 1)``.
     """
     if src.dim() != 2 or tgt.dim() != 2 or src.size(0) != tgt.size(0):
-        raise ValueError(f"src and tgt must be 2-D with the same batch size; got {tuple(src.shape)} and {tuple(tgt.shape)}")
+        raise ValueError(
+            f"src and tgt must be 2-D with the same batch size; got {tuple(src.shape)} and {tuple(tgt.shape)}"
+        )
     B = tgt.size(0)
     lengths = (tgt != pad_id).sum(dim=1)  # (B,)
     bos = torch.full((B, 1), BOS_ID, dtype=tgt.dtype, device=tgt.device)
@@ -106,7 +111,11 @@ def make_batch(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Batch:
 
 
 def task_batch(
-    task: str, batch_size: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
+    task: str,
+    batch_size: int,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_seq_len: int = 1,
+    max_seq_len: int = 10,
     rng: torch.Generator | None = None,
 ) -> Batch:
     """A fresh random batch of ``task`` ("copy", "reverse" or "sort"), drawn from ``rng``."""
@@ -121,15 +130,24 @@ class TaskStream:
     ``load_state_dict`` yields exactly the batches the saved one would have yielded next."""
 
     def __init__(
-        self, task: str, batch_size: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1,
-        max_seq_len: int = 10, *, rng: torch.Generator,
+        self,
+        task: str,
+        batch_size: int,
+        vocab_size: int = DEFAULT_VOCAB_SIZE,
+        min_seq_len: int = 1,
+        max_seq_len: int = 10,
+        *,
+        rng: torch.Generator,
     ):
         check_choice("task", task, TASKS)
         check_task_sizes(batch_size, vocab_size, min_seq_len, max_seq_len)
         if not isinstance(rng, torch.Generator):
-            raise TypeError(f"rng must be a torch.Generator (its state is what a checkpoint saves); got {type(rng).__name__}")
-        self.sizes = dict(task=task, batch_size=batch_size, vocab_size=vocab_size, min_seq_len=min_seq_len,
-                          max_seq_len=max_seq_len)
+            raise TypeError(
+                f"rng must be a torch.Generator (its state is what a checkpoint saves); got {type(rng).__name__}"
+            )
+        self.sizes = dict(
+            task=task, batch_size=batch_size, vocab_size=vocab_size, min_seq_len=min_seq_len, max_seq_len=max_seq_len
+        )
         self.rng = rng
 
     def __iter__(self) -> TaskStream:
@@ -149,8 +167,13 @@ class TaskStream:
 
 
 def task_eval_batches(
-    task: str, n: int, vocab_size: int = DEFAULT_VOCAB_SIZE, min_seq_len: int = 1, max_seq_len: int = 10,
-    seed: int = EVAL_SEED, batch_size: int = 500,
+    task: str,
+    n: int,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_seq_len: int = 1,
+    max_seq_len: int = 10,
+    seed: int = EVAL_SEED,
+    batch_size: int = 500,
 ) -> list[Batch]:
     """``n`` random sequences of ``task`` from their own generator seeded with ``seed``, in batches of ``batch_size``:
     the same sequences every time, and none drawn from a training stream."""
@@ -179,8 +202,9 @@ class TaskConfig:
 
     def stream(self, batch_size: int, seed: int) -> TaskStream:
         """Training batches of ``batch_size`` fresh sequences, drawn from a generator seeded with ``seed``."""
-        return TaskStream(self.task, batch_size, self.vocab_size, self.min_seq_len, self.max_seq_len,
-                          rng=make_rng(seed))
+        return TaskStream(
+            self.task, batch_size, self.vocab_size, self.min_seq_len, self.max_seq_len, rng=make_rng(seed)
+        )
 
     def eval_batches(self) -> list[Batch]:
         """The ``eval_size`` held-out sequences that score the model during training."""
@@ -192,8 +216,11 @@ class TaskConfig:
 
 def check_same_source(saved: dict, here: dict) -> None:
     """Raise a ValueError naming every difference between a saved stream's ``source`` and this stream's."""
-    differences = [f"{name}: {saved.get(name)!r} saved, {here.get(name)!r} here"
-                   for name in sorted(saved.keys() | here.keys()) if saved.get(name) != here.get(name)]
+    differences = [
+        f"{name}: {saved.get(name)!r} saved, {here.get(name)!r} here"
+        for name in sorted(saved.keys() | here.keys())
+        if saved.get(name) != here.get(name)
+    ]
     if differences:
         raise ValueError("the saved stream drew other batches: " + "; ".join(differences))
 
@@ -207,9 +234,11 @@ def check_task_padding(pad_id: int) -> None:
     """Raise a clear error unless a model whose padding id is ``pad_id`` reads the synthetic tasks' sequences as they
     are written: padded with ``PAD_ID`` (every other id is a symbol, BOS or EOS)."""
     if pad_id != PAD_ID:
-        raise ValueError(f"the synthetic tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={pad_id}: "
-                         "train and score it on batches of your own, padded with its pad_id (make_batch(src, tgt, "
-                         "pad_id))")
+        raise ValueError(
+            f"the synthetic tasks pad with PAD_ID={PAD_ID}; the model was built with pad_id={pad_id}: "
+            "train and score it on batches of your own, padded with its pad_id (make_batch(src, tgt, "
+            "pad_id))"
+        )
 
 
 def check_task_sizes(n: int, vocab_size: int, min_seq_len: int, max_seq_len: int) -> None:

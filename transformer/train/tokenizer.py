@@ -92,7 +92,9 @@ class Vocabulary(IdVocabulary):
         tokens = list(tokens)
         specials = [*SPECIAL_TOKENS.values(), UNK]
         if any(not isinstance(t, str) or not t for t in tokens):
-            raise ValueError(f"tokens must be non-empty strings; got {[t for t in tokens if not isinstance(t, str) or not t]!r}")
+            raise ValueError(
+                f"tokens must be non-empty strings; got {[t for t in tokens if not isinstance(t, str) or not t]!r}"
+            )
         if len(set(tokens)) != len(tokens) or set(tokens) & set(specials):
             repeated = sorted({t for t in tokens if tokens.count(t) > 1} | (set(tokens) & set(specials)))
             raise ValueError(f"tokens must be distinct and not special ({specials}); repeated or special: {repeated}")
@@ -136,4 +138,3 @@ class Vocabulary(IdVocabulary):
         """
         tokens = [self.itos[i] for i in text_ids(ids, len(self))]
         return ("" if self.level == "char" else " ").join(tokens)
-

@@ -67,28 +67,107 @@ KIND_EXAMPLES = {
     "list": ("Germany, France, and Italy", "Deutschland, Frankreich und Italien"),
 }
 KIND_SHARES = {  # the share of each kind in the data: numbers, the hardest, get the most
-    "number": 0.30, "date": 0.20, "time": 0.05, "relative": 0.10, "unit": 0.15, "money": 0.10, "list": 0.10,
+    "number": 0.30,
+    "date": 0.20,
+    "time": 0.05,
+    "relative": 0.10,
+    "unit": 0.15,
+    "money": 0.10,
+    "list": 0.10,
 }
 DATE_FORMATS = ("full", "long", "medium", "short")  # CLDR's four date lengths
 FIRST_DATE, LAST_DATE = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)  # a century: "5/16/30" is one date
 MAX_NUMBER = 999_999  # num2words writes up to "neunhundertneunundneunzigtausendneunhundertneunundneunzig"
 RELATIVE_UNITS = ("year", "month", "week", "day", "hour", "minute", "second")  # babel.dates.TIMEDELTA_UNITS
 MEASURES = (  # CLDR unit identifiers
-    "length-kilometer", "length-meter", "length-centimeter", "length-mile", "length-foot", "length-inch",
-    "mass-kilogram", "mass-gram", "mass-pound", "mass-tonne", "volume-liter", "volume-milliliter",
-    "duration-hour", "duration-minute", "duration-day", "duration-week", "duration-year", "temperature-celsius",
-    "speed-kilometer-per-hour", "area-square-meter", "energy-kilowatt-hour", "digital-gigabyte", "percent",
+    "length-kilometer",
+    "length-meter",
+    "length-centimeter",
+    "length-mile",
+    "length-foot",
+    "length-inch",
+    "mass-kilogram",
+    "mass-gram",
+    "mass-pound",
+    "mass-tonne",
+    "volume-liter",
+    "volume-milliliter",
+    "duration-hour",
+    "duration-minute",
+    "duration-day",
+    "duration-week",
+    "duration-year",
+    "temperature-celsius",
+    "speed-kilometer-per-hour",
+    "area-square-meter",
+    "energy-kilowatt-hour",
+    "digital-gigabyte",
+    "percent",
 )
 CURRENCIES = ("EUR", "USD", "GBP", "CHF")
 COUNTRIES = (  # ISO 3166 codes; CLDR names them in each language
-    "DE", "FR", "IT", "ES", "PT", "NL", "BE", "AT", "CH", "PL", "CZ", "DK", "SE", "NO", "FI", "IE", "GB", "GR",
-    "HU", "RO", "HR", "US", "CA", "MX", "BR", "JP", "CN", "IN", "AU", "EG", "TR", "RU",
+    "DE",
+    "FR",
+    "IT",
+    "ES",
+    "PT",
+    "NL",
+    "BE",
+    "AT",
+    "CH",
+    "PL",
+    "CZ",
+    "DK",
+    "SE",
+    "NO",
+    "FI",
+    "IE",
+    "GB",
+    "GR",
+    "HU",
+    "RO",
+    "HR",
+    "US",
+    "CA",
+    "MX",
+    "BR",
+    "JP",
+    "CN",
+    "IN",
+    "AU",
+    "EG",
+    "TR",
+    "RU",
 )
 LANGUAGE_NAMES = (  # ISO 639 codes; CLDR names them in each language
-    "en", "de", "fr", "it", "es", "pt", "nl", "pl", "ru", "zh", "ja", "ar", "tr", "sv", "el", "da", "fi", "cs",
+    "en",
+    "de",
+    "fr",
+    "it",
+    "es",
+    "pt",
+    "nl",
+    "pl",
+    "ru",
+    "zh",
+    "ja",
+    "ar",
+    "tr",
+    "sv",
+    "el",
+    "da",
+    "fi",
+    "cs",
 )
-_SECONDS = {"year": 31_536_000, "month": 2_592_000, "week": 604_800, "day": 86_400, "hour": 3_600, "minute": 60,
-            "second": 1}  # babel's own lengths, so that format_timedelta picks the unit asked for
+_SECONDS = {
+    "year": 31_536_000,
+    "month": 2_592_000,
+    "week": 604_800,
+    "day": 86_400,
+    "hour": 3_600,
+    "minute": 60,
+    "second": 1,
+}  # babel's own lengths, so that format_timedelta picks the unit asked for
 _LOCALES = {language: Locale.parse(language) for language in LANGUAGES}
 _TYPOGRAPHIC_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " "})  # no-break space, narrow no-break space
 
@@ -155,8 +234,9 @@ def write_relative(key: tuple, style: object, language: str) -> str:
     "vor 3 Tagen" (CLDR's relative time patterns, through ``format_timedelta``)."""
     n, unit = key
     seconds = n * _SECONDS[unit] * (1 if style == "future" else -1)
-    return format_timedelta(seconds, granularity=unit, threshold=math.inf, add_direction=True,
-                            locale=_LOCALES[language])
+    return format_timedelta(
+        seconds, granularity=unit, threshold=math.inf, add_direction=True, locale=_LOCALES[language]
+    )
 
 
 def _draw_unit(rng: random.Random) -> tuple[tuple, object]:
@@ -203,12 +283,22 @@ def write_list(key: tuple, style: object, language: str) -> str:
 
 
 _DRAW: Mapping[str, Callable[[random.Random], tuple[tuple, object]]] = {
-    "number": _draw_number, "date": _draw_date, "time": _draw_time, "relative": _draw_relative,
-    "unit": _draw_unit, "money": _draw_money, "list": _draw_list,
+    "number": _draw_number,
+    "date": _draw_date,
+    "time": _draw_time,
+    "relative": _draw_relative,
+    "unit": _draw_unit,
+    "money": _draw_money,
+    "list": _draw_list,
 }
 _WRITE: Mapping[str, Callable[[tuple, object, str], str]] = {
-    "number": write_number, "date": write_date, "time": write_time, "relative": write_relative,
-    "unit": write_unit, "money": write_money, "list": write_list,
+    "number": write_number,
+    "date": write_date,
+    "time": write_time,
+    "relative": write_relative,
+    "unit": write_unit,
+    "money": write_money,
+    "list": write_list,
 }
 _ALWAYS_TRAINING: Mapping[str, Callable[[tuple], bool]] = {  # values whose words no other value teaches
     "number": lambda key: key[0] < 20 or key[0] < 100 and key[0] % 10 == 0,  # "null" ... "neunzehn", "zwanzig" ...
@@ -237,7 +327,7 @@ def is_held_out(kind: str, key: tuple, test_fraction: float = TEST_FRACTION, see
 
 
 def translation_pairs(
-    n: int, split: str, test_fraction: float = TEST_FRACTION, seed: int = 0, shares: Mapping[str, float] = KIND_SHARES,
+    n: int, split: str, test_fraction: float = TEST_FRACTION, seed: int = 0, shares: Mapping[str, float] = KIND_SHARES
 ) -> list[Pair]:
     """``n`` pairs of the ``split`` ("train" or "test") side of :func:`is_held_out`, drawn with a
     ``random.Random(seed)``: each pair's kind with probability ``shares[kind]``, then a value of that kind (drawn
@@ -246,7 +336,12 @@ def translation_pairs(
     check_int("n", n, minimum=1)
     if not isinstance(test_fraction, float) or not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be a float in (0, 1); got {test_fraction!r}")
-    if not shares or set(shares) - set(KINDS) or any(not share >= 0 for share in shares.values()) or not sum(shares.values()) > 0:
+    if (
+        not shares
+        or set(shares) - set(KINDS)
+        or any(not share >= 0 for share in shares.values())
+        or not sum(shares.values()) > 0
+    ):
         raise ValueError(f"shares must map kinds from {KINDS} to non-negative weights, not all 0; got {shares!r}")
     rng = random.Random(f"{seed}-{split}")  # the same split for both sides, different draws
     kinds, weights = list(shares), list(shares.values())
@@ -263,8 +358,10 @@ def translation_pairs(
             if pair.english in seen:
                 repeats += 1
                 if repeats > 100 * n:
-                    raise ValueError(f"the test side holds fewer than n={n} distinct pairs of these shares; ask for "
-                                     "fewer, or a larger test_fraction")
+                    raise ValueError(
+                        f"the test side holds fewer than n={n} distinct pairs of these shares; ask for "
+                        "fewer, or a larger test_fraction"
+                    )
                 continue
             seen.add(pair.english)
             repeats = 0
@@ -297,12 +394,17 @@ class TranslationData:
 
     def test_batches(self, batch_size: int = 500) -> list[Batch]:
         """The test pairs in order, as batches of ``batch_size`` (the last one may be smaller)."""
-        return text_batches([p.english for p in self.test], [p.german for p in self.test], self.vocab, self.vocab,
-                            batch_size)
+        return text_batches(
+            [p.english for p in self.test], [p.german for p in self.test], self.vocab, self.vocab, batch_size
+        )
 
 
 def translation_data(
-    n_train: int = 40_000, n_test: int = 1_000, vocab_size: int = 1_000, test_fraction: float = TEST_FRACTION, seed: int = 0,
+    n_train: int = 40_000,
+    n_test: int = 1_000,
+    vocab_size: int = 1_000,
+    test_fraction: float = TEST_FRACTION,
+    seed: int = 0,
 ) -> TranslationData:
     """``n_train`` training and ``n_test`` test pairs (:func:`translation_pairs`) of ``seed``'s split, and a
     :class:`~transformer.train.subwords.SubwordVocabulary` of ``vocab_size`` ids trained on both sides of the
@@ -335,11 +437,13 @@ def translation_train_config(**overrides) -> TrainConfig:
     return TrainConfig(**values)
 
 
-MAX_GERMAN_TOKENS = 48  # decoding stops here at the latest: longer than any German sentence, in subwords of 300 ids or more
+MAX_GERMAN_TOKENS = (
+    48  # decoding stops here at the latest: longer than any German sentence, in subwords of 300 ids or more
+)
 
 
 def translation_scores(
-    model: Transformer, pairs: Sequence[Pair], vocab: SubwordVocabulary, beam_size: int = 1,
+    model: Transformer, pairs: Sequence[Pair], vocab: SubwordVocabulary, beam_size: int = 1
 ) -> dict[str, object]:
     """The chapter's scores of ``model``'s translations of ``pairs``, greedy (``beam_size`` 1) or with beam search:
     exact match, BLEU and chrF (:func:`~.evaluation.text_scores`), and ``"exact_match_by_kind"``, the share of each
@@ -349,21 +453,34 @@ def translation_scores(
     right = [h == p.german for h, p in zip(hypotheses, pairs, strict=True)]
     scores["exact_match_by_kind"] = {
         kind: sum(r for r, p in zip(right, pairs, strict=True) if p.kind == kind) / n
-        for kind, n in composition(pairs).items() if n
+        for kind, n in composition(pairs).items()
+        if n
     }
     return scores
 
 
 def train_translation(
-    data: TranslationData, config: TrainConfig, run: RunConfig | None = None,
-    model_config: TransformerConfig | None = None, progress: Progress = True,
+    data: TranslationData,
+    config: TrainConfig,
+    run: RunConfig | None = None,
+    model_config: TransformerConfig | None = None,
+    progress: Progress = True,
 ) -> tuple[Transformer, History]:
     """A model (:func:`translation_config` unless ``model_config``; its initial weights drawn with ``run.seed``)
     trained on ``data.train`` in batches bucketed by source length, drawn with ``run.seed``, and evaluated on
     ``data.test``."""
-    return train_on_pairs(model_config or translation_config(len(data.vocab)), [p.english for p in data.train],
-                          [p.german for p in data.train], data.vocab, data.vocab, data.test_batches(), config,
-                          run or RunConfig(), "translation", progress)
+    return train_on_pairs(
+        model_config or translation_config(len(data.vocab)),
+        [p.english for p in data.train],
+        [p.german for p in data.train],
+        data.vocab,
+        data.vocab,
+        data.test_batches(),
+        config,
+        run or RunConfig(),
+        "translation",
+        progress,
+    )
 
 
 def library_versions() -> dict[str, str]:
@@ -399,10 +516,16 @@ class TranslationTask(TextTask):
         return translation_scores(model, data.test, data.vocab, beam_size)
 
     def saved_data(self, data: TranslationData) -> dict:
-        return {"vocab": data.vocab.to_json(), "data": {
-            "n_train": len(data.train), "n_test": len(data.test), "test_fraction": TEST_FRACTION,
-            "test_sha256": pairs_fingerprint(data.test), "libraries": library_versions(),
-        }}
+        return {
+            "vocab": data.vocab.to_json(),
+            "data": {
+                "n_train": len(data.train),
+                "n_test": len(data.test),
+                "test_fraction": TEST_FRACTION,
+                "test_sha256": pairs_fingerprint(data.test),
+                "libraries": library_versions(),
+            },
+        }
 
     def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> TranslationData:
         """The first ``n`` test pairs of the checkpoint's split with the subword vocabulary it was trained with
@@ -412,21 +535,28 @@ class TranslationTask(TextTask):
         try:
             vocab = SubwordVocabulary.from_json(metadata["vocab"])
         except Exception as error:  # tokenizers raises a bare Exception for JSON it cannot read
-            raise OptionError(f"{str(checkpoint)!r}: tokenizers {library_versions()['tokenizers']} cannot read the "
-                              f"subword vocabulary saved with the model (saved with tokenizers "
-                              f"{saved['libraries']['tokenizers']}): {error}") from error
+            raise OptionError(
+                f"{str(checkpoint)!r}: tokenizers {library_versions()['tokenizers']} cannot read the "
+                f"subword vocabulary saved with the model (saved with tokenizers "
+                f"{saved['libraries']['tokenizers']}): {error}"
+            ) from error
         if len(vocab) != model.config.tgt_vocab_size:
-            raise OptionError(f"{str(checkpoint)!r}: its vocabulary holds {len(vocab)} ids and its model "
-                              f"{model.config.tgt_vocab_size}; the file is not one that 'train' wrote")
+            raise OptionError(
+                f"{str(checkpoint)!r}: its vocabulary holds {len(vocab)} ids and its model "
+                f"{model.config.tgt_vocab_size}; the file is not one that 'train' wrote"
+            )
         try:  # the test pairs of n and of more share their first n: rebuild enough to check the saved ones too
-            pairs = translation_pairs(max(n, saved["n_test"]), "test", saved["test_fraction"],
-                                      metadata["run_config"]["seed"])
+            pairs = translation_pairs(
+                max(n, saved["n_test"]), "test", saved["test_fraction"], metadata["run_config"]["seed"]
+            )
         except ValueError as error:
             raise OptionError(f"--n {n}: {error}") from error
         if pairs_fingerprint(pairs[: saved["n_test"]]) != saved["test_sha256"]:
             versions = ", ".join(f"{name} {version}" for name, version in library_versions().items())
             then = ", ".join(f"{name} {version}" for name, version in saved["libraries"].items())
-            raise OptionError(f"{str(checkpoint)!r} was trained beside test pairs that this machine writes differently "
-                              f"(the libraries that write them: {then} then, {versions} now); scores would be of other "
-                              "data: train it again here")
+            raise OptionError(
+                f"{str(checkpoint)!r} was trained beside test pairs that this machine writes differently "
+                f"(the libraries that write them: {then} then, {versions} now); scores would be of other "
+                "data: train it again here"
+            )
         return TranslationData(train=[], test=pairs[:n], vocab=vocab)  # scoring needs no training pairs
