@@ -45,6 +45,11 @@ def _rows(batch: Batch, rows: torch.Tensor) -> Batch:
     return make_batch(src[:, :src_width], tgt[:, :tgt_width])
 
 
+def _symbols(row: list[int]) -> tuple[int, ...]:
+    """A source row without its padding: the same sequence whatever width its batch was padded to."""
+    return tuple(token for token in row if token != PAD_ID)
+
+
 def split_sequences(
     task: str = "copy", n_train: int = 256, n_held_out: int = 500, seed: int = 0, max_seq_len: int = 10,
 ) -> tuple[Batch, Batch]:
@@ -57,13 +62,13 @@ def split_sequences(
     pool = task_batch(task, 2 * n_train, max_seq_len=max_seq_len, rng=rng)  # twice as many: room for duplicates
     seen, keep = set(), []
     for i, row in enumerate(pool.src.tolist()):
-        if tuple(row) not in seen and len(keep) < n_train:
-            seen.add(tuple(row))
+        if _symbols(row) not in seen and len(keep) < n_train:
+            seen.add(_symbols(row))
             keep.append(i)
     if len(keep) < n_train:
         raise ValueError(f"n_train={n_train} is more distinct sequences than a draw of {2 * n_train} gave ({len(keep)})")
     held_out = task_batch(task, n_held_out, max_seq_len=max_seq_len, rng=torch.Generator().manual_seed(EVAL_SEED))
-    unseen = [i for i, row in enumerate(held_out.src.tolist()) if tuple(row) not in seen]
+    unseen = [i for i, row in enumerate(held_out.src.tolist()) if _symbols(row) not in seen]
     if not unseen:
         raise ValueError(f"every one of the {n_held_out} held-out sequences is in the training set: draw more "
                          "(n_held_out) or longer ones (max_seq_len)")
@@ -72,7 +77,7 @@ def split_sequences(
 
 class EpochStream:
     """Batches of ``batch_size`` rows of ``data`` for ever: every epoch a fresh permutation from ``rng``, cut into
-    full batches (the last ``len(data) % batch_size`` rows of a permutation wait for the next epoch's)."""
+    full batches (the last ``len(data) % batch_size`` rows of a permutation are left out of that epoch)."""
 
     def __init__(self, data: Batch, batch_size: int, rng: torch.Generator):
         check_int("batch_size", batch_size, minimum=1, maximum=len(data))
