@@ -52,8 +52,32 @@ def style(fig: go.Figure, title: str | None = None, height: int = 420, width: in
     )
     if title is not None:
         fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"))
+    label_every_category(fig)
+    return fig
+
+
+def row_label_spacing(labels: list[str], font_size: int = 11, width: int = MAX_WIDTH - 100) -> float:
+    """``horizontal_spacing`` for panels side by side that each show their own row labels (``labels``): room for the
+    longest at ``font_size`` px, as a fraction of a plot ``width`` px wide. Every panel keeps its labels, because on a
+    phone the static book stacks the panels, and a panel without them would show rows no one can name."""
+    longest = max((len(str(label).replace("\u200b", "")) for label in labels), default=1)
+    return min(0.2, (0.62 * font_size * longest + TICK_STANDOFF + 10) / width)
+
+
+def label_every_category(fig: go.Figure) -> go.Figure:
+    """Every row and column of a heatmap of categories (tokens) labelled: plotly's automatic ticks thin a category axis
+    to every 2nd or 3rd label on a narrow screen, and the reader could not tell which column is which token. One tick
+    per category (``dtick=1``); where they do not fit side by side, plotly stands them on end (not at 30 degrees, where
+    long labels of a dense axis still touch)."""
+    for trace in fig.data:
+        if trace.type != "heatmap":
+            continue
+        for letter, values in (("x", trace.x), ("y", trace.y)):
+            if values is not None and len(values) and isinstance(values[0], str):
+                axis = (getattr(trace, f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)
+                fig.layout[axis].update(dtick=1, tick0=0, autotickangles=[0, -90])
     return fig
 
 
 __all__ = ["BLUE", "FIGURE_NOTE", "FONT", "GREEN", "GREY", "MASK_SCALE", "MAX_WIDTH", "ORANGE", "RED", "SIGNED_SCALE", "TEMPLATE",
-           "TICK_STANDOFF", "TITLE_FONT", "WEIGHTS_SCALE", "figure_note", "style"]
+           "TICK_STANDOFF", "TITLE_FONT", "WEIGHTS_SCALE", "figure_note", "label_every_category", "row_label_spacing", "style"]
