@@ -14,7 +14,7 @@ import plotly.io as pio
 
 FIGURE_NOTE = "figure-note"  # names an annotation about the whole figure (the same name as in book/_ext/figures.js)
 MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped
-PHONE_PLOT = 230  # px: about the width of a plot on a phone (a 358 px column less the margins and a colour bar)
+PHONE_PLOT = 200  # px: about the width of a plot on a phone (a 358 px column less the margins and a colour bar)
 FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
 TITLE_FONT = dict(size=16)
 WEIGHTS_SCALE = "Blues"  # weights live in [0, 1]: sequential, zmin=0, zmax=1
@@ -71,7 +71,7 @@ def label_every_category(fig: go.Figure) -> go.Figure:
     """Every row and column of a heatmap of categories (tokens) labelled: plotly's automatic ticks thin a category axis
     to every 2nd or 3rd label on a narrow screen, and the reader could not tell which column is which token. One tick
     per category (``dtick=1``). Column labels that would not fit side by side in a phone's plot (``PHONE_PLOT`` px, a
-    space between neighbours) stand on end; the others are turned by plotly only where they do not fit (on end, not at
+    space between neighbours) stand on end, at 10 px; the others are turned by plotly only where they do not fit (on end, not at
     30 degrees, where long labels of a dense axis still touch)."""
     for trace in fig.data:
         if trace.type != "heatmap":
@@ -84,7 +84,7 @@ def label_every_category(fig: go.Figure) -> go.Figure:
             size = axis.tickfont.size or FONT["size"]
             widest = max(len(html.unescape(value).replace("\u200b", "")) for value in values) * 0.62 * size
             if letter == "x" and axis.tickangle is None and widest + 4 > PHONE_PLOT / len(values):
-                axis.tickangle = -90
+                axis.update(tickangle=-90, tickfont_size=min(size, 10))  # on end, 10 px: a column of a phone's plot
     return fig
 
 
