@@ -8,8 +8,12 @@ At both sizes: no JavaScript errors, no page scrolls sideways, no figure is wide
 overlaps other text, leaves its figure or its box, or touches a heatmap's cells (``figure_text.js`` beside this file
 says exactly what it measures), every figure has an accessible name, no plotly menu or slider is drawn on a figure
 (the book shows them as HTML controls above it, which the Tab key reaches), and every figure is saved as a PNG in
-``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through. At the laptop's
-size, after those screenshots: axe-core finds no critical or serious violation in the page's content (once a page: a
+``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through. Each size is opened
+twice, with the reader's system asking for light and for dark colours: the page must follow it, and in both every
+heatmap row and column keeps its label (a stacked panel its row labels), every figure is named by its own title,
+its controls stay inside its box, no figure's box scrolls sideways, no formula is wider than the column, a table
+that scrolls sideways is a stop of the Tab key, and on a phone code wraps. At the laptop's size, after those
+screenshots: axe-core finds no critical or serious violation in the page's content (in light and in dark colours: a
 run takes seconds, and what it checks does not depend on the width); every plotly figure drawn, as many as the
 build's executed notebook made (and at least ``MIN_FIGURES``); operating each control of each figure from the
 keyboard (a slider step with an arrow key, a button with Enter, a menu entry) changes what the figure draws and
@@ -53,17 +57,21 @@ BERTVIZ_PAGE = "book/__bertviz_offline_check.html"  # served from memory by the 
 PREFIX = "/" + re.search(r"^\s*url:\s*\S+/([^/\s]+?)/?\s*$", (ROOT / "_config.yml").read_text(), re.MULTILINE).group(1)
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "height": 900}}
 CONTEXTS = {"phone": {"has_touch": True, "is_mobile": True}, "laptop": {}}
+# The reader's system colour scheme: the book follows it on a first visit (_config.yml's default_mode: auto), and the
+# dark theme frames outputs differently (book.css), so every page is checked in both.
+SCHEMES = ("light", "dark")
 # Text of a figure that a reader cannot read (overlapping, cut off, out of its box): tests/book/figure_text.js.
 FIGURE_TEXT = (Path(__file__).with_name("figure_text.js")).read_text(encoding="utf-8")
 # axe-core, fetched by scripts/vendor_assets.sh for the tests only (the build does not ship it to readers).
 AXE = ROOT / "book" / "_vendor" / "tests" / "axe.min.js"
 AXE_IMPACTS = ("critical", "serious")
-# Where axe looks: the article, what the book writes. Not the theme's frame around it (its navigation bars, the
-# search dialog: pydata-sphinx-theme's, which its authors test with axe-core), nor what other projects draw in it and
+# Where axe looks: the article, what the book writes, and the bars with the theme's buttons that the book names anew
+# (book/_templates/). Not the rest of the theme's frame (its navigation, the search dialog: pydata-sphinx-theme's,
+# which its authors test with axe-core), nor what other projects draw in it and
 # that takes most of axe's time: the inside of a figure (an image with a name, role="img", which axe does check),
 # MathJax's formulas (their tab stops are checked on their own) and Pygments' highlighted code.
 AXE_CONTEXT = {
-    "include": [".bd-article"],
+    "include": [".bd-article", ".bd-header-article", ".sidebar-primary-item .search-button-field"],
     "exclude": [".plotly-graph-div svg", ".bertviz-vis svg", "mjx-container", "div.highlight"],
 }
 # The theme's sticky header would cover part of a figure scrolled into view for its screenshot.
@@ -211,6 +219,66 @@ CHOICE_SHOWN = """(i) => {
   return {pressed: pressed.map(b => b.textContent), title,
           named: pressed.length === 1 && title.includes(pressed[0].textContent.trim())};
 }"""
+# Every heatmap row and column named (category axes, and axes of numbered ticks): its label drawn on its own axis, or
+# on a neighbouring panel's axis that covers the same span (a row of panels side by side shares the row labels of the
+# first; a column of panels the column labels of the lowest). Plotly thins the labels of a narrow category axis, and a
+# stacked panel without labels shows rows no one can name.
+CATEGORY_LABELS = """() => {
+  const plain = (s) => {
+    const t = document.createElement('span');
+    t.innerHTML = String(s);
+    return t.textContent.replace(/\\u200b/g, '').trim();
+  };
+  const findings = [];
+  document.querySelectorAll('.plotly-graph-div').forEach((gd, figure) => {
+    const full = gd._fullLayout;
+    if (!full || gd.offsetParent === null) return;
+    const shown = (ax) => new Set([...gd.querySelectorAll('.' + ax._id + 'tick text')]
+      .filter((t) => t.getBoundingClientRect().width > 0 && getComputedStyle(t).visibility !== 'hidden')
+      .map((t) => t.textContent.replace(/\\u200b/g, '').trim()));
+    const axes = new Set();
+    (gd._fullData || []).filter((t) => t.type === 'heatmap' && t.visible === true).forEach((t) => {
+      [t.xaxis || 'x', t.yaxis || 'y'].forEach((id) => {
+        const ax = full[id[0] + 'axis' + id.slice(1)];
+        if (ax && ax.visible !== false && (ax.type === 'category' || ax.tickmode === 'array')) axes.add(ax);
+      });
+    });
+    const same = (a, b) => Math.abs(a[0] - b[0]) < 0.005 && Math.abs(a[1] - b[1]) < 0.005;
+    [...axes].forEach((ax) => {
+      const lo = Math.min(...ax.range), hi = Math.max(...ax.range);
+      const wanted = ax.type === 'category' ? (ax._categories || []).filter((c, i) => i >= lo && i <= hi).map(plain)
+        : (ax.tickvals || []).map((v, i) => [v, (ax.ticktext || [])[i]]).filter(([v]) => v >= lo && v <= hi)
+          .map(([v, text]) => plain(text === undefined ? v : text));
+      const partners = [ax, ...[...axes].filter((o) => o !== ax && o._id[0] === ax._id[0] && same(o.domain, ax.domain))];
+      const missing = wanted.filter((c) => !partners.some((p) => shown(p).has(c)));
+      if (missing.length) findings.push({figure, axis: ax._id, labels: wanted.length, missing: missing.slice(0, 6)});
+    });
+  });
+  return findings;
+}"""
+# A figure's accessible name is its title: a figure without one is named from its axes, which plotly fills with its
+# editing placeholder ("Click to enter X axis title"), or not at all ("an interactive plot").
+UNTITLED_FIGURES = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) => {
+  const title = gd.layout.title, text = title ? (typeof title === 'string' ? title : title.text || '') : '';
+  return {figure: i, title: text, name: gd.getAttribute('aria-label') || ''};
+}).filter((f) => !f.title.trim() || /click to enter|an interactive plot/i.test(f.name))"""
+# The HTML controls above a figure inside the figure's box (a menu as wide as its longest entry ran past it).
+CONTROLS_OUTSIDE = """() => [...document.querySelectorAll('.book-figure-controls')].flatMap((bar, i) => {
+  const box = bar.parentElement, style = getComputedStyle(box), frame = box.getBoundingClientRect();
+  const right = frame.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+  return [...bar.querySelectorAll('select, input, button, output')].map((el) =>
+    ({bar: i, control: el.tagName.toLowerCase() + ' ' + (el.getAttribute('aria-label') || el.textContent || '').trim(),
+      px: Math.round(el.getBoundingClientRect().right - right)})).filter((c) => c.px > 1);
+})"""
+# Boxes of the text that scroll sideways (scrollWidth past their width, overflow-x auto or scroll), outside figures.
+SIDEWAYS_BOXES = """() => [...document.querySelectorAll('.bd-article *')].filter((el) => el.clientWidth > 0
+    && el.scrollWidth > el.clientWidth + 1 && !el.closest('.plotly-graph-div, .bertviz-frame, svg')
+    && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX))
+  .map((el) => ({box: el.tagName.toLowerCase()
+      + (typeof el.className === 'string' && el.className ? '.' + el.className.split(' ')[0] : ''),
+    tab: el.tabIndex, name: el.getAttribute('aria-label') || '', text: el.textContent.trim().slice(0, 40),
+    figure: !!el.querySelector('.plotly-graph-div'), px: el.scrollWidth - el.clientWidth}))"""
+THEME = "() => document.documentElement.dataset.theme"
 MATH_TAB_STOPS = "() => document.querySelectorAll('mjx-container[tabindex]:not([tabindex=\"-1\"])').length"
 # Text in a figure that a reader cannot read: drawn smaller than 9 px (heatmap numbers in cells too small for them
 # are hidden by figures.js; the hover label still gives the value).
@@ -380,11 +448,17 @@ BERTVIZ_FIT = """() => [...document.querySelectorAll('.bertviz-frame')].map((fra
 }).filter(v => !(v.zoom >= 0.69 && v.inside && v.inView))"""
 
 
-def check_fits_the_screen(run: PageRun, name: str, size: str) -> None:
-    """At ``size``: nothing scrolls sideways, every figure fits the screen, no figure text is smaller than 9 px or
-    unreadable (``figure_text.js``), every figure is named and its controls are HTML ones that the Tab key reaches,
-    bertviz views readable and whole; each figure saved as a PNG (before any control moves)."""
+def check_fits_the_screen(run: PageRun, name: str, size: str, scheme: str = "light") -> None:
+    """At ``size`` in the ``scheme`` colours: the page follows the reader's scheme; nothing scrolls sideways, every
+    figure fits the screen, no figure text is smaller than 9 px or unreadable (``figure_text.js``), every row and
+    column of a heatmap is labelled, every figure is named by its title and its controls are HTML ones that the Tab
+    key reaches, inside the figure's box; bertviz views readable and whole; a box of the text that scrolls sideways
+    (a table) is a stop of the Tab key, never a formula, a figure's box or (on a phone) code; each figure saved as a
+    PNG (before any control moves)."""
     page = run.page
+    where = f"{name} at {size} width, {scheme}"
+    theme = page.evaluate(THEME)
+    assert theme == scheme, f"{where}: the reader's system asks for {scheme} colours, the page shows {theme}"
     figures = page.locator(".plotly-graph-div")
     if figures.count():
         page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
@@ -399,16 +473,31 @@ def check_fits_the_screen(run: PageRun, name: str, size: str) -> None:
         assert not unnamed, f"{name} at {size} width: figures without an accessible name: {unnamed}"
         unreachable = page.evaluate(UNREACHABLE_CONTROLS)
         assert not unreachable, f"{name} at {size} width: figure controls the Tab key cannot reach: {unreachable}"
+        unlabelled = page.evaluate(CATEGORY_LABELS)
+        assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
+        untitled = page.evaluate(UNTITLED_FIGURES)
+        assert not untitled, f"{where}: figures not named by a title of their own: {untitled}"
+        outside = page.evaluate(CONTROLS_OUTSIDE)
+        assert not outside, f"{where}: figure controls running past the figure's box (px): {outside}"
     if page.locator(".bertviz-view").count():
         page.wait_for_function(BERTVIZ_DRAWN, timeout=30_000)
         unfit = page.evaluate(BERTVIZ_FIT)
         assert not unfit, f"{name} at {size} width: bertviz views unreadable or not wholly in view: {unfit}"
     overflow = page.evaluate(SIDEWAYS)
     assert overflow <= 1, f"{name} at {size} width: the page scrolls sideways by {overflow} px"
+    boxes = page.evaluate(SIDEWAYS_BOXES)
+    formulas = [b for b in boxes if b["box"].startswith("mjx-container")]
+    assert not formulas, f"{where}: formulas wider than the column (no key reaches them to scroll): {formulas}"
+    figure_boxes = [b for b in boxes if b["figure"]]
+    assert not figure_boxes, f"{where}: figures whose box scrolls sideways (cut off): {figure_boxes}"
+    unreachable_boxes = [b for b in boxes if b["tab"] < 0]
+    assert not unreachable_boxes, f"{where}: boxes that scroll sideways but no key reaches: {unreachable_boxes}"
+    code = [b for b in boxes if b["box"] == "pre"]
+    assert size != "phone" or not code, f"{where}: code that runs past the screen's edge (it wraps on a phone): {code}"
     off_screen = page.evaluate(FIGURES_OFF_SCREEN)
     assert not off_screen, f"{name} at {size} width: figures wider than the screen: {off_screen}"
-    save_figure_shots(page, name, size)
-    assert not run.errors, f"{name} at {size} width: errors in the page:\n" + "\n".join(run.errors)
+    save_figure_shots(page, name, f"{size}_{scheme}")
+    assert not run.errors, f"{where}: errors in the page:\n" + "\n".join(run.errors)
 
 
 def save_figure_shots(page: object, name: str, size: str) -> None:
@@ -425,18 +514,24 @@ def save_figure_shots(page: object, name: str, size: str) -> None:
     hidden.evaluate("style => style.remove()")
 
 
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", VIEWPORTS)
 @pytest.mark.parametrize("name", toc_pages())
-def test_page(server: tuple[str, type], browser: object, name: str, size: str) -> None:
-    """The page opened once at each size: it fits the screen (``check_fits_the_screen``); at the laptop's size it also
-    passes ``check_page`` (figures, their controls, bertviz, MathJax, requests), after the figures' screenshots."""
+def test_page(server: tuple[str, type], browser: object, name: str, size: str, scheme: str) -> None:
+    """The page opened once at each size and colour scheme (the reader's system setting): it fits the screen
+    (``check_fits_the_screen``); at the laptop's size in light colours it also passes ``check_page`` (figures, their
+    controls, bertviz, MathJax, requests), after the figures' screenshots; in dark colours axe-core checks it again
+    (its contrast is another)."""
     base, _ = server
     assert (SITE / f"{name}.html").is_file(), f"{name}.html is in _toc.yml but was not built"
-    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size], **CONTEXTS[size])
+    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size], color_scheme=scheme, **CONTEXTS[size])
     try:
-        check_fits_the_screen(run, name, size)
-        if size == "laptop":
+        check_fits_the_screen(run, name, size, scheme)
+        if size == "laptop" and scheme == "light":
             check_page(run, name, SCREENSHOTS)
+        elif size == "laptop":
+            violations = axe_violations(run.page)
+            assert not violations, f"{name} in dark colours: axe-core:\n" + "\n".join(violations)
     finally:
         run.close()
 

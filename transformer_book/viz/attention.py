@@ -23,7 +23,7 @@ from torch import Tensor
 from transformer.attention import scaled_dot_product_attention
 
 from .controls import dropdown
-from .style import MASK_SCALE, SIGNED_SCALE, WEIGHTS_SCALE, style
+from .style import MASK_SCALE, SIGNED_SCALE, WEIGHTS_SCALE, row_label_spacing, style
 
 
 def token_labels(tokens: Sequence[object]) -> list[str]:
@@ -61,7 +61,7 @@ def attention_heatmap(
     show_values = w.size <= 100 if show_values is None else show_values
     trace = _weights_heatmap(w, token_labels(q_tokens), token_labels(k_tokens), show_values=show_values)
     fig = go.Figure(trace)
-    fig.update_xaxes(title_text="key", side="bottom", tickangle=-45 if len(k_tokens) > 8 else None)
+    fig.update_xaxes(title_text="key", side="bottom", tickfont=dict(size=11))
     fig.update_yaxes(title_text="query", autorange="reversed")
     height = int(min(640, 200 + 34 * len(q_tokens)))
     return style(fig, title, height=height, width=260 + 44 * len(k_tokens))
@@ -84,18 +84,18 @@ def attention_heads(
     names = _names(group_names, G, group_label)
     cols = min(cols, H)
     rows = math.ceil(H / cols)
+    q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=[f"head {h}" for h in range(H)],
-        horizontal_spacing=0.04, vertical_spacing=0.12 if rows > 1 else 0.0, shared_yaxes=True,
+        horizontal_spacing=row_label_spacing(q_labels), vertical_spacing=0.12 if rows > 1 else 0.0, shared_yaxes=True,
     )
-    q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     for g in range(G):
         for h in range(H):
             trace = _weights_heatmap(w[g, h], q_labels, k_labels, name=f"{names[g]}, head {h}", coloraxis="coloraxis")
             trace.visible = g == 0
             fig.add_trace(trace, row=h // cols + 1, col=h % cols + 1)
-    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
-    fig.update_xaxes(tickangle=-60, tickfont=dict(size=11))
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11), showticklabels=True)
+    fig.update_xaxes(tickfont=dict(size=11))
     for r in range(rows):
         fig.update_yaxes(title_text="query", row=r + 1, col=1)
     for c in range(cols):
@@ -152,7 +152,7 @@ def attention_picker(
              args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))])
         for h in range(H)
     ]
-    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 8 else None)  # None: turned only if they overlap
+    fig.update_xaxes(title_text="key", tickfont=dict(size=11))  # plotly stands the labels on end where they do not fit
     fig.update_yaxes(title_text="query", autorange="reversed")
     style(fig, titled(head), height=int(min(720, 280 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=120))

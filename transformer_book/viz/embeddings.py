@@ -20,10 +20,11 @@ from transformer.embeddings import TokenEmbedding, sinusoidal_table
 
 from .attention import to_numpy, token_labels
 from .controls import dropdown
-from .style import FONT, SIGNED_SCALE, TEMPLATE
+from .style import FONT, SIGNED_SCALE, TEMPLATE, label_every_category
 
 HIGHLIGHT = "#ff7f0e"
 SQUARE = 600  # the largest width of a square figure; the others fill the page's column (plotly autosize)
+LABEL_ROOM = 80  # px under a plot for tick labels standing on end and the axis title
 
 
 def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> go.Figure:
@@ -160,6 +161,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
     names = list(embeddings)
     ticks = token_labels(labels)
     fig = go.Figure()
+    size = min(SQUARE, 260 + 22 * len(ticks))
     for n, name in enumerate(names):
         vectors = embeddings[name].detach().cpu().double()  # (N, d), on the CPU (MPS has no float64)
         if vectors.size(0) != len(ticks):
@@ -168,7 +170,11 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         fig.add_trace(
             go.Heatmap(
                 z=to_numpy(unit @ unit.T), x=ticks, y=ticks, colorscale=SIGNED_SCALE, zmin=-1, zmax=1, zmid=0,
-                visible=n == 0, colorbar=dict(title=dict(text="cosine"), thickness=14), name=name,
+                visible=n == 0, name=name,
+                # under the plot, as wide as it: beside it, it would leave a phone's column too little room for a
+                # label per token
+                colorbar=dict(title=dict(text="cosine", side="bottom"), orientation="h", thickness=10, len=1, x=0.5,
+                              xanchor="center", y=-LABEL_ROOM / (size - 110 - 160), yanchor="top"),
                 hovertemplate="%{y} · %{x}<br>cosine %{z:.2f}<extra></extra>",
             )
         )
@@ -176,21 +182,21 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         dict(label=name, method="update", args=[{"visible": [m == n for m in range(len(names))]}])
         for n, name in enumerate(names)
     ]
-    size = min(SQUARE, 260 + 22 * len(ticks))
     fig.update_layout(
         template=TEMPLATE,
         width=size,
         height=size,
         font=FONT,
         title=dict(text="Cosine similarity between token embeddings", x=0.0),
-        margin=dict(l=80, r=20, t=110, b=80),
+        margin=dict(l=60, r=10, t=110, b=160),
         updatemenus=[dropdown(buttons, y=1.02, name="embeddings")]
         if len(names) > 1
         else [],
     )
-    fig.update_xaxes(title_text="token", tickangle=-60, tickfont=dict(size=11), constrain="domain")
-    fig.update_yaxes(title_text="token", autorange="reversed", tickfont=dict(size=11), scaleanchor="x", constrain="domain")
-    return fig
+    # A label per token, standing on end under the columns (9 px: 25 of them fit a phone's column).
+    fig.update_xaxes(title_text="token", tickfont=dict(size=9), tickangle=-90)
+    fig.update_yaxes(title_text="token", autorange="reversed", tickfont=dict(size=11))
+    return label_every_category(fig)
 
 
 def embedding_parameters(model: nn.Module) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from transformer.train.tasks import token_label
 from ..ablation import KINDS, AblationResult
 from .attention import token_labels
 from .controls import MENU_LABEL, dropdown
-from .style import WEIGHTS_SCALE, style
+from .style import WEIGHTS_SCALE, row_label_spacing, style
 
 KIND_TITLES = {
     "encoder": "encoder self-attention",
@@ -389,11 +389,12 @@ def ablation_figure(studies: Mapping[str, tuple[float, Sequence[AblationResult]]
     """Exact-match with each head silenced (columns ``H0..``) and with every head of one attention silenced
     (column ``all``), one panel per model; the panel title gives the intact model's score."""
     names = list(studies)
+    row_names = _ablation_table(studies[names[0]][1])[0]
     fig = make_subplots(
         rows=1,
         cols=len(names),
         shared_yaxes=True,
-        horizontal_spacing=0.04,
+        horizontal_spacing=row_label_spacing(row_names, font_size=13),
         subplot_titles=[f"{name} (intact: {studies[name][0]:.2f})" for name in names],
     )
     for col, name in enumerate(names, start=1):
@@ -413,7 +414,7 @@ def ablation_figure(studies: Mapping[str, tuple[float, Sequence[AblationResult]]
         )
         fig.update_xaxes(title_text="silenced head", side="bottom", row=1, col=col)
     fig.update_yaxes(title_text="attention", row=1, col=1)
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", showticklabels=True)
     style(fig, "Exact match with heads switched off", height=150 + 34 * len(rows))
     fig.update_layout(
         coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1, colorbar=dict(title="exact<br>match", thickness=12)),
@@ -469,7 +470,8 @@ def _grid(n_layers: int, n_heads: int) -> go.Figure:
 
 
 def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> None:
-    fig.update_xaxes(type="category", showticklabels=False, tickfont=dict(size=11))
+    # keys stand on end: a phone keeps the grid, and a panel's column is narrower than a label written across
+    fig.update_xaxes(type="category", showticklabels=False, tickfont=dict(size=11), tickangle=-90)
     fig.update_yaxes(type="category", showticklabels=False, autorange="reversed", tickfont=dict(size=11))
     for head in range(n_heads):
         fig.update_xaxes(title_text="key", showticklabels=True, row=n_layers, col=head + 1)

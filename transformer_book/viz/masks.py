@@ -23,7 +23,7 @@ from transformer.masks import causal_mask, padding_mask, target_mask
 
 from .attention import to_numpy, token_labels
 from .controls import dropdown
-from .style import figure_note, style
+from .style import figure_note, row_label_spacing, style
 
 # Why a cell is hidden, as a number for one discrete colour scale.
 FUTURE, PADDING, BOTH, VISIBLE = 0, 1, 2, 3
@@ -65,7 +65,7 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
         raise ValueError("tokens must hold at least one token; got none")
     codes = mask_reasons([0 if t == pad_token else 1 for t in tokens])
     labels = token_labels(tokens)
-    fig = _mask_panels()
+    fig = _mask_panels(labels)
     for col, name in enumerate(PANELS, start=1):
         fig.add_trace(go.Heatmap(
             z=codes[name], x=labels, y=labels, coloraxis="coloraxis", xgap=1, ygap=1,
@@ -76,13 +76,13 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
     for i in empty:  # rows with no visible key: the fully-masked-row case
         fig.add_annotation(text="empty", x=1.0, y=labels[i], xref="x3 domain", yref="y3", xanchor="left",
                            showarrow=False, font=dict(size=11, color="#b91c1c"))
-    fig.update_xaxes(title_text="key", tickangle=-60, tickfont=dict(size=11))
+    fig.update_xaxes(title_text="key", tickfont=dict(size=11))
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
     fig.update_yaxes(title_text="query", row=1, col=1)
     height = int(min(640, 300 + 20 * len(tokens)))
-    style(fig, None, height=height)
+    style(fig, "Why each score is hidden: the padding mask, the causal mask, both", height=height + 40)
     plot_height = height - 70 - 150
-    fig.update_layout(margin=dict(t=70, b=150, l=70, r=50), coloraxis_colorbar=dict(y=-95 / plot_height))
+    fig.update_layout(margin=dict(t=110, b=150, l=70, r=50), coloraxis_colorbar=dict(y=-95 / plot_height))
     return fig
 
 
@@ -94,7 +94,7 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
     of one sentence length (``visible``), the second rewrites every trace's data (``z``) for a padding length.
     """
     N = max_real + max_pad
-    fig = _mask_panels()
+    fig = _mask_panels([str(N - 1)])
 
     def grids(n_real: int, n_pad: int) -> list[list[list[int]]]:
         """The three ``(T, T)`` panels as small-integer lists; the axes keep the full ``N x N`` canvas."""
@@ -130,18 +130,18 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
     )
     ticks = dict(tickvals=list(range(N)), range=[-0.5, N - 0.5], tickfont=dict(size=10), tickangle=0)
     fig.update_xaxes(title_text="key position", constrain="domain", **ticks)
-    fig.update_yaxes(autorange=False, **{**ticks, "range": [N - 0.5, -0.5]})
+    fig.update_yaxes(autorange=False, showticklabels=True, **{**ticks, "range": [N - 0.5, -0.5]})
     fig.update_yaxes(title_text="query position", row=1, col=1)
-    style(fig, None, height=470)
-    fig.update_layout(margin=dict(t=70, b=200, l=60, r=20))
+    style(fig, "The padding mask, the causal mask and both, for any lengths", height=510)
+    fig.update_layout(margin=dict(t=110, b=200, l=60, r=20))
     return fig
 
 
-def _mask_panels() -> go.Figure:
+def _mask_panels(row_labels: list[str]) -> go.Figure:
     """Three subplots (padding, causal, combined) sharing one colour axis: a band of colour per reason, explained by a
-    horizontal colour bar below them."""
+    horizontal colour bar below them; each panel shows its ``row_labels`` (the queries)."""
     fig = make_subplots(
-        rows=1, cols=3, horizontal_spacing=0.05, shared_yaxes=True,
+        rows=1, cols=3, horizontal_spacing=row_label_spacing(row_labels), shared_yaxes=True,
         subplot_titles=["padding mask<br>(B, 1, 1, S) broadcast", "causal mask<br>(1, 1, T, T)",
                         "padding & causal<br>target_mask (B, 1, T, T)"],
     )

@@ -212,14 +212,14 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
         ])
         for i, label in enumerate(states)
     ]
-    style(fig, None, height=520)
+    style(fig, "Each row's features, with the mean and spread of rows and columns", height=560)
     fig.update_layout(
-        margin=dict(l=110, r=30, t=70, b=60),
+        margin=dict(l=110, r=30, t=110, b=60),
         legend=dict(orientation="h", x=1.0, xanchor="right", y=1.01, yanchor="bottom"),
         updatemenus=[dropdown(buttons, y=1.04, name="show")],
     )
     fig.update_yaxes(autorange="reversed", row=2, col=1, title_text="position (row)")
-    fig.update_xaxes(title_text="feature (column)", row=2, col=1)
+    fig.update_xaxes(title_text="feature (column)", tickangle=-90, row=2, col=1)  # on end: a phone's column is narrow
     fig.update_yaxes(title_text="column", row=1, col=1, range=[-2.5, 4], dtick=2)
     fig.update_xaxes(title_text="row", row=2, col=2, range=[-2.5, 4], dtick=2, tickangle=0, tickfont=dict(size=10))
     return fig
@@ -303,9 +303,9 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     options += [(VARIANT_NAMES[s.norm_first], [j == i for j in range(n)]) for i, s in enumerate(statistics)]
     buttons = [dict(label=label, method="restyle", args=[{"visible": [v for v in show for _ in range(3)]}])
                for label, show in options]
-    style(fig, None, height=400)
+    style(fig, "Post-norm and pre-norm through the depth of the stack", height=430)
     fig.update_layout(
-        margin=dict(l=60, r=20, t=110, b=100),
+        margin=dict(l=60, r=20, t=140, b=100),
         legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.28),
         updatemenus=[dropdown(buttons, y=1.22, name="show")],
     )
@@ -391,9 +391,9 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
         dict(label=label, method="relayout", args=[{"shapes": shapes, "annotations": notes, "yaxis.range": y_range}])
         for (label, *_), (shapes, notes), y_range in zip(states, drawings, ranges, strict=True)
     ]
-    style(fig, None, height=620)
+    style(fig, "One encoder layer and one decoder layer", height=660)
     fig.update_layout(
-        margin=dict(l=10, r=10, t=50, b=10), dragmode=False,
+        margin=dict(l=10, r=10, t=90, b=10), dragmode=False,
         xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
         yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
         updatemenus=[dropdown(buttons, y=1.0, name="show")],
@@ -441,7 +441,8 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     # Memory: the encoder's output feeds every decoder layer's cross-attention.
     cross = next((b for b in dec_boxes if b.role == "cross"), None)
     enc_top = enc_boxes[-1].y1 + 0.9
-    notes.append(dict(x=2.3, y=enc_top + 0.25, text="memory (B, S, d_model)", showarrow=False, font=dict(size=12)))
+    notes.append(dict(x=2.3, y=enc_top, yanchor="bottom", yshift=3, text="memory (B, S, d_model)", showarrow=False,
+                      font=dict(size=12)))  # above its line, never crossed by it
     if cross is not None:
         y = (cross.y0 + cross.y1) / 2
         bend = 5.0

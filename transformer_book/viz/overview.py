@@ -140,10 +140,13 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3), (7.8, 8.4), (9.2, 9.5)):
         fig.add_annotation(arrow(dec_x, y0, dec_x, y1))
     # Memory: encoder output into every decoder layer's cross-attention.
-    fig.add_annotation(x=enc_x, y=9.45, text=f"memory (B, S, {c.d_model})", showarrow=False, font=dict(size=12, color="#444"))
+    # The label above the line that leaves the encoder (beside it, a narrow screen's line ran through its words).
+    fig.add_annotation(x=enc_x, y=9.45, yanchor="bottom", yshift=2, text=f"memory (B, S, {c.d_model})", showarrow=False,
+                       font=dict(size=12, color="#444"))
     fig.add_annotation(arrow(enc_x, 7.8, enc_x, 9.2))
     bend = dec_x - 2.55
-    fig.add_shape(type="path", path=f"M {enc_x + 0.9},9.45 L {bend},9.45 L {bend},6.6", line=dict(color="#555", width=1.4))
+    fig.add_shape(type="path", path=f"M {enc_x},9.2 L {enc_x},9.45 L {bend},9.45 L {bend},6.6",
+                  line=dict(color="#555", width=1.4))
     fig.add_annotation(arrow(bend, 6.6, dec_x - width / 2, 6.6))
 
     # Output.
@@ -156,7 +159,9 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     fig.add_annotation(arrow(dec_x, 12.3, dec_x, 12.8))
 
     fig.update_layout(
-        height=760, margin=dict(l=10, r=10, t=10, b=10), plot_bgcolor="white", paper_bgcolor="white",
+        title=dict(text="The Transformer: the encoder (left), the decoder (right)", x=0.02, xanchor="left",
+                   font=dict(size=16)),
+        height=800, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white", paper_bgcolor="white",
         xaxis=dict(visible=False, range=[-0.2, 10.4], fixedrange=True),
         yaxis=dict(visible=False, range=[-0.3, 13.8], fixedrange=True),
         hoverlabel=dict(align="left"), dragmode=False,

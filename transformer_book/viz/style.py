@@ -7,11 +7,14 @@ in a narrow column and wraps long titles, so one figure reads from a 360 px phon
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 import plotly.io as pio
 
 FIGURE_NOTE = "figure-note"  # names an annotation about the whole figure (the same name as in book/_ext/figures.js)
 MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped
+PHONE_PLOT = 200  # px: about the width of a plot on a phone (a 358 px column less the margins and a colour bar)
 FONT = dict(family="Inter, Helvetica, Arial, sans-serif", size=13)
 TITLE_FONT = dict(size=16)
 WEIGHTS_SCALE = "Blues"  # weights live in [0, 1]: sequential, zmin=0, zmax=1
@@ -52,8 +55,38 @@ def style(fig: go.Figure, title: str | None = None, height: int = 420, width: in
     )
     if title is not None:
         fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"))
+    label_every_category(fig)
+    return fig
+
+
+def row_label_spacing(labels: list[str], font_size: int = 11, width: int = MAX_WIDTH - 100) -> float:
+    """``horizontal_spacing`` for panels side by side that each show their own row labels (``labels``): room for the
+    longest at ``font_size`` px, as a fraction of a plot ``width`` px wide. Every panel keeps its labels, because on a
+    phone the static book stacks the panels, and a panel without them would show rows no one can name."""
+    longest = max((len(str(label).replace("\u200b", "")) for label in labels), default=1)
+    return min(0.2, (0.62 * font_size * longest + TICK_STANDOFF + 10) / width)
+
+
+def label_every_category(fig: go.Figure) -> go.Figure:
+    """Every row and column of a heatmap of categories (tokens) labelled: plotly's automatic ticks thin a category axis
+    to every 2nd or 3rd label on a narrow screen, and the reader could not tell which column is which token. One tick
+    per category (``dtick=1``). Column labels that would not fit side by side in a phone's plot (``PHONE_PLOT`` px, a
+    space between neighbours) stand on end, at 10 px; the others are turned by plotly only where they do not fit (on end, not at
+    30 degrees, where long labels of a dense axis still touch)."""
+    for trace in fig.data:
+        if trace.type != "heatmap":
+            continue
+        for letter, values in (("x", trace.x), ("y", trace.y)):
+            if values is None or not len(values) or not isinstance(values[0], str):
+                continue
+            axis = fig.layout[(getattr(trace, f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)]
+            axis.update(dtick=1, tick0=0, autotickangles=[0, -90])
+            size = axis.tickfont.size or FONT["size"]
+            widest = max(len(html.unescape(value).replace("\u200b", "")) for value in values) * 0.62 * size
+            if letter == "x" and axis.tickangle is None and widest + 4 > PHONE_PLOT / len(values):
+                axis.update(tickangle=-90, tickfont_size=min(size, 10))  # on end, 10 px: a column of a phone's plot
     return fig
 
 
 __all__ = ["BLUE", "FIGURE_NOTE", "FONT", "GREEN", "GREY", "MASK_SCALE", "MAX_WIDTH", "ORANGE", "RED", "SIGNED_SCALE", "TEMPLATE",
-           "TICK_STANDOFF", "TITLE_FONT", "WEIGHTS_SCALE", "figure_note", "style"]
+           "TICK_STANDOFF", "TITLE_FONT", "WEIGHTS_SCALE", "figure_note", "label_every_category", "row_label_spacing", "style"]

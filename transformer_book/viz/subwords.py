@@ -71,6 +71,8 @@ def lengths_figure(lengths: Mapping[str, Sequence[float]], sizes: Sequence[int],
         fig.add_vline(x=chosen, line=dict(color=GREY, dash="dot"))
     style(fig, title, height=380)
     fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom"))
-    fig.update_xaxes(title_text="vocabulary size (ids)", type="log")
+    # Ticks at the measured sizes, written out: plotly's own log ticks label 200 as "2" and crowd "9" against "1000".
+    fig.update_xaxes(title_text="vocabulary size (ids)", type="log", tickvals=list(sizes),
+                     ticktext=[f"{size:,}" for size in sizes], tickfont=dict(size=11))
     fig.update_yaxes(title_text="tokens per sentence", rangemode="tozero")
     return fig

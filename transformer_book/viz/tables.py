@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from IPython.display import HTML
 
 
-def html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> HTML:
+def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], name: str | None = None) -> HTML:
     """A table of ``rows`` under ``header``, every cell escaped (``<s>`` stays text), numbers right-aligned; on a
-    screen narrower than the table it scrolls sideways inside its box, never the page."""
+    screen narrower than the table it scrolls sideways inside its box, never the page. The box is a named region
+    (``name``, by default the table's columns) that the Tab key reaches, so a keyboard can scroll it too."""
     if not header or any(len(row) != len(header) for row in rows):
         raise ValueError(f"every row must have the header's {len(header)} cells; got rows of {sorted({len(r) for r in rows})}")
 
@@ -26,7 +27,8 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> HTML:
     head = "".join(cell("th", name) for name in header)
     body = "".join("<tr>" + "".join(cell("td", value) for value in row) + "</tr>" for row in rows)
     table = f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-    return HTML(f'<div style="overflow-x: auto">{table}</div>')
+    label = html.escape(name or "table of " + ", ".join(str(column) for column in header), quote=True)
+    return HTML(f'<div class="book-table" role="region" tabindex="0" aria-label="{label}">{table}</div>')
 
 
 __all__ = ["html_table"]

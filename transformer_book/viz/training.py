@@ -129,10 +129,10 @@ def label_smoothing_figure(
     fig.update_yaxes(title_text="probability (log scale)", type="log", range=[-3, 0.05], row=1, col=1)
     fig.update_xaxes(title_text="model's probability on the right token", range=[0, 1], row=1, col=2)
     fig.update_yaxes(title_text="cross-entropy", range=[0, 4], row=1, col=2)
-    fig = style(fig, None, height=420)
+    fig = style(fig, "Label smoothing: the target and its loss", height=450)
     # The legend under the axis titles (the token names stand on end under the left panel).
     fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"),
-                      margin=dict(l=60, r=20, t=110, b=120))
+                      margin=dict(l=60, r=20, t=140, b=120))
     return fig
 
 
