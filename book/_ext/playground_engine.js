@@ -108,6 +108,16 @@
     return {tokens, ids, unknown};
   }
 
+  // The words of `text` (runs of letters) that a subword vocabulary holds only in pieces, even after a space: the
+  // byte-pair merges make every word that is frequent in the training text one token, so a word in pieces ("hello":
+  // ▁ h el l o) is one the model hardly ever read.
+  function splitWords(text, info) {
+    const {ranks} = subwordTable(info);
+    return preTokenize(text).filter((piece) => /^\u2581?[\p{L}\p{M}]+$/u.test(piece))
+      .map((piece) => piece.replace(SUBWORD_SPACE, ""))
+      .filter((word) => applyMerges(SUBWORD_SPACE + word, ranks).length > 1);
+  }
+
   // ids -> text, as SubwordVocabulary.decode: up to the first </s>, without <pad> and <s>; the tokens joined, each
   // "▁" a space, but for the first token's (the space in front of the text).
   function decodeSubwords(ids, vocab, manifest) {
@@ -135,6 +145,12 @@
 
   function isSpecial(manifest, id) {
     return id === manifest.pad_id || id === manifest.bos_id || id === manifest.eos_id;
+  }
+
+  // What of a parsed source lies outside what the model learned, each once: its unknown tokens and, for subwords,
+  // the words the vocabulary holds only in pieces (splitWords).
+  function unfamiliar(text, parsed, info) {
+    return [...new Set([...parsed.unknown, ...(info.input === "subword" ? splitWords(text, info) : [])])];
   }
 
   // The reader's source -> {ids, tokens, unknown}. Symbols: labels separated by spaces or commas, each one of the
@@ -548,6 +564,6 @@
 
   return {
     KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, tokenize, normalizeSubwords, preTokenize,
-    encodeSubwords, decodeSubwords, outputText, parseSource, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
+    encodeSubwords, splitWords, decodeSubwords, outputText, parseSource, unfamiliar, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
   };
 });
