@@ -17,9 +17,9 @@
    5. Figures follow their column's width when it changes (rotation, the sidebar opening).
    While it adjusts a figure, the figure's data-book-figure attribute is "busy"; then "ready".
    0. First of all, plotly.js itself (_static/vendor/plotly.min.js, 4.8 MB): this file is deferred and loads it without
-      holding up the page's first paint, when a figure comes within a screen of the view or once the page has loaded,
-      whichever is first; through RequireJS where the page has it (a bertviz view), since plotly.js registers as an
-      anonymous AMD module where it finds one. The build queued each figure's drawing script on window.bookFigures
+      holding up the page's first paint: after that paint, when a figure comes within a screen of the view or once the
+      page has loaded, whichever is first; through RequireJS where the page has it (a bertviz view), since plotly.js 2
+      registers as an anonymous AMD module where it finds one (plotly.js 3 and 4 set window.Plotly). The build queued each figure's drawing script on window.bookFigures
       (book/_ext/offline_assets.py); each runs, in its own task, once plotly.js is in. window.bookPlotly() gives a
       promise of plotly.js (the playground draws with it).
    Live notebooks (Jupyter, Colab) do not load this file: there plotly draws its own menus, where the figures put them. */
@@ -758,6 +758,20 @@
     });
   }
 
+  /* `start` once the page has painted its first content (then plotly.js takes no bandwidth from what that needs, the
+     page's stylesheets and scripts), or at its load event where the browser reports no paint. */
+  function afterFirstPaint(start) {
+    var started = false;
+    var go = function () { if (!started) { started = true; start(); } };
+    if (window.PerformanceObserver && (PerformanceObserver.supportedEntryTypes || []).indexOf("paint") >= 0) {
+      new PerformanceObserver(function (list) {
+        if (list.getEntriesByName("first-contentful-paint").length) go();
+      }).observe({type: "paint", buffered: true});
+    }
+    if (document.readyState === "complete") go();
+    else window.addEventListener("load", go);
+  }
+
   function loadPlotlyWhenNeeded() {
     var figures = document.querySelectorAll(".plotly-graph-div");
     if (!figures.length) return;
@@ -777,7 +791,7 @@
   var queued = window.bookFigures || [];
   window.bookFigures = {push: drawQueued};
   queued.forEach(drawQueued);
-  loadPlotlyWhenNeeded();
+  afterFirstPaint(loadPlotlyWhenNeeded);
 
   window.addEventListener("resize", fitBertviz);
   window.addEventListener("load", function () {

@@ -7,10 +7,10 @@
   of the output (not via ``html_static_path``: Jupyter Book injects
   every .js/.css found there into every page).
 - Adds ``figures.js`` (beside this module), deferred, to each page that holds a plotly figure, a bertviz view or the
-  playground. It loads ``_static/vendor/plotly.min.js`` without holding up the page's first paint (when a figure
-  nears the screen, else once the page has loaded; through RequireJS where a bertviz view loaded it) and draws each
-  figure then: after the build, each figure's drawing script is queued on ``window.bookFigures``
-  (:func:`defer_plotly_figures`), in the room plotly's HTML keeps for the figure. It also makes the figures' menus and
+  playground. It loads ``_static/vendor/plotly.min.js`` without holding up the page's first paint (after it, when a
+  figure nears the screen, else once the page has loaded; through RequireJS where a bertviz view loaded it), then
+  draws each figure, whose drawing script the build queued on ``window.bookFigures`` (:func:`defer_plotly_figures`),
+  in the room plotly's HTML keeps for the figure. It also makes the figures' menus and
   sliders HTML controls above each figure, operable from the keyboard, names figures for screen readers, stacks
   panels and wraps titles in a narrow column, fits text to its cell or box, makes figures follow their column's width,
   and makes bertviz's SVG controls reachable from the keyboard.
