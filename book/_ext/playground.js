@@ -2,11 +2,11 @@
 // transformer_book.playground.playground_html) with controls and figures, and runs the book's models with the engine
 // (playground_engine.js, loaded just before this file). Its style is in book.css.
 //
-// ONNX Runtime Web and the model the page shows start loading once the page has loaded (or earlier, when the playground
-// comes into view or a reader focuses one of its controls), with the bytes shown as they arrive; then the other models,
-// one after the other, the last of the menu first (the menu runs from the synthetic tasks to English -> German, which
-// most readers come for). Decode waits for what is not in yet. Every drawing waits for the one before (plotly.js
-// itself comes from figures.js, window.bookPlotly).
+// ONNX Runtime Web and the model the page shows start loading once the page has painted (or when the playground comes
+// into view or a reader focuses one of its controls), with the bytes shown as they arrive; then the other models, their
+// downloads back to back once the runtime's and the first model's are in, the last of the menu first (the menu runs
+// from the synthetic tasks to English -> German, which most readers come for). Decode waits for what is not in yet.
+// Every drawing waits for the one before (plotly.js itself comes from figures.js, window.bookPlotly).
 // A rejected input clears the previous result; the padding the page cannot use is brought into range, and said so.
 // window.transformerPlayground is the engine's playground of this site: what the book's browser test and benchmark
 // call (decode, beamSearch, parseSource, load, timings...).
@@ -201,9 +201,18 @@
     return new Promise((resolve) => (window.requestIdleCallback || setTimeout)(resolve, {timeout: 1000}));
   }
 
-  // `start` once the page has loaded and its thread is idle: after the page's first paint and its own downloads.
-  function afterPageLoad(start) {
-    const go = () => idle().then(start);
+  // `start` (once) right after the page's first contentful paint.
+  function afterFirstPaint(start) {
+    let started = false;
+    const go = () => {
+      if (!started) start();
+      started = true;
+    };
+    if (window.PerformanceObserver && PerformanceObserver.supportedEntryTypes.includes("paint")) {
+      new PerformanceObserver((list) => {
+        if (list.getEntriesByName("first-contentful-paint").length) go();
+      }).observe({type: "paint", buffered: true});
+    }
     if (document.readyState === "complete") go();
     else window.addEventListener("load", go, {once: true});
   }
@@ -439,8 +448,8 @@
       }
     }
 
-    // The model shown first, then the others in the background, one at a time, the last of the menu first (see the
-    // top of this file); a model the reader picks meanwhile loads at once.
+    // The model shown first, then the others in the background, the last of the menu first (see the top of this
+    // file): their downloads back to back, their sessions one at a time; a model the reader picks loads at once.
     let preloading = null;
     function preload() {
       if (preloading) return preloading;
@@ -448,6 +457,9 @@
       root.removeEventListener("focusin", preload);
       warmUpDrawing(root, manifest);
       const shown = modelSelect.value, others = names.filter((name) => name !== shown).reverse();
+      const first = Promise.all([playground.prefetchRuntime(), playground.prefetch(shown)]); // what Decode needs first
+      others.reduce((done, name) => done.then(() => playground.prefetch(name)), first)
+        .catch(() => {}); // a failed download is reported by the load that needs it
       preloading = others.reduce((done, name) => done.then(() => idle()).then(() => load(name)), load(shown));
       return preloading;
     }
@@ -456,7 +468,7 @@
     }, {rootMargin: "0px 0px 200px 0px"});
     observer.observe(root);
     root.addEventListener("focusin", preload);
-    afterPageLoad(preload);
+    afterFirstPaint(preload);
 
     function clearResult() {
       result.hidden = true;
