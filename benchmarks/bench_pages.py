@@ -141,7 +141,9 @@ def playground_result(browser: object, url: str, throttle: dict, model: str, def
     context, page = throttled_page(browser, throttle, {"width": 1280, "height": 900})
     try:
         page.goto(url, wait_until="commit", timeout=180_000)
-        page.wait_for_selector(f"{PLAYGROUND_ROOT}[data-state='idle']", timeout=180_000)
+        page.wait_for_selector(f"{PLAYGROUND_ROOT}[data-state]", timeout=180_000)
+        if page.get_attribute(PLAYGROUND_ROOT, "data-state") == "error":
+            raise RuntimeError(f"the playground did not start: {page.inner_text(PLAYGROUND_ROOT)}")
         page.wait_for_function(f"() => performance.now() >= {1000 * dwell_s}", timeout=1000 * dwell_s + 60_000)
         page.locator(PLAYGROUND_ROOT).scroll_into_view_if_needed()
         load = load_average()
