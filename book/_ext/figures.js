@@ -16,6 +16,12 @@
       hover label; the figure's height fits what it draws (no empty band where a control was, nothing cut off).
    5. Figures follow their column's width when it changes (rotation, the sidebar opening).
    While it adjusts a figure, the figure's data-book-figure attribute is "busy"; then "ready".
+   0. First of all, plotly.js itself (_static/vendor/plotly.min.js, 4.8 MB): this file is deferred and loads it without
+      holding up the page's first paint: after that paint, when a figure comes within a screen of the view or once the
+      page has loaded, whichever is first; through RequireJS where the page has it (a bertviz view), since plotly.js 2
+      registers as an anonymous AMD module where it finds one (plotly.js 3 and 4 set window.Plotly). The build queued each figure's drawing script on window.bookFigures
+      (book/_ext/offline_assets.py); each runs, in its own task, once plotly.js is in. window.bookPlotly() gives a
+      promise of plotly.js (the playground draws with it).
    Live notebooks (Jupyter, Colab) do not load this file: there plotly draws its own menus, where the figures put them. */
 (function () {
   "use strict";
@@ -711,11 +717,85 @@
     });
   }
 
+  /* 0. plotly.js, loaded once. */
+  var PLOTLY_URL = new URL("vendor/plotly.min.js", document.currentScript.src).href;
+  var plotlyLoaded = null;
+
+  function loadPlotly() {
+    if (!plotlyLoaded) {
+      plotlyLoaded = new Promise(function (resolve, reject) {
+        if (window.Plotly && window.Plotly.newPlot) { resolve(window.Plotly); return; }
+        if (typeof window.define === "function" && window.define.amd && window.requirejs) {
+          window.requirejs.config({paths: {"book-plotly": PLOTLY_URL.replace(/\.js$/, "")}});
+          window.requirejs(["book-plotly"], function (Plotly) { // an AMD module (plotly.js 2), else a global
+            window.Plotly = Plotly || window.Plotly;
+            resolve(window.Plotly);
+          }, reject);
+          return;
+        }
+        var script = document.createElement("script");
+        script.src = PLOTLY_URL;
+        script.async = true;
+        script.onload = function () { resolve(window.Plotly); };
+        script.onerror = function () { reject(new Error("could not load " + PLOTLY_URL)); };
+        document.head.appendChild(script);
+      });
+    }
+    return plotlyLoaded;
+  }
+  window.bookPlotly = loadPlotly;
+
+  /* Each queued figure drawn in a task of its own once plotly.js is in (an error in one leaves the others drawn),
+     then set up (1-5) once plotly has drawn it. */
+  function drawQueued(draw) {
+    loadPlotly().then(function () {
+      setTimeout(function () {
+        draw();
+        document.querySelectorAll(".plotly-graph-div").forEach(function (gd) {
+          if (!gd._bookWatched) { gd._bookWatched = true; whenDrawn(gd, 100); }
+        });
+      }, 0);
+    });
+  }
+
+  /* `start` once the page has painted its first content (then plotly.js takes no bandwidth from what that needs, the
+     page's stylesheets and scripts), or at its load event where the browser reports no paint. */
+  function afterFirstPaint(start) {
+    var started = false;
+    var go = function () { if (!started) { started = true; start(); } };
+    if (window.PerformanceObserver && (PerformanceObserver.supportedEntryTypes || []).indexOf("paint") >= 0) {
+      new PerformanceObserver(function (list) {
+        if (list.getEntriesByName("first-contentful-paint").length) go();
+      }).observe({type: "paint", buffered: true});
+    }
+    if (document.readyState === "complete") go();
+    else window.addEventListener("load", go);
+  }
+
+  function loadPlotlyWhenNeeded() {
+    var figures = document.querySelectorAll(".plotly-graph-div");
+    if (!figures.length) return;
+    if (window.IntersectionObserver) {
+      var near = new IntersectionObserver(function (entries) {
+        if (!entries.some(function (e) { return e.isIntersecting; })) return;
+        near.disconnect();
+        loadPlotly();
+      }, {rootMargin: "100% 0px"});
+      figures.forEach(function (gd) { near.observe(gd); });
+    }
+    var afterLoad = function () { (window.requestIdleCallback || setTimeout)(loadPlotly, {timeout: 1000}); };
+    if (document.readyState === "complete") afterLoad();
+    else window.addEventListener("load", afterLoad);
+  }
+
+  var queued = window.bookFigures || [];
+  window.bookFigures = {push: drawQueued};
+  queued.forEach(drawQueued);
+  afterFirstPaint(loadPlotlyWhenNeeded);
+
   window.addEventListener("resize", fitBertviz);
   window.addEventListener("load", function () {
     fitBertviz();
     watchBertviz();
-    if (!window.Plotly) return;
-    document.querySelectorAll(".plotly-graph-div").forEach(function (gd) { whenDrawn(gd, 100); });
   });
 })();

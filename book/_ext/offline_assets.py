@@ -6,23 +6,27 @@
   which only the browser test runs) and the plotly.js shipped with the installed plotly package to ``_static/vendor/``
   of the output (not via ``html_static_path``: Jupyter Book injects
   every .js/.css found there into every page).
-- Adds ``_static/vendor/plotly.min.js`` to each page that holds a plotly figure, ahead of any RequireJS, and after it
-  ``figures.js`` (beside this module; also on a page with a bertviz view): the figures' menus and sliders as HTML
-  controls above each figure, operable from the keyboard, figures named for screen readers, panels stacked and titles
-  wrapped in a narrow column, text fitted to its cell or box, figures that follow their column's width; bertviz's
-  SVG controls reachable from the keyboard.
+- Adds ``figures.js`` (beside this module), deferred, to each page that holds a plotly figure, a bertviz view or the
+  playground. It loads ``_static/vendor/plotly.min.js`` without holding up the page's first paint (after it, when a
+  figure nears the screen, else once the page has loaded; through RequireJS where a bertviz view loaded it), then
+  draws each figure, whose drawing script the build queued on ``window.bookFigures`` (:func:`defer_plotly_figures`),
+  in the room plotly's HTML keeps for the figure. It also makes the figures' menus and
+  sliders HTML controls above each figure, operable from the keyboard, names figures for screen readers, stacks
+  panels and wraps titles in a narrow column, fits text to its cell or box, makes figures follow their column's width,
+  and makes bertviz's SVG controls reachable from the keyboard.
 - After the build, rewrites every CDN URL it knows in the HTML pages (bertviz's require.js/d3/jQuery, plotly.js,
   MathJax, ipywidgets' embed manager) to the local copy, relative to each page, dropping the ``integrity`` and
   ``crossorigin`` attributes that pinned the CDN files.
 
 - The playground (``book/14_playground.ipynb``): points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/``
-  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds plotly.js,
-  ``playground_engine.js`` (tokenizer, decoding, beam search, loading; no DOM) and ``playground.js`` (the controls
-  and figures), both beside this module, to the page that has a playground; they load ONNX Runtime Web
-  (``_static/vendor/ort/``) and the model when the playground comes into view. When that folder holds no models (a fresh output
-  folder with a kept jupyter-cache, as in CI, which caches only ``_build/.jupyter_cache``), the playground notebooks
-  (those that call ``write_playground(``) are dropped from jupyter-cache before reading, so that they run again
-  and export their models; a page that still has the playground without models fails the build with a warning.
+  of the output, where the notebook's kernel exports its models (``transformer_book.playground``), and adds
+  ``figures.js`` (which loads plotly.js), ``playground_engine.js`` (tokenizer, decoding, beam search, loading; no
+  DOM) and ``playground.js`` (the controls and figures), all beside this module and deferred, to the page that has a
+  playground; once the page has loaded, they load ONNX Runtime Web (``_static/vendor/ort/``) and the models, one
+  after the other. When that folder holds no models (a fresh output folder with a kept jupyter-cache, as in CI,
+  which caches only ``_build/.jupyter_cache``), the playground notebooks (those that call ``write_playground(``) are
+  dropped from jupyter-cache before reading, so that they run again and export their models; a page that still has
+  the playground without models fails the build with a warning.
 
 - Makes every sidebar toggle work (:data:`NAV_JS`, on every page) and adds the book's stylesheet (``book.css``
   beside this module: outputs and inline code wrap instead of widening the page).
@@ -205,18 +209,29 @@ def _add_nav_js(app: Sphinx, pagename: str, templatename: str, context: dict, do
         app.add_js_file(None, body=SEARCH_JS, priority=900)
 
 
-def _add_plotly_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+def _add_figure_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    """``figures.js`` (which loads plotly.js itself, see :func:`defer_plotly_figures`) and the playground's scripts,
+    all deferred: none of them holds up the page's first paint."""
     body = context.get("body", "")
-    if "plotly-graph-div" in body:
-        # Before RequireJS (priority 500 by default): plotly.js would otherwise register as an anonymous AMD module.
-        app.add_js_file("vendor/plotly.min.js", priority=200)
-    if "plotly-graph-div" in body or "bertviz-view" in body:
-        app.add_js_file(FIGURE_SCRIPT, priority=201)
+    if "plotly-graph-div" in body or "bertviz-view" in body or PLAYGROUND_CLASS in body:
+        app.add_js_file(FIGURE_SCRIPT, priority=201, loading_method="defer")
     if PLAYGROUND_CLASS in body:
-        if "plotly-graph-div" not in body:
-            app.add_js_file("vendor/plotly.min.js", priority=200)
         for priority, script in enumerate(PLAYGROUND_SCRIPTS, start=202):
-            app.add_js_file(script, priority=priority)
+            app.add_js_file(script, priority=priority, loading_method="defer")
+
+
+# plotly's HTML for a figure is a <div> of the figure's height (its room in the page, kept while plotly.js loads)
+# with the figure's <div> and a <script> that draws it at once: `window.PLOTLYENV=...; if (document.getElementById(id))
+# { Plotly.newPlot(id, data, layout, config)... };`. The script's body becomes a function queued on
+# window.bookFigures, which figures.js runs once it has loaded plotly.js (4.8 MB, 1.5 MB gzipped): a synchronous
+# <script src> in <head> would leave the page blank until all of it arrived (3.5-4 s at 10 Mbit/s).
+_PLOTLY_SCRIPT = re.compile(r"(<script[^>]*>)(\s*window\.PLOTLYENV\s*=.*?)(</script>)", re.DOTALL)
+FIGURE_QUEUE = "(window.bookFigures = window.bookFigures || []).push(function () {%s});"
+
+
+def defer_plotly_figures(text: str) -> str:
+    """Queue each plotly figure's drawing script of an HTML page on ``window.bookFigures`` (see above)."""
+    return _PLOTLY_SCRIPT.sub(lambda m: m.group(1) + FIGURE_QUEUE % m.group(2) + m.group(3), text)
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
@@ -244,7 +259,7 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
         if page.is_relative_to(outdir / "_static"):
             continue
         text = page.read_text(encoding="utf-8")
-        new = rewrite_html(text, vendor_url_for(page, outdir)).replace(HIDDEN_CELL_TOGGLE, "<summary>")
+        new = defer_plotly_figures(rewrite_html(text, vendor_url_for(page, outdir)).replace(HIDDEN_CELL_TOGGLE, "<summary>"))
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1
@@ -288,7 +303,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _copy_assets)
     app.connect("builder-inited", _rerun_playground_without_models, priority=900)  # after myst-nb's handler
     app.add_css_file(STYLESHEET)
-    app.connect("html-page-context", _add_plotly_js)
+    app.connect("html-page-context", _add_figure_js)
     app.connect("html-page-context", _add_nav_js)
     app.connect("html-page-context", _dedupe_scripts, priority=900)  # after every other extension added its scripts
     app.connect("build-finished", _rewrite_pages)

@@ -2,8 +2,11 @@
 // transformer_book.playground.playground_html) with controls and figures, and runs the book's models with the engine
 // (playground_engine.js, loaded just before this file). Its style is in book.css.
 //
-// ONNX Runtime Web and the chosen model start loading when the playground comes into view, or when a reader focuses
-// one of its controls, with the bytes shown as they arrive; Decode waits for them where they are not in yet.
+// ONNX Runtime Web and the model the page shows start loading once the page has painted (or when the playground comes
+// into view or a reader focuses one of its controls), with the bytes shown as they arrive; then the other models, their
+// downloads back to back once the runtime's and the first model's are in, the last of the menu first (the menu runs
+// from the synthetic tasks to English -> German, which most readers come for). Decode waits for what is not in yet.
+// Every drawing waits for the one before (plotly.js itself comes from figures.js, window.bookPlotly).
 // A rejected input clears the previous result; the padding the page cannot use is brought into range, and said so.
 // window.transformerPlayground is the engine's playground of this site: what the book's browser test and benchmark
 // call (decode, beamSearch, parseSource, load, timings...).
@@ -15,7 +18,8 @@
   window.transformerPlayground = playground;
   const PLACEHOLDERS = {symbols: "symbols, separated by spaces", word: "a date in words", char: "characters",
     subword: "an English number, date, amount or list"};
-  const PLOT_CONFIG = {responsive: true, displayModeBar: false, scrollZoom: false};
+  // Not plotly's `responsive` (its own resizing, which nothing awaits): followResize resizes the figures in turn.
+  const PLOT_CONFIG = {displayModeBar: false, scrollZoom: false};
 
   function el(tag, attrs, children) {
     const e = document.createElement(tag);
@@ -32,8 +36,39 @@
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 
+  // An output as the page prints it: without the space a subword model may write before its first word or after its
+  // last (a lone "▁" first, then "▁Tonnen", decodes to " Tonnen", as the vocabulary's own decode gives it).
+  function printed(info, manifest, ids) {
+    return Engine.outputText(info, manifest, ids).trim();
+  }
+
   function megabytes(bytes) {
     return (bytes / 1e6).toFixed(1);
+  }
+
+  // Every plotly call of the page, one after the other, each awaited, resizing included: clearing a result while
+  // plotly still draws or resizes it would purge a figure under plotly's feet (an uncaught "TypeError: e.emit is not
+  // a function").
+  let drawing = Promise.resolve();
+  function inTurn(task) {
+    const turn = drawing.then(() => window.bookPlotly()).then(task);
+    drawing = turn.catch(() => {});
+    return turn;
+  }
+
+  // The figures of `box` follow its width (a rotated phone, a resized window), once a frame at most.
+  function followResize(box) {
+    let width = box.clientWidth, planned = false;
+    new ResizeObserver(() => {
+      if (planned || box.clientWidth === width) return;
+      planned = true;
+      requestAnimationFrame(() => {
+        planned = false;
+        width = box.clientWidth;
+        inTurn((Plotly) => Promise.all([...box.querySelectorAll(".js-plotly-plot")]
+          .filter((plot) => plot.offsetParent && plot._fullLayout).map((plot) => Plotly.Plots.resize(plot))));
+      });
+    }).observe(box);
   }
 
   function layout(manifest, height, extra) {
@@ -77,7 +112,10 @@
     const labels = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
     const x = labels.map((label, i) => shown(labels.indexOf(label) === i ? label : `${label} (${columns[i]})`));
     const names = columns.map((id) => shown(info.tgt_vocab[id]));
-    window.Plotly.react(plot, [{
+    const chosen = r.tokens.map((token, t) => `step ${t + 1}: ${info.tgt_vocab[token]} (${r.probs[t][token].toFixed(2)})`);
+    plot.setAttribute("aria-label", "Heatmap of the next-token probabilities of each step; the token chosen and its "
+      + "probability: " + chosen.join(", "));
+    return inTurn((Plotly) => Plotly.react(plot, [{
       type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x, y: rows, zmin: 0, zmax: 1,
       customdata: r.probs.map(() => names),
       colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1, colorbar: {thickness: 10, len: 0.9},
@@ -86,87 +124,115 @@
       margin: {l: 10, r: 10, t: 10, b: 10}, plot_bgcolor: "white",
       xaxis: {type: "category", automargin: true, fixedrange: true},
       yaxis: {type: "category", autorange: "reversed", automargin: true, fixedrange: true},
-    }), PLOT_CONFIG);
-    const chosen = r.tokens.map((token, t) => `step ${t + 1}: ${info.tgt_vocab[token]} (${r.probs[t][token].toFixed(2)})`);
-    plot.setAttribute("aria-label", "Heatmap of the next-token probabilities of each step; the token chosen and its "
-      + "probability: " + chosen.join(", "));
+    }), PLOT_CONFIG));
   }
 
   // The beams step by step, as the decoding chapter's beam figure draws them, turned on its side so that it fits a
   // phone: a row per step, a column per live place (best first), an edge to the hypothesis each one extended, the
   // returned one in red; when it ended with </s>, that </s> is drawn in a column of its own ("ended"), since a
-  // finished hypothesis leaves the live places.
+  // finished hypothesis leaves the live places. Each token is a label in a box of its colour, the box as wide as its
+  // text; a token longer than its column's room is cut in the middle (the hover label gives it whole).
+  const BEAM_FONT = 11; // px
   function drawBeam(box, manifest, info, beam) {
     const plot = box.querySelector(".playground-beam-tree"), style = manifest.style, trace = beam.trace;
     const K = trace.tokens[0].length, steps = trace.tokens.length, onBest = new Set(), returned = trace.best;
+    const columns = returned.ended === "eos" ? K + 1 : K;
+    const width = plot.getBoundingClientRect().width || 600;
+    const room = Math.max(3, Math.min(16, Math.floor(((width - 70) / columns - 12) / (0.62 * BEAM_FONT))));
     const lastLive = returned.ended === "eos" ? returned.step - 1 : returned.step; // its last step in a live place
     for (let t = lastLive, slot = returned.slot; t >= 0; t--) {
       onBest.add(t + ":" + slot);
       slot = trace.parents[t][slot];
     }
-    const edges = {x: [], y: []}, best = {x: [], y: []};
-    const nodes = {x: [0], y: [0], text: ["&lt;s&gt;"], hover: ["the decoder's first input"], color: [style.bos_color],
-      ink: ["white"]};
+    const edges = {x: [], y: []}, best = {x: [], y: []}, nodes = {x: [], y: [], hover: []}, labels = [];
+    function node(x, y, token, hover, color, ink) {
+      nodes.x.push(x);
+      nodes.y.push(y);
+      nodes.hover.push(hover);
+      labels.push({x, y, xref: "x", yref: "y", text: shown(short(token, room)), showarrow: false, bgcolor: color,
+        bordercolor: "white", borderpad: 3, font: {size: BEAM_FONT, color: ink}, hovertext: hover});
+    }
+    node(0, 0, "<s>", "the decoder's first input", style.bos_color, "white");
     for (let t = 0; t < steps; t++) {
       for (let k = 0; k < K; k++) {
         const token = trace.tokens[t][k], score = trace.scores[t][k];
         if (!isFinite(score)) continue;
         const onPath = onBest.has(t + ":" + k), line = onPath ? best : edges;
-        nodes.x.push(k);
-        nodes.y.push(t + 1);
-        nodes.text.push(shown(short(info.tgt_vocab[token], 6)));
-        nodes.hover.push(`step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}`
-          + `<br>summed log-probability ${score.toFixed(3)}`);
-        nodes.color.push(onPath ? style.best_color : style.beam_color);
-        nodes.ink.push(onPath ? "white" : "#1e293b"); // dark on the light blue of the hypotheses not returned
+        node(k, t + 1, info.tgt_vocab[token], `step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}`
+          + `<br>summed log-probability ${score.toFixed(3)}`, onPath ? style.best_color : style.beam_color,
+        onPath ? "white" : "#1e293b"); // dark on the light blue of the hypotheses not returned
         line.x.push(trace.parents[t][k], k, null);
         line.y.push(t, t + 1, null);
       }
     }
     if (returned.ended === "eos") { // the returned hypothesis's </s>, beside the live places
-      nodes.x.push(K);
-      nodes.y.push(returned.step + 1);
-      nodes.text.push(shown(short(info.tgt_vocab[manifest.eos_id], 6)));
-      nodes.hover.push(`step ${returned.step + 1}: ${shown(info.tgt_vocab[manifest.eos_id])} ends the returned hypothesis`
-        + `<br>score ${beam.score.toFixed(3)} (length-penalised)`);
-      nodes.color.push(style.best_color);
-      nodes.ink.push("white");
+      node(K, returned.step + 1, info.tgt_vocab[manifest.eos_id], `step ${returned.step + 1}: `
+        + `${shown(info.tgt_vocab[manifest.eos_id])} ends the returned hypothesis<br>score ${beam.score.toFixed(3)} `
+        + "(length-penalised)", style.best_color, "white");
       best.x.push(lastLive >= 0 ? returned.slot : 0, K, null);
       best.y.push(returned.step, returned.step + 1, null);
     }
-    const columns = returned.ended === "eos" ? K + 1 : K;
-    const longest = Math.max(...nodes.text.map((x) => x.replace(/&[a-z]+;/g, "<").length));
-    window.Plotly.react(plot, [
-      {type: "scatter", mode: "lines", x: edges.x, y: edges.y, line: {color: style.edge_color, width: 2}, hoverinfo: "skip"},
-      {type: "scatter", mode: "lines", x: best.x, y: best.y, line: {color: style.best_color, width: 3}, hoverinfo: "skip"},
-      {type: "scatter", mode: "markers+text", x: nodes.x, y: nodes.y, text: nodes.text, hovertext: nodes.hover,
-        hovertemplate: "%{hovertext}<extra></extra>", textfont: {size: longest > 2 ? 10 : 12, color: nodes.ink},
-        marker: {size: 30, color: nodes.color, line: {color: "white", width: 1}}},
-    ], layout(manifest, 70 + 34 * (steps + 1), {
-      showlegend: false, plot_bgcolor: "white", margin: {l: 10, r: 10, t: 10, b: 10},
-      xaxis: {title: {text: "beam (best first)", standoff: 6}, side: "top", tickvals: [...Array(columns).keys()],
-        ticktext: [...Array(columns).keys()].map((i) => (i < K ? String(i + 1) : "ended")), range: [-0.6, columns - 0.4],
-        zeroline: false,
-        showgrid: false, automargin: true, fixedrange: true},
-      yaxis: {title: {text: "step"}, range: [steps + 0.6, -0.6], tickvals: [...trace.tokens.keys(), steps],
-        zeroline: false, automargin: true, fixedrange: true},
-    }), PLOT_CONFIG);
     plot.setAttribute("aria-label", `Tree of the beam search: ${K} hypotheses kept at each of ${steps} steps; `
       + "the list above gives the final ones with their scores");
+    return inTurn((Plotly) => Plotly.react(plot, [
+      {type: "scatter", mode: "lines", x: edges.x, y: edges.y, line: {color: style.edge_color, width: 2}, hoverinfo: "skip"},
+      {type: "scatter", mode: "lines", x: best.x, y: best.y, line: {color: style.best_color, width: 3}, hoverinfo: "skip"},
+      {type: "scatter", mode: "markers", x: nodes.x, y: nodes.y, hovertext: nodes.hover, marker: {size: 22, opacity: 0},
+        hovertemplate: "%{hovertext}<extra></extra>"},
+    ], layout(manifest, 70 + 34 * (steps + 1), {
+      showlegend: false, plot_bgcolor: "white", margin: {l: 10, r: 10, t: 10, b: 10}, annotations: labels,
+      xaxis: {title: {text: "beam (best first)", standoff: 6}, side: "top", tickvals: [...Array(columns).keys()],
+        ticktext: [...Array(columns).keys()].map((i) => (i < K ? String(i + 1) : "ended")), range: [-0.6, columns - 0.4],
+        zeroline: false, showgrid: false, automargin: true, fixedrange: true},
+      yaxis: {title: {text: "step"}, range: [steps + 0.6, -0.6], tickvals: [...trace.tokens.keys(), steps],
+        zeroline: false, automargin: true, fixedrange: true},
+    }), PLOT_CONFIG));
   }
 
   function drawBeamList(box, manifest, info, beam) {
     const list = box.querySelector(".playground-beam-list");
     list.replaceChildren(...beam.hypotheses.map((h, k) => ({h, k}))
       .sort((x, y) => y.h.score - x.h.score)
-      .map(({h, k}) => el("li", {text: `${Engine.outputText(info, manifest, h.tokens)} — log-probability `
+      .map(({h, k}) => el("li", {text: `${printed(info, manifest, h.tokens)} — log-probability `
         + `${h.logProb.toFixed(3)} over ${h.length} tokens, score ${h.score.toFixed(3)}${k === 0 ? " (returned)" : ""}`})));
+  }
+
+  function idle() {
+    return new Promise((resolve) => (window.requestIdleCallback || setTimeout)(resolve, {timeout: 1000}));
+  }
+
+  // `start` (once) right after the page's first contentful paint.
+  function afterFirstPaint(start) {
+    let started = false;
+    const go = () => {
+      if (!started) start();
+      started = true;
+    };
+    if (window.PerformanceObserver && PerformanceObserver.supportedEntryTypes.includes("paint")) {
+      new PerformanceObserver((list) => {
+        if (list.getEntriesByName("first-contentful-paint").length) go();
+      }).observe({type: "paint", buffered: true});
+    }
+    if (document.readyState === "complete") go();
+    else window.addEventListener("load", go, {once: true});
   }
 
   // A frame drawn, then a new task: the figures of a result are drawn one per task, so that the output shows at once and
   // the page answers the reader between figures.
   function nextFrame() {
     return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  }
+
+  // The colour scale of the attention maps, once above them: white (0) to dark blue (1), as each map draws it.
+  function weightScale(manifest) {
+    const stops = manifest.style.weights_scale.map(([at, colour]) => `${colour} ${(100 * at).toFixed(0)}%`);
+    return el("div", {"class": "playground-scale", role: "img",
+      "aria-label": "colour scale of the attention maps: white is a weight of 0, dark blue a weight of 1"}, [
+      el("span", {text: "weight 0"}),
+      el("span", {"class": "playground-scale-bar", style: `display:inline-block;width:8em;height:0.8em;margin:0 0.4em;`
+        + `vertical-align:middle;border:1px solid #94a3b8;background:linear-gradient(to right, ${stops.join(", ")})`}),
+      el("span", {text: "1"}),
+    ]);
   }
 
   // The attention maps of the last decoding step: one heatmap per head of the chosen kind and layer, one per frame
@@ -177,20 +243,26 @@
     const longest = Math.max(...keys.concat(queries).map((label) => String(label).length + 3));
     const room = 8 + 6 * longest; // px for tick labels "position:token" at 10 px
     const grid = box.querySelector(".playground-heads"), weights = r.attention[kind][layer];
-    while (grid.children.length > weights.length) grid.removeChild(grid.lastChild);
-    while (grid.children.length < weights.length) grid.appendChild(el("div", {"class": "playground-head", role: "img"}));
     const drawing = String(Number(grid.dataset.drawing || 0) + 1);
     grid.dataset.drawing = drawing;
+    await inTurn((Plotly) => {
+      while (grid.children.length > weights.length) {
+        Plotly.purge(grid.lastChild);
+        grid.removeChild(grid.lastChild);
+      }
+      while (grid.children.length < weights.length) grid.appendChild(el("div", {"class": "playground-head", role: "img"}));
+    });
     for (const [h, w] of weights.entries()) {
       if (h > 0) await nextFrame();
-      if (grid.dataset.drawing !== drawing || !grid.children[h]) return; // redrawn or cleared meanwhile
+      if (grid.dataset.drawing !== drawing) return; // redrawn or cleared meanwhile
       // Masked keys drawn as the background (grey): padding keys, and the future in the decoder's self-attention.
       const z = w.map((row, q) => row.map((x, k) => {
         const masked = kind === "decoder" ? k > q || r.tgt[k] === manifest.pad_id : r.src[k] === manifest.pad_id;
         return masked ? null : x;
       }));
       const silenced = masks[kind][layer][h] === 0;
-      window.Plotly.react(grid.children[h], [{
+      const head = `${KIND_NAMES[kind]}, layer ${layer}, head ${h}${silenced ? " (silenced)" : ""}`;
+      await inTurn((Plotly) => grid.dataset.drawing === drawing && grid.children[h] && Plotly.react(grid.children[h], [{
         type: "heatmap", z, x: keys.map((t, i) => `${i}:${shown(t)}`), y: queries.map((t, i) => `${i}:${shown(t)}`),
         zmin: 0, zmax: 1, showscale: false, colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1,
         hovertemplate: "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
@@ -199,8 +271,8 @@
         margin: {l: room, r: 5, t: 28, b: room},
         xaxis: {type: "category", tickangle: -90, tickfont: {size: 10}, automargin: true, fixedrange: true},
         yaxis: {type: "category", autorange: "reversed", tickfont: {size: 10}, automargin: true, fixedrange: true},
-      }), PLOT_CONFIG);
-      const head = `${KIND_NAMES[kind]}, layer ${layer}, head ${h}${silenced ? " (silenced)" : ""}`;
+      }), PLOT_CONFIG));
+      if (grid.dataset.drawing !== drawing || !grid.children[h]) return;
       grid.children[h].setAttribute("aria-label", `${head}: weights of ${queries.length} queries over ${keys.length} keys`);
     }
   }
@@ -214,14 +286,16 @@
       drawingWarmed = (async () => {
         const scratch = el("div", {"class": "playground-scratch", "aria-hidden": "true"});
         root.appendChild(scratch);
-        const idle = () => new Promise((resolve) => (window.requestIdleCallback || setTimeout)(resolve, {timeout: 1000}));
         for (const trace of [{type: "heatmap", z: [[0, 1], [1, 0]], x: ["a", "b"], y: ["c", "d"]},
           {type: "scatter", mode: "markers+text", x: [0, 1], y: [0, 1], text: ["a", "b"]}]) {
           await idle();
-          await window.Plotly.react(scratch, [trace], layout(manifest, 150, {}), PLOT_CONFIG);
+          await inTurn((Plotly) => Plotly.react(scratch, [trace], layout(manifest, 150, {annotations: [{x: 0, y: 0,
+            text: "a", bgcolor: "white", showarrow: false}]}), PLOT_CONFIG));
         }
-        window.Plotly.purge(scratch);
-        scratch.remove();
+        await inTurn((Plotly) => {
+          Plotly.purge(scratch);
+          scratch.remove();
+        });
       })();
     }
     return drawingWarmed;
@@ -250,6 +324,7 @@
     const staleNote = el("p", {"class": "playground-stale-note", hidden: "",
       text: "This result is for the previous input: press Decode (or Enter) to decode the new one."});
     const output = el("p", {"class": "playground-output"}), outputNote = el("p", {"class": "playground-output-note"});
+    const domainNote = el("p", {"class": "playground-domain-note"});
     const tokensLine = el("p", {"class": "playground-tokens"});
     const beamBox = el("div", {"class": "playground-beam", hidden: ""}, [
       el("p", {"class": "playground-figure-title", text: "The beam, step by step"}),
@@ -260,11 +335,12 @@
       el("p", {"class": "playground-figure-title"}), el("div", {"class": "playground-steps", role: "img"}),
     ]);
     const result = el("div", {"class": "playground-result", hidden: ""}, [
-      staleNote, tokensLine, output, outputNote, beamBox, stepsBox,
+      staleNote, tokensLine, output, domainNote, outputNote, beamBox, stepsBox,
       el("div", {"class": "playground-controls playground-attention-controls"}, [
         el("label", {}, ["attention ", kindSelect]), el("label", {}, ["layer ", layerSelect]),
       ]),
       el("p", {"class": "playground-note", text: "Each row is a query, each column a key; grey cells are masked."}),
+      weightScale(manifest),
       el("div", {"class": "playground-heads"}),
     ]);
     const switches = el("div", {"class": "playground-switches"});
@@ -288,7 +364,8 @@
       ]),
     );
     const loading = root.querySelector(".playground-loading");
-    let shownResult = null; // {r, masks, info, input}: what the figures show, and the input it was decoded from
+    followResize(result);
+    let shownResult = null; // {r, masks, info, input, request}: what the figures show, the input it was decoded from
 
     function modelInfo() {
       return manifest.models[modelSelect.value];
@@ -371,27 +448,43 @@
       }
     }
 
+    // The model shown first, then the others in the background, the last of the menu first (see the top of this
+    // file): their downloads back to back, their sessions one at a time; a model the reader picks loads at once.
+    let preloading = null;
     function preload() {
+      if (preloading) return preloading;
       observer.disconnect();
       root.removeEventListener("focusin", preload);
-      load(modelSelect.value);
       warmUpDrawing(root, manifest);
+      const shown = modelSelect.value, others = names.filter((name) => name !== shown).reverse();
+      const first = Promise.all([playground.prefetchRuntime(), playground.prefetch(shown)]); // what Decode needs first
+      others.reduce((done, name) => done.then(() => playground.prefetch(name)), first)
+        .catch(() => {}); // a failed download is reported by the load that needs it
+      preloading = others.reduce((done, name) => done.then(() => idle()).then(() => load(name)), load(shown));
+      return preloading;
     }
     const observer = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) preload();
     }, {rootMargin: "0px 0px 200px 0px"});
     observer.observe(root);
     root.addEventListener("focusin", preload);
+    afterFirstPaint(preload);
 
     function clearResult() {
       result.hidden = true;
       beamBox.hidden = true;
-      result.querySelectorAll(".js-plotly-plot").forEach((plot) => {
-        window.Plotly.purge(plot);
-        plot.removeAttribute("aria-label");
+      const heads = result.querySelector(".playground-heads");
+      heads.dataset.drawing = String(Number(heads.dataset.drawing || 0) + 1); // stops a drawing of the maps
+      inTurn((Plotly) => {
+        if (!result.hidden) return; // a newer result is shown already
+        result.querySelectorAll(".js-plotly-plot").forEach((plot) => {
+          Plotly.purge(plot);
+          plot.removeAttribute("aria-label");
+        });
+        heads.replaceChildren();
       });
-      result.querySelectorAll(".playground-heads, .playground-beam-list").forEach((box) => box.replaceChildren());
-      [output, outputNote, tokensLine].forEach((p) => { p.textContent = ""; });
+      result.querySelector(".playground-beam-list").replaceChildren();
+      [output, outputNote, domainNote, tokensLine].forEach((p) => { p.textContent = ""; });
       delete output.dataset.tokens;
       delete tokensLine.dataset.ids;
       shownResult = null;
@@ -413,6 +506,15 @@
       padding.value = String(pad.count);
     }
 
+    // A source outside what the model learned (words it never read, characters it lacks): the output is still
+    // decoded, but said to be a guess, however sure the model looks.
+    function domainNoteFor(info, unfamiliar) {
+      if (!unfamiliar.length) return "";
+      const quoted = unfamiliar.slice(0, 5).map((word) => `"${word}"`).join(", ") + (unfamiliar.length > 5 ? ", …" : "");
+      return `The ${info.label} model knows only its task, ${PLACEHOLDERS[info.input]}, and never learned ${quoted}: `
+        + "this output is a guess, however confident its probabilities look.";
+    }
+
     // Why the output ends where it does, when that is not just the model's own </s> on a source like its training's.
     function outputNoteFor(info, r, symbols) {
       const trained = info.trained_source_tokens;
@@ -430,34 +532,50 @@
     }
 
     // The result: the output at once (resultMs: from the request to the output in view), then the figures, one a frame.
-    async function show(r, intact, masks, info, input, asked) {
+    async function show(r, intact, masks, info, input, asked, unfamiliar) {
       result.hidden = false;
       staleNote.hidden = true;
       result.removeAttribute("data-stale");
-      output.textContent = `Output: ${Engine.outputText(info, manifest, r.tokens)}${r.ended === "budget" ? " … (no </s>)" : ""}`
-        + (intact ? `   (all heads: ${Engine.outputText(info, manifest, intact.tokens)})` : "");
+      output.textContent = `Output: ${printed(info, manifest, r.tokens)}${r.ended === "budget" ? " … (no </s>)" : ""}`
+        + (intact ? `   (all heads: ${printed(info, manifest, intact.tokens)})` : "");
       output.dataset.tokens = JSON.stringify(r.tokens);
       output.dataset.runs = String(Number(output.dataset.runs || 0) + 1);
       outputNote.textContent = outputNoteFor(info, r, r.src.filter((id) => id !== manifest.pad_id).length);
       beamBox.hidden = !r.beam;
       if (r.beam) drawBeamList(beamBox, manifest, info, r.beam);
+      domainNote.textContent = domainNoteFor(info, unfamiliar);
       root.dataset.resultMs = (performance.now() - asked).toFixed(1);
       await nextFrame();
       if (r.beam) {
-        drawBeam(beamBox, manifest, info, r.beam);
+        await drawBeam(beamBox, manifest, info, r.beam);
         await nextFrame();
       }
-      drawSteps(stepsBox, manifest, info, r);
+      await drawSteps(stepsBox, manifest, info, r);
       await nextFrame();
-      shownResult = {r, masks, info, input};
+      shownResult = {r, masks, info, input, request: requestOf(input, masks)};
       await drawAttention(result, manifest, info, r, masks, kindSelect.value, Number(layerSelect.value));
     }
 
-    // Decode the current input (requests queue up; one superseded before it starts is skipped).
-    let queue = Promise.resolve(), generation = 0;
+    // What a decoding is for: the input and the heads switched on.
+    function requestOf(input, masks) {
+      return JSON.stringify([input, masks]);
+    }
+
+    // Decode the current input (requests queue up; one superseded before it starts is skipped). One for what is being
+    // decoded, or shown, already is not made again: Decode pressed right after choosing a model, which decodes.
+    let queue = Promise.resolve(), generation = 0, pending = null;
     function update() {
+      const request = requestOf(currentInput(), readMasks());
+      if (request === pending) return queue;
+      if (!pending && shownResult && request === shownResult.request) {
+        status.textContent = "Decoded already: the result below is for this input.";
+        return queue;
+      }
       const mine = ++generation, asked = performance.now();
-      queue = queue.then(() => (mine === generation ? decodeInput(asked) : undefined));
+      pending = request;
+      queue = queue.then(() => (mine === generation ? decodeInput(asked) : undefined)).finally(() => {
+        if (mine === generation) pending = null;
+      });
       return queue;
     }
 
@@ -491,7 +609,7 @@
         const perStep = r.stepMs.reduce((a, b) => a + b, 0) / r.stepMs.length;
         status.textContent = `${r.beam ? `Beam search of ${beamSize} decoded` : "Decoded"} ${r.tokens.length} tokens in `
           + `${Math.round(r.totalMs)} ms in this page (${perStep.toFixed(1)} ms per step).`;
-        await show(r, intact, masks, info, input, asked);
+        await show(r, intact, masks, info, input, asked, Engine.unfamiliar(source.value, parsed, info));
         root.dataset.drawnMs = (performance.now() - asked).toFixed(1); // from the request to every figure drawn
         root.dataset.state = "ready";
         if (currentInput() !== input) markStale(); // edited while decoding

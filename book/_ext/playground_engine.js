@@ -15,7 +15,8 @@
 // Both are written against a decoder step, a function of k decoder inputs of one length that resolves to their
 // next-token logits, (k, V) row after row: the exported graph in the page, any function in a test.
 // - createPlayground: loading (ONNX Runtime Web's module, its 14 MB WebAssembly fetched gzipped, 3.7 MB, and unpacked
-//   here; each model's two graphs), with progress in bytes, and the decoding of a model by name. ONNX Runtime runs in
+//   here; each model's two graphs, whose download prefetch starts early), with progress in bytes, and the decoding
+//   of a model by name. ONNX Runtime runs in
 //   a worker (its proxy mode), so that compiling and running the models leave the page responsive.
 (function (root, factory) {
   "use strict";
@@ -108,6 +109,16 @@
     return {tokens, ids, unknown};
   }
 
+  // The words of `text` (runs of letters) that a subword vocabulary holds only in pieces, even after a space: the
+  // byte-pair merges make every word that is frequent in the training text one token, so a word in pieces ("hello":
+  // ▁ h el l o) is one the model hardly ever read.
+  function splitWords(text, info) {
+    const {ranks} = subwordTable(info);
+    return preTokenize(text).filter((piece) => /^\u2581?[\p{L}\p{M}]+$/u.test(piece))
+      .map((piece) => piece.replace(SUBWORD_SPACE, ""))
+      .filter((word) => applyMerges(SUBWORD_SPACE + word, ranks).length > 1);
+  }
+
   // ids -> text, as SubwordVocabulary.decode: up to the first </s>, without <pad> and <s>; the tokens joined, each
   // "▁" a space, but for the first token's (the space in front of the text).
   function decodeSubwords(ids, vocab, manifest) {
@@ -135,6 +146,12 @@
 
   function isSpecial(manifest, id) {
     return id === manifest.pad_id || id === manifest.bos_id || id === manifest.eos_id;
+  }
+
+  // What of a parsed source lies outside what the model learned, each once: its unknown tokens and, for subwords,
+  // the words the vocabulary holds only in pieces (splitWords).
+  function unfamiliar(text, parsed, info) {
+    return [...new Set([...parsed.unknown, ...(info.input === "subword" ? splitWords(text, info) : [])])];
   }
 
   // The reader's source -> {ids, tokens, unknown}. Symbols: labels separated by spaces or commas, each one of the
@@ -321,7 +338,7 @@
   function createPlayground(staticUrl) {
     const ortDir = staticUrl + "vendor/ort/", modelDir = staticUrl + "playground/";
     const timings = {}; // milliseconds since the page started: when loading started, ONNX Runtime and each model ready
-    const downloads = new Map(), listeners = new Set(), sessions = {}, warmed = {};
+    const downloads = new Map(), listeners = new Set(), graphs = {}, sessions = {}, warmed = {};
     let manifestPromise = null, runtimePromise = null;
 
     function manifest() {
@@ -416,17 +433,26 @@
       return runtimePromise;
     }
 
+    // The bytes of the model `name`'s two graphs, downloaded once: prefetch(name) starts that early, so that a page
+    // can download the next model while ONNX Runtime still builds the sessions of the one before.
+    function graphsOf(name) {
+      if (!graphs[name]) {
+        graphs[name] = Promise.all([download(`${modelDir}${name}/encoder.onnx`),
+          download(`${modelDir}${name}/decoder_step.onnx`)]);
+        graphs[name].catch(() => { delete graphs[name]; });
+      }
+      return graphs[name];
+    }
+
     // ONNX Runtime Web and the model `name`: {ort, encoder, decoder} sessions, created once.
     function sessionsOf(name) {
       if (!sessions[name]) {
         sessions[name] = (async () => {
-          const [ort, encoder, decoder] = await Promise.all([
-            runtime(), download(`${modelDir}${name}/encoder.onnx`), download(`${modelDir}${name}/decoder_step.onnx`),
-          ]);
+          const [ort, [encoder, decoder]] = await Promise.all([runtime(), graphsOf(name)]);
           const options = {executionProviders: ["wasm"], graphOptimizationLevel: "all"};
-          const graphs = await Promise.all([ort.InferenceSession.create(encoder, options),
+          const [encoderSession, decoderSession] = await Promise.all([ort.InferenceSession.create(encoder, options),
             ort.InferenceSession.create(decoder, options)]);
-          return {ort, encoder: graphs[0], decoder: graphs[1]};
+          return {ort, encoder: encoderSession, decoder: decoderSession};
         })();
         sessions[name].catch(() => { delete sessions[name]; });
       }
@@ -541,13 +567,14 @@
     }
 
     return {
-      manifest, load, isLoaded, onProgress, progress, timings, decode, beamSearch: beamSearchOf, search,
+      manifest, prefetch: (name) => graphsOf(name).then(() => undefined),
+      prefetchRuntime: () => runtime().then(() => undefined), load, isLoaded, onProgress, progress, timings, decode, beamSearch: beamSearchOf, search,
       parseSource: parseSourceOf, tokenize,
     };
   }
 
   return {
     KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, tokenize, normalizeSubwords, preTokenize,
-    encodeSubwords, decodeSubwords, outputText, parseSource, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
+    encodeSubwords, splitWords, decodeSubwords, outputText, parseSource, unfamiliar, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
   };
 });
