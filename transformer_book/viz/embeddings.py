@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor, nn
 
 from transformer.embeddings import TokenEmbedding, sinusoidal_table
+from transformer.utils import seeded
 
 from .attention import to_numpy, token_labels
 from .controls import dropdown
@@ -211,8 +212,8 @@ def embedding_parameters(model: nn.Module) -> tuple[int, int]:
 
 def _scale_samples(d_model: int, vocab_size: int, n_positions: int, seed: int) -> dict[str, np.ndarray]:
     """Flattened values of a fresh ``TokenEmbedding``'s raw weights and scaled outputs, and of the sinusoid table."""
-    torch.manual_seed(seed)
-    embedding = TokenEmbedding(vocab_size, d_model)
+    with seeded(seed):
+        embedding = TokenEmbedding(vocab_size, d_model)
     with torch.no_grad():
         scaled = embedding(torch.arange(vocab_size)[None])  # (1, V, d_model)
     return {

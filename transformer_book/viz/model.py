@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from transformer.config import TransformerConfig
 from transformer.model import Encoder
+from transformer.utils import seeded
 
 from ..parameters import parameter_formula, sublayer_parameters
 from .controls import dropdown
@@ -248,14 +249,14 @@ def depth_statistics(
     """Run the package's encoder stack once at initialisation on unit-variance inputs (like scaled embeddings plus
     positions), with a linear read-out and a cross-entropy loss on random labels, and record :class:`DepthStatistics`.
     No dropout, so the numbers are deterministic for a seed."""
-    torch.manual_seed(seed)
     config = TransformerConfig(
         vocab_size, vocab_size, d_model=d_model, n_heads=n_heads, d_ff=d_ff, n_encoder_layers=n_layers,
         n_decoder_layers=0, dropout=0.0, norm_first=norm_first,
     )
-    encoder, readout = Encoder(config), nn.Linear(d_model, vocab_size)
-    x = torch.randn(batch, seq_len, d_model, requires_grad=True)  # (B, T, d_model)
-    labels = torch.randint(0, vocab_size, (batch, seq_len))
+    with seeded(seed):
+        encoder, readout = Encoder(config), nn.Linear(d_model, vocab_size)
+        x = torch.randn(batch, seq_len, d_model, requires_grad=True)  # (B, T, d_model)
+        labels = torch.randint(0, vocab_size, (batch, seq_len))
     stream: list[Tensor] = []
 
     def keep(module: nn.Module, inputs: tuple, output: tuple) -> None:
