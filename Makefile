@@ -45,7 +45,7 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	echo "this CPU runs PyTorch with $$native; the notebooks run with $$1 instead"; \
 	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint check test nbval reader-env nbval-reader browser-test lab-test \
+.PHONY: help setup lock sync-url vendor book clean clean-all lint format check test nbval reader-env nbval-reader browser-test lab-test \
 	colab-env nbval-colab colab-test refresh
 
 help:
@@ -56,7 +56,9 @@ help:
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time; those make nbval-reader recorded are"
 	@echo "                   taken as they are) and build the book into _build/html (-W: warnings fail)"
-	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), actionlint"
+	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), ruff format --check"
+	@echo "                   (the Python files), actionlint"
+	@echo "make format        rewrite the Python files as ruff format writes them (and sort their imports)"
 	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
@@ -118,9 +120,17 @@ clean:
 clean-all: clean
 	rm -rf book/_vendor
 
+# The Python files as `ruff format` writes them (pyproject.toml: 120 columns; the notebooks are left as written).
+FORMATTED := transformer transformer_book tests benchmarks scripts
+
 lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
+	$(PYTHON) -m ruff format --check $(FORMATTED)
 	actionlint .github/workflows/*.yml
+
+format: setup
+	$(PYTHON) -m ruff format $(FORMATTED)
+	$(PYTHON) -m ruff check --fix-only $(FORMATTED)
 
 # The quick loop while changing the package: what needs only torch, minus training runs, compiling and subprocesses.
 check: lint

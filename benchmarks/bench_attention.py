@@ -80,8 +80,11 @@ def main() -> None:
     s = settings(args.quick)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
     results = []
-    print(f"{'device':>6} {'mode':>9} {'d_model':>7} {'seq':>4} {'batch':>5}" + "".join(f"{p + ' ms':>12}" for p in PATHS)
-          + f"{'fused/torch':>12}{'readable/torch':>15}")
+    print(
+        f"{'device':>6} {'mode':>9} {'d_model':>7} {'seq':>4} {'batch':>5}"
+        + "".join(f"{p + ' ms':>12}" for p in PATHS)
+        + f"{'fused/torch':>12}{'readable/torch':>15}"
+    )
     for device in devices:
         for mode in ("train", "inference"):
             for d_model in s["d_models"]:
@@ -101,22 +104,40 @@ def main() -> None:
                     times = time_many({name: timed(fn, mode) for name, fn in fns.items()}, device, rounds=s["rounds"])
                     load = max(load_before, load_average()) if load_before is not None else None
                     ratios = {name: paired_ratio(times[name], times["torch"]) for name in ("fused", "readable")}
-                    print(f"{device.type:>6} {mode:>9} {d_model:>7} {seq_len:>4} {batch:>5}"
-                          + "".join(f"{median_ms(times[p]):12.3f}" for p in PATHS)
-                          + f"{ratios['fused'][0]:12.2f}{ratios['readable'][0]:15.2f}", flush=True)
-                    results.append(dict(
-                        device=device.type, mode=mode, d_model=d_model, n_heads=n_heads, seq_len=seq_len, batch=batch,
-                        rounds=s["rounds"], **{f"{name}_ms": median_ms(times[name]) for name in PATHS},
-                        **{f"{name}_ratio{suffix}": round(value, 4) for name, values in ratios.items()
-                           for suffix, value in zip(("", "_low", "_high"), values, strict=True)},
-                        max_abs_diff=difference, load_1min=load,
-                    ))
+                    print(
+                        f"{device.type:>6} {mode:>9} {d_model:>7} {seq_len:>4} {batch:>5}"
+                        + "".join(f"{median_ms(times[p]):12.3f}" for p in PATHS)
+                        + f"{ratios['fused'][0]:12.2f}{ratios['readable'][0]:15.2f}",
+                        flush=True,
+                    )
+                    results.append(
+                        dict(
+                            device=device.type,
+                            mode=mode,
+                            d_model=d_model,
+                            n_heads=n_heads,
+                            seq_len=seq_len,
+                            batch=batch,
+                            rounds=s["rounds"],
+                            **{f"{name}_ms": median_ms(times[name]) for name in PATHS},
+                            **{
+                                f"{name}_ratio{suffix}": round(value, 4)
+                                for name, values in ratios.items()
+                                for suffix, value in zip(("", "_low", "_high"), values, strict=True)
+                            },
+                            max_abs_diff=difference,
+                            load_1min=load,
+                        )
+                    )
     path = write_results(
-        "attention", results, extra=dict(
+        "attention",
+        results,
+        extra=dict(
             what="multi-head self-attention time per call, relative to nn.MultiheadAttention; lower is better",
             modes={"train": "forward + backward", "inference": "eval mode, torch.no_grad()"},
             quick=args.quick,
-        ), out_dir=args.out,
+        ),
+        out_dir=args.out,
     )
     print(f"wrote {path}")
 

@@ -55,18 +55,27 @@ def execute_notebook(path: Path, timeout: int | None) -> dict:
 
     nb = nbformat.read(path, as_version=4)
     allow_errors = bool(CONFIG.get("execute", {}).get("allow_errors", False))
-    result = single_nb_execution(nb, cwd=str(path.resolve().parent), timeout=timeout, allow_errors=allow_errors,
-                                 meta_override=True)
+    result = single_nb_execution(
+        nb, cwd=str(path.resolve().parent), timeout=timeout, allow_errors=allow_errors, meta_override=True
+    )
     error = None
     if result.err is not None:  # a failing chapter is a result to report, not a reason to stop measuring the others
-        failed = [i for i, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+        failed = [
+            i for i, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))
+        ]
         err = result.err  # CellExecutionError names the cell's exception; a CellTimeoutError says what timed out
         error = f"{err.ename}: {err.evalue}" if hasattr(err, "ename") else f"{type(err).__name__}: {err}"
         if failed:
             error += f" (cell {failed[0]}, id {nb.cells[failed[0]].get('id', '?')})"
     code_cells = sum(cell.cell_type == "code" for cell in nb.cells)
-    return dict(kind="execute", notebook=path.name, seconds=round(result.time, 2), code_cells=code_cells,
-                ok=error is None, error=error)
+    return dict(
+        kind="execute",
+        notebook=path.name,
+        seconds=round(result.time, 2),
+        code_cells=code_cells,
+        ok=error is None,
+        error=error,
+    )
 
 
 def cold_build(output: Path, timeout: int) -> dict:
@@ -78,8 +87,19 @@ def cold_build(output: Path, timeout: int) -> dict:
         extensions[name] = str(ROOT / folder)
     config_path = output / "_config.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    command = ["jupyter-book", "build", str(ROOT), "--path-output", str(output), "--config", str(config_path),
-               "-W", "-n", "--keep-going", "-q"]  # as `make book`: a warning fails the build
+    command = [
+        "jupyter-book",
+        "build",
+        str(ROOT),
+        "--path-output",
+        str(output),
+        "--config",
+        str(config_path),
+        "-W",
+        "-n",
+        "--keep-going",
+        "-q",
+    ]  # as `make book`: a warning fails the build
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
@@ -106,8 +126,16 @@ def page_weights(html_dir: Path) -> tuple[list[dict], int]:
                 resources.add(file)
         html_bytes = page.stat().st_size
         resource_bytes = sum(f.stat().st_size for f in resources)
-        pages.append(dict(kind="page", page=relative.as_posix(), bytes=html_bytes + resource_bytes, html_bytes=html_bytes,
-                          resource_bytes=resource_bytes, resources=len(resources)))
+        pages.append(
+            dict(
+                kind="page",
+                page=relative.as_posix(),
+                bytes=html_bytes + resource_bytes,
+                html_bytes=html_bytes,
+                resource_bytes=resource_bytes,
+                resources=len(resources),
+            )
+        )
     shared = html_dir / SHARED
     shared_bytes = sum(f.stat().st_size for f in shared.rglob("*") if f.is_file()) if shared.is_dir() else 0
     return pages, shared_bytes
@@ -119,8 +147,12 @@ def main() -> None:
     p.add_argument("--skip-execute", action="store_true", help="do not execute the notebooks one by one")
     p.add_argument("--skip-build", action="store_true", help="no cold build (page weights come from --html-dir)")
     p.add_argument("--html-dir", type=Path, help="measure the pages of this built book instead of a fresh build")
-    p.add_argument("--timeout", type=int, default=CONFIG.get("execute", {}).get("timeout"),
-                   help="seconds allowed per cell (default: the book's, from _config.yml)")
+    p.add_argument(
+        "--timeout",
+        type=int,
+        default=CONFIG.get("execute", {}).get("timeout"),
+        help="seconds allowed per cell (default: the book's, from _config.yml)",
+    )
     p.add_argument("--build-timeout", type=int, default=1800, help="seconds allowed for the cold build")
     args = parse_args(p)
     os.environ["TRANSFORMER_BOOK_STATIC"] = "1"  # kernels inherit it: figures as in the built book
@@ -133,8 +165,10 @@ def main() -> None:
         for notebook in notebooks:
             entry = execute_notebook(notebook, args.timeout)
             results.append(entry)
-            print(f"execute {entry['notebook']:<32} {entry['seconds']:7.1f} s {'' if entry['ok'] else entry['error']}",
-                  flush=True)
+            print(
+                f"execute {entry['notebook']:<32} {entry['seconds']:7.1f} s {'' if entry['ok'] else entry['error']}",
+                flush=True,
+            )
     executed = [r for r in results if r["kind"] == "execute"]
     total_execute = round(sum(r["seconds"] for r in executed), 2)
 
@@ -151,19 +185,27 @@ def main() -> None:
         print(f"page {page['page']:<40} {page['bytes'] / 1e6:7.3f} MB")
     heaviest = max(pages, key=lambda page: page["bytes"], default=None)
     summary = dict(
-        notebooks_executed=len(executed), execute_total_s=total_execute, execute_goal_s=EXECUTE_GOAL_S,
-        execute_ok=all(r["ok"] for r in executed), shared_assets_bytes=shared_bytes, page_goal_bytes=PAGE_GOAL_BYTES,
-        heaviest_page=heaviest["page"] if heaviest else None, heaviest_page_bytes=heaviest["bytes"] if heaviest else None,
+        notebooks_executed=len(executed),
+        execute_total_s=total_execute,
+        execute_goal_s=EXECUTE_GOAL_S,
+        execute_ok=all(r["ok"] for r in executed),
+        shared_assets_bytes=shared_bytes,
+        page_goal_bytes=PAGE_GOAL_BYTES,
+        heaviest_page=heaviest["page"] if heaviest else None,
+        heaviest_page_bytes=heaviest["bytes"] if heaviest else None,
     )
-    print(f"execute total {total_execute:.1f} s (goal <= {EXECUTE_GOAL_S:.0f} s); "
-          f"heaviest page {summary['heaviest_page']} {(summary['heaviest_page_bytes'] or 0) / 1e6:.2f} MB "
-          f"(goal <= {PAGE_GOAL_BYTES / 1e6} MB); shared assets {shared_bytes / 1e6:.1f} MB")
+    print(
+        f"execute total {total_execute:.1f} s (goal <= {EXECUTE_GOAL_S:.0f} s); "
+        f"heaviest page {summary['heaviest_page']} {(summary['heaviest_page_bytes'] or 0) / 1e6:.2f} MB "
+        f"(goal <= {PAGE_GOAL_BYTES / 1e6} MB); shared assets {shared_bytes / 1e6:.1f} MB"
+    )
     packages = [ROOT / "transformer", ROOT / "transformer_book"]
     sources = [f.relative_to(ROOT).as_posix() for package in packages for f in package.rglob("*.py")]
     sources += [n.resolve().relative_to(ROOT).as_posix() for n in notebooks if n.resolve().is_relative_to(ROOT)]
     sources += ["_config.yml", "_toc.yml"]
-    path = write_results("book", results, extra=dict(summary=summary, quick=args.quick), out_dir=args.out,
-                         sources=sources)
+    path = write_results(
+        "book", results, extra=dict(summary=summary, quick=args.quick), out_dir=args.out, sources=sources
+    )
     print(f"wrote {path}")
     build_ok = all(r["ok"] for r in results if r["kind"] == "build")
     sys.exit(0 if summary["execute_ok"] and build_ok else 1)

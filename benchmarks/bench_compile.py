@@ -34,7 +34,9 @@ def settings(quick: bool) -> dict:
         return dict(models={"tiny": dict(d_model=32, n_heads=4, d_ff=64)}, batch=16, rounds=3, warmup_steps=2)
     return dict(
         models={"small (documented)": {}, "d_model 512": dict(d_model=512, n_heads=8, d_ff=2048)},
-        batch=64, rounds=15, warmup_steps=3,
+        batch=64,
+        rounds=15,
+        warmup_steps=3,
     )
 
 
@@ -52,8 +54,10 @@ def main() -> None:
     s = settings(args.quick)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
     results = []
-    print(f"{'device':>6} {'model':>20} {'compile s':>9} {'eager ms':>9} {'compiled ms':>11} {'ratio (quartiles)':>19} "
-          f"{'max |loss diff|':>15} {'load':>5}")
+    print(
+        f"{'device':>6} {'model':>20} {'compile s':>9} {'eager ms':>9} {'compiled ms':>11} {'ratio (quartiles)':>19} "
+        f"{'max |loss diff|':>15} {'load':>5}"
+    )
     for device in devices:
         for name, overrides in s["models"].items():
             torch.manual_seed(0)
@@ -80,20 +84,37 @@ def main() -> None:
             load = max(load_before, load_average()) if load_before is not None else None
             ratio, low, high = paired_ratio(times["compiled"], times["eager"])
             row = dict(
-                device=device.type, model=name, backend=backend, d_model=eager.config.d_model,
-                layers=eager.config.n_encoder_layers, batch=s["batch"], rounds=s["rounds"],
-                compile_s=round(compile_s, 2), eager_ms=median_ms(times["eager"]),
-                compiled_ms=median_ms(times["compiled"]), ratio=round(ratio, 4), ratio_low=round(low, 4),
-                ratio_high=round(high, 4), max_abs_loss_diff=difference, load_1min=load,
+                device=device.type,
+                model=name,
+                backend=backend,
+                d_model=eager.config.d_model,
+                layers=eager.config.n_encoder_layers,
+                batch=s["batch"],
+                rounds=s["rounds"],
+                compile_s=round(compile_s, 2),
+                eager_ms=median_ms(times["eager"]),
+                compiled_ms=median_ms(times["compiled"]),
+                ratio=round(ratio, 4),
+                ratio_low=round(low, 4),
+                ratio_high=round(high, 4),
+                max_abs_loss_diff=difference,
+                load_1min=load,
             )
-            print(f"{device.type:>6} {name:>20} {compile_s:9.1f} {row['eager_ms']:9.1f} {row['compiled_ms']:11.1f} "
-                  f"{ratio:6.2f} ({low:.2f}-{high:.2f}) {difference:15.2e} {load}", flush=True)
+            print(
+                f"{device.type:>6} {name:>20} {compile_s:9.1f} {row['eager_ms']:9.1f} {row['compiled_ms']:11.1f} "
+                f"{ratio:6.2f} ({low:.2f}-{high:.2f}) {difference:15.2e} {load}",
+                flush=True,
+            )
             results.append(row)
     path = write_results(
-        "compile", results, extra=dict(
+        "compile",
+        results,
+        extra=dict(
             what="one training step, torch.compile(model) / eager model; lower is better (compile_s paid once)",
-            backend=backend, quick=args.quick,
-        ), out_dir=args.out,
+            backend=backend,
+            quick=args.quick,
+        ),
+        out_dir=args.out,
     )
     print(f"wrote {path}")
 

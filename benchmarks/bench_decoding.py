@@ -71,24 +71,49 @@ def main() -> None:
             )
             speedup, low, high = paired_ratio(times["uncached"], times["cached"])
             row = {
-                "model": name, "d_model": sizes["d_model"], "batch": batch, "src_len": src.size(1), "tokens": n,
-                "cached_ms": median_ms(times["cached"]), "uncached_ms": median_ms(times["uncached"]),
-                "speedup": round(speedup, 2), "speedup_low": round(low, 2), "speedup_high": round(high, 2),
+                "model": name,
+                "d_model": sizes["d_model"],
+                "batch": batch,
+                "src_len": src.size(1),
+                "tokens": n,
+                "cached_ms": median_ms(times["cached"]),
+                "uncached_ms": median_ms(times["uncached"]),
+                "speedup": round(speedup, 2),
+                "speedup_low": round(low, 2),
+                "speedup_high": round(high, 2),
                 "same_tokens": True,
             }
             results.append(row)
-            print(f"{name:<30} {n:>4} tokens: cached {row['cached_ms']:9.1f} ms, uncached {row['uncached_ms']:9.1f} ms,"
-                  f" speed-up {speedup:.2f}x ({low:.2f}-{high:.2f})", flush=True)
+            print(
+                f"{name:<30} {n:>4} tokens: cached {row['cached_ms']:9.1f} ms, uncached {row['uncached_ms']:9.1f} ms,"
+                f" speed-up {speedup:.2f}x ({low:.2f}-{high:.2f})",
+                flush=True,
+            )
     goal = {
-        r["model"]: {"tokens": r["tokens"], "speedup": r["speedup"], "goal": GOAL_SPEEDUP, "met": r["speedup"] >= GOAL_SPEEDUP}
-        for r in results if r["tokens"] == GOAL_TOKENS
+        r["model"]: {
+            "tokens": r["tokens"],
+            "speedup": r["speedup"],
+            "goal": GOAL_SPEEDUP,
+            "met": r["speedup"] >= GOAL_SPEEDUP,
+        }
+        for r in results
+        if r["tokens"] == GOAL_TOKENS
     }
     for name, g in goal.items():
-        print(f"goal >= {GOAL_SPEEDUP:g}x at {GOAL_TOKENS} tokens, {name}: {g['speedup']:.2f}x, "
-              f"{'met' if g['met'] else 'NOT met'}")
+        print(
+            f"goal >= {GOAL_SPEEDUP:g}x at {GOAL_TOKENS} tokens, {name}: {g['speedup']:.2f}x, "
+            f"{'met' if g['met'] else 'NOT met'}"
+        )
     path = write_results(
-        "decoding", results, extra={"what": __doc__.splitlines()[0], "quick": args.quick, "goal_speedup": GOAL_SPEEDUP,
-                                    "goal_tokens": GOAL_TOKENS, "goal": goal},
+        "decoding",
+        results,
+        extra={
+            "what": __doc__.splitlines()[0],
+            "quick": args.quick,
+            "goal_speedup": GOAL_SPEEDUP,
+            "goal_tokens": GOAL_TOKENS,
+            "goal": goal,
+        },
         out_dir=args.out,
     )
     print(f"wrote {path}")

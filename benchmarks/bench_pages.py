@@ -66,7 +66,7 @@ class GzipHandler(http.server.SimpleHTTPRequestHandler):
     def translate_path(self, path: str) -> str:
         if not path.startswith(self.prefix + "/"):
             return str(Path(self.directory) / "__outside_the_site__")
-        return super().translate_path(path[len(self.prefix):])
+        return super().translate_path(path[len(self.prefix) :])
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         path = Path(self.translate_path(self.path))
@@ -128,8 +128,12 @@ def first_paint(browser: object, url: str, throttle: dict) -> dict:
         fcp = page.wait_for_function(FIRST_PAINT, timeout=60_000).json_value()
         drawn = page.wait_for_function(FIGURES_DRAWN, timeout=180_000, polling="raf").json_value()
         figures = page.locator(".plotly-graph-div").count()
-        return {"fcp_s": round(fcp / 1000, 3), "load_s": round(page.evaluate(LOAD_EVENT) / 1000, 3),
-                "figures": figures, "figures_drawn_s": round(drawn / 1000, 3) if figures else None}
+        return {
+            "fcp_s": round(fcp / 1000, 3),
+            "load_s": round(page.evaluate(LOAD_EVENT) / 1000, 3),
+            "figures": figures,
+            "figures_drawn_s": round(drawn / 1000, 3) if figures else None,
+        }
     finally:
         context.close()
 
@@ -152,11 +156,17 @@ def playground_result(browser: object, url: str, throttle: dict, model: str, def
         else:
             page.select_option(f"{PLAYGROUND_ROOT} .playground-model", model)
         page.wait_for_function(RESULT_AFTER, arg=0, timeout=180_000)
-        seconds = {what: float(page.get_attribute(PLAYGROUND_ROOT, f"data-{what}-ms")) / 1000
-                   for what in ("result", "drawn")}
+        seconds = {
+            what: float(page.get_attribute(PLAYGROUND_ROOT, f"data-{what}-ms")) / 1000 for what in ("result", "drawn")
+        }
         ready = {k: round(v / 1000, 2) for k, v in page.evaluate(LOADED).items()}
-        return {"model": model, "result_s": round(seconds["result"], 3), "drawn_s": round(seconds["drawn"], 3),
-                "ready_s": ready, "load_1min": load}
+        return {
+            "model": model,
+            "result_s": round(seconds["result"], 3),
+            "drawn_s": round(seconds["drawn"], 3),
+            "ready_s": ready,
+            "load_1min": load,
+        }
     finally:
         context.close()
 
@@ -168,15 +178,25 @@ def page_rows(runs: dict[str, list[dict]], reference: str) -> list[dict]:
         fcp = [r["fcp_s"] for r in measured]
         ratio, low, high = paired_ratio(fcp, [r["fcp_s"] for r in runs[reference]])
         drawn = [r["figures_drawn_s"] for r in measured if r["figures_drawn_s"] is not None]
-        rows.append({
-            "kind": "first_paint", "page": name, "reference": name == reference, "rounds": len(measured),
-            "fcp_median_s": round(statistics.median(fcp), 3), "fcp_max_s": max(fcp),
-            "ratio_to_reference": round(ratio, 2), "ratio_low": round(low, 2), "ratio_high": round(high, 2),
-            "load_median_s": round(statistics.median(r["load_s"] for r in measured), 3),
-            "figures": measured[0]["figures"],
-            "figures_drawn_median_s": round(statistics.median(drawn), 3) if drawn else None,
-            "goal_s": FCP_GOAL_S, "met": max(fcp) <= FCP_GOAL_S, "runs": measured,
-        })
+        rows.append(
+            {
+                "kind": "first_paint",
+                "page": name,
+                "reference": name == reference,
+                "rounds": len(measured),
+                "fcp_median_s": round(statistics.median(fcp), 3),
+                "fcp_max_s": max(fcp),
+                "ratio_to_reference": round(ratio, 2),
+                "ratio_low": round(low, 2),
+                "ratio_high": round(high, 2),
+                "load_median_s": round(statistics.median(r["load_s"] for r in measured), 3),
+                "figures": measured[0]["figures"],
+                "figures_drawn_median_s": round(statistics.median(drawn), 3) if drawn else None,
+                "goal_s": FCP_GOAL_S,
+                "met": max(fcp) <= FCP_GOAL_S,
+                "runs": measured,
+            }
+        )
     return rows
 
 
@@ -188,8 +208,12 @@ def main() -> None:
     p.add_argument("--latency", type=float, default=40.0, help="latency, ms (default 40)")
     p.add_argument("--dwell", type=float, default=10.0, help="seconds the reader stays on the playground's page first")
     p.add_argument("--rounds", type=int, default=None, help="rounds of each measurement (default 3; --quick: 1)")
-    p.add_argument("--pages", nargs="+", default=None,
-                   help=f"pages to measure besides the reference (default {' '.join(PAGES)}; 'all': every chapter)")
+    p.add_argument(
+        "--pages",
+        nargs="+",
+        default=None,
+        help=f"pages to measure besides the reference (default {' '.join(PAGES)}; 'all': every chapter)",
+    )
     p.add_argument("--skip-playground", action="store_true", help="first paint only")
     args = parse_args(p)
     site = args.site.resolve()
@@ -204,8 +228,11 @@ def main() -> None:
     pages = args.pages or (PAGES[:1] if args.quick else PAGES)
     if pages == ["all"]:
         pages = [name for name in toc_pages() if name != REFERENCE]
-    throttle = {"latency": args.latency, "downloadThroughput": args.mbit * 1e6 / 8,
-                "uploadThroughput": args.mbit * 1e6 / 16}
+    throttle = {
+        "latency": args.latency,
+        "downloadThroughput": args.mbit * 1e6 / 8,
+        "uploadThroughput": args.mbit * 1e6 / 16,
+    }
     runs: dict[str, list[dict]] = {name: [] for name in (*pages, REFERENCE)}
     playground: list[dict] = []
     with serve(site, PREFIX) as base, sync_playwright() as pw:
@@ -222,36 +249,59 @@ def main() -> None:
             models = list(manifest["models"])
             for model in models[:1] if args.quick else models:
                 for _ in range(rounds):
-                    playground.append(playground_result(browser, f"{base}/{PLAYGROUND}.html", throttle, model,
-                                                        models[0], args.dwell))
+                    playground.append(
+                        playground_result(browser, f"{base}/{PLAYGROUND}.html", throttle, model, models[0], args.dwell)
+                    )
                     print(f"playground {playground[-1]}", flush=True)
         browser.close()
     results = page_rows(runs, REFERENCE)
     for model in dict.fromkeys(r["model"] for r in playground):
         measured = [r for r in playground if r["model"] == model]
         seconds = [r["result_s"] for r in measured]
-        results.append({
-            "kind": "playground_first_result", "model": model, "dwell_s": args.dwell, "rounds": len(measured),
-            "result_median_s": round(statistics.median(seconds), 3), "result_max_s": max(seconds),
-            "drawn_median_s": round(statistics.median(r["drawn_s"] for r in measured), 3),
-            "goal_s": RESULT_GOAL_S, "met": max(seconds) <= RESULT_GOAL_S, "runs": measured,
-        })
+        results.append(
+            {
+                "kind": "playground_first_result",
+                "model": model,
+                "dwell_s": args.dwell,
+                "rounds": len(measured),
+                "result_median_s": round(statistics.median(seconds), 3),
+                "result_max_s": max(seconds),
+                "drawn_median_s": round(statistics.median(r["drawn_s"] for r in measured), 3),
+                "goal_s": RESULT_GOAL_S,
+                "met": max(seconds) <= RESULT_GOAL_S,
+                "runs": measured,
+            }
+        )
     print(f"\n{args.mbit:g} Mbit/s, {args.latency:g} ms, gzip, cold cache; {rounds} round(s)")
     for row in results:
         if row["kind"] == "first_paint":
             drawn = f", figures drawn {row['figures_drawn_median_s']:.2f} s" if row["figures"] else ""
-            print(f"{row['page']:<40} first paint {row['fcp_median_s']:.2f} s (max {row['fcp_max_s']:.2f}), "
-                  f"{row['ratio_to_reference']:.2f}x the reference [{row['ratio_low']:.2f}-{row['ratio_high']:.2f}], "
-                  f"load {row['load_median_s']:.2f} s{drawn}; goal <= {FCP_GOAL_S} s "
-                  f"{'met' if row['met'] else 'MISSED'}")
+            print(
+                f"{row['page']:<40} first paint {row['fcp_median_s']:.2f} s (max {row['fcp_max_s']:.2f}), "
+                f"{row['ratio_to_reference']:.2f}x the reference [{row['ratio_low']:.2f}-{row['ratio_high']:.2f}], "
+                f"load {row['load_median_s']:.2f} s{drawn}; goal <= {FCP_GOAL_S} s "
+                f"{'met' if row['met'] else 'MISSED'}"
+            )
         else:
-            print(f"playground {row['model']:<10} after {args.dwell:g} s on the page: output "
-                  f"{row['result_median_s']:.2f} s after the request (max {row['result_max_s']:.2f}), figures "
-                  f"{row['drawn_median_s']:.2f} s; goal <= {RESULT_GOAL_S} s {'met' if row['met'] else 'MISSED'}")
+            print(
+                f"playground {row['model']:<10} after {args.dwell:g} s on the page: output "
+                f"{row['result_median_s']:.2f} s after the request (max {row['result_max_s']:.2f}), figures "
+                f"{row['drawn_median_s']:.2f} s; goal <= {RESULT_GOAL_S} s {'met' if row['met'] else 'MISSED'}"
+            )
     extra = {"mbit": args.mbit, "latency_ms": args.latency, "gzip": True, "quick": args.quick}
-    path = write_results("pages", results, extra=extra, out_dir=args.out, sources=[
-        "book/_ext/offline_assets.py", "book/_ext/figures.js", "book/_ext/playground.js",
-        "book/_ext/playground_engine.js", "book/_ext/book.css"])
+    path = write_results(
+        "pages",
+        results,
+        extra=extra,
+        out_dir=args.out,
+        sources=[
+            "book/_ext/offline_assets.py",
+            "book/_ext/figures.js",
+            "book/_ext/playground.js",
+            "book/_ext/playground_engine.js",
+            "book/_ext/book.css",
+        ],
+    )
     print(f"wrote {path}")
 
 

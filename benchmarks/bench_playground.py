@@ -41,8 +41,12 @@ THROTTLED_GOAL_S = 1.0
 CACHED_GOAL_S = 2.0
 PER_TOKEN_GOAL_MS = 20.0
 ORT = "_static/vendor/ort/"
-ASSETS = (ORT + "ort.wasm.min.mjs", ORT + "ort-wasm-simd-threaded.mjs", ORT + "ort-wasm-simd-threaded.wasm.gz",
-          ORT + "ort-wasm-simd-threaded.wasm")
+ASSETS = (
+    ORT + "ort.wasm.min.mjs",
+    ORT + "ort-wasm-simd-threaded.mjs",
+    ORT + "ort-wasm-simd-threaded.wasm.gz",
+    ORT + "ort-wasm-simd-threaded.wasm",
+)
 TYPED = "3 5 7 9 11 4 6 8 10 12"  # what the reader types into the source field (the copy model, the page's first)
 DECODE_STEPS = """async ([name, rounds, beam]) => {
   const pg = window.transformerPlayground, m = await pg.manifest(), steps = [];
@@ -139,7 +143,9 @@ def throttled_reader(browser: object, url: str, throttle: dict, typing_s: float)
 def main() -> None:
     p = parser(__doc__.splitlines()[0], threads=False)
     p.add_argument("--chromium", default="/usr/bin/chromium", help="the Chromium executable")
-    p.add_argument("--mbit", type=float, default=10.0, help="download speed of the throttled network, Mbit/s (default 10)")
+    p.add_argument(
+        "--mbit", type=float, default=10.0, help="download speed of the throttled network, Mbit/s (default 10)"
+    )
     p.add_argument("--latency", type=float, default=40.0, help="latency of the throttled network, ms (default 40)")
     p.add_argument("--typing", type=float, default=10.0, help="seconds the throttled reader types (default 10)")
     p.add_argument("--rounds", type=int, default=None, help="rounds of each measurement (default 5; --quick: 1)")
@@ -153,8 +159,11 @@ def main() -> None:
     from test_book_browser import CHROMIUM_ARGS, PREFIX
 
     rounds = args.rounds or (1 if args.quick else 5)
-    throttle = {"latency": args.latency, "downloadThroughput": args.mbit * 1e6 / 8,
-                "uploadThroughput": args.mbit * 1e6 / 16}
+    throttle = {
+        "latency": args.latency,
+        "downloadThroughput": args.mbit * 1e6 / 8,
+        "uploadThroughput": args.mbit * 1e6 / 16,
+    }
     handler = functools.partial(type("Handler", (_Handler,), {"prefix": PREFIX}), directory=str(SITE))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -168,16 +177,24 @@ def main() -> None:
                 for run in runs:
                     print(kind, run)
                 seconds = [run["first_result_s"] for run in runs]
-                results.append({
-                    "kind": kind, "mbit": args.mbit, "latency_ms": args.latency, "typing_s": typing_s,
-                    "median_s": round(statistics.median(seconds), 3), "max_s": round(max(seconds), 3), "rounds": rounds,
-                    "goal_s": THROTTLED_GOAL_S if typing_s else None,
-                    "drawn_median_s": round(statistics.median(r["drawn_s"] for r in runs), 3),
-                    "loaded_after_scroll_s": round(statistics.median(r["loaded_ms"] for r in runs) / 1000, 2),
-                    "longest_task_ms": round(max(r["longest_task_ms"] for r in runs)),
-                    "longest_key_ms": round(max(r["longest_key_ms"] for r in runs)) if typing_s else None,
-                    "progress_reports": min(r["progress_reports"] for r in runs), "runs": runs,
-                })
+                results.append(
+                    {
+                        "kind": kind,
+                        "mbit": args.mbit,
+                        "latency_ms": args.latency,
+                        "typing_s": typing_s,
+                        "median_s": round(statistics.median(seconds), 3),
+                        "max_s": round(max(seconds), 3),
+                        "rounds": rounds,
+                        "goal_s": THROTTLED_GOAL_S if typing_s else None,
+                        "drawn_median_s": round(statistics.median(r["drawn_s"] for r in runs), 3),
+                        "loaded_after_scroll_s": round(statistics.median(r["loaded_ms"] for r in runs) / 1000, 2),
+                        "longest_task_ms": round(max(r["longest_task_ms"] for r in runs)),
+                        "longest_key_ms": round(max(r["longest_key_ms"] for r in runs)) if typing_s else None,
+                        "progress_reports": min(r["progress_reports"] for r in runs),
+                        "runs": runs,
+                    }
+                )
             cold, cached = [], []
             for _ in range(0 if args.throttled_only else rounds):
                 with tempfile.TemporaryDirectory() as profile:  # a fresh profile with a disk cache, as a reader's
@@ -194,26 +211,51 @@ def main() -> None:
                 for kind, beam in (("per_token", 1), ("per_beam_step", BEAM)):
                     page.evaluate(DECODE_STEPS, [name, 1, beam])  # warm-up: sessions created, code paths run
                     steps = page.evaluate(DECODE_STEPS, [name, rounds, beam])
-                    results.append({"kind": kind, "model": name, "beam": beam, "median_ms": round(statistics.median(steps), 2),
-                                    "max_ms": round(max(steps), 2), "steps": len(steps),
-                                    "goal_ms": PER_TOKEN_GOAL_MS if beam == 1 else None})
+                    results.append(
+                        {
+                            "kind": kind,
+                            "model": name,
+                            "beam": beam,
+                            "median_ms": round(statistics.median(steps), 2),
+                            "max_ms": round(max(steps), 2),
+                            "steps": len(steps),
+                            "goal_ms": PER_TOKEN_GOAL_MS if beam == 1 else None,
+                        }
+                    )
             context.close()
             browser.close()
     finally:
         httpd.shutdown()
     for kind, seconds in (("first_result_cold", cold), ("first_result_cached", cached)) if cold else ():
-        results.append({"kind": kind, "median_s": round(statistics.median(seconds), 3), "max_s": round(max(seconds), 3),
-                        "rounds": len(seconds), "goal_s": CACHED_GOAL_S if kind.endswith("cached") else None})
+        results.append(
+            {
+                "kind": kind,
+                "median_s": round(statistics.median(seconds), 3),
+                "max_s": round(max(seconds), 3),
+                "rounds": len(seconds),
+                "goal_s": CACHED_GOAL_S if kind.endswith("cached") else None,
+            }
+        )
     sizes = {path: (SITE / path).stat().st_size for path in ASSETS}
     for name in manifest["models"]:
         for graph in ("encoder.onnx", "decoder_step.onnx"):
-            sizes[f"_static/playground/{name}/{graph}"] = (SITE / "_static" / "playground" / name / graph).stat().st_size
+            sizes[f"_static/playground/{name}/{graph}"] = (
+                (SITE / "_static" / "playground" / name / graph).stat().st_size
+            )
     results.append({"kind": "asset_bytes", "files": sizes})
     for row in results:
         print({k: v for k, v in row.items() if k != "runs"})
-    path = write_results("playground", results, out_dir=args.out, sources=[
-        "book/_ext/playground_engine.js", "book/_ext/playground.js", "transformer/export.py",
-        "transformer_book/playground.py"])
+    path = write_results(
+        "playground",
+        results,
+        out_dir=args.out,
+        sources=[
+            "book/_ext/playground_engine.js",
+            "book/_ext/playground.js",
+            "transformer/export.py",
+            "transformer_book/playground.py",
+        ],
+    )
     print(f"wrote {path}")
 
 

@@ -50,8 +50,16 @@ class TorchReference(nn.Module):
         self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_positions)
         self.embed_dropout = nn.Dropout(c.dropout)
         self.core = nn.Transformer(
-            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout,
-            activation=c.activation, layer_norm_eps=c.layer_norm_eps, batch_first=True, norm_first=c.norm_first,
+            c.d_model,
+            c.n_heads,
+            c.n_encoder_layers,
+            c.n_decoder_layers,
+            c.d_ff,
+            c.dropout,
+            activation=c.activation,
+            layer_norm_eps=c.layer_norm_eps,
+            batch_first=True,
+            norm_first=c.norm_first,
         )
         self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size)
 
@@ -62,7 +70,9 @@ class TorchReference(nn.Module):
         hidden = self.core(
             self.embed_dropout(self.positional(self.src_embed(src))),
             self.embed_dropout(self.positional(self.tgt_embed(tgt))),
-            tgt_mask=future, src_key_padding_mask=src_padding, tgt_key_padding_mask=tgt_padding,
+            tgt_mask=future,
+            src_key_padding_mask=src_padding,
+            tgt_key_padding_mask=tgt_padding,
             memory_key_padding_mask=src_padding,
         )  # (B, T, d_model)
         return self.lm_head(hidden)  # (B, T, V)
@@ -84,6 +94,7 @@ def build_pair(config: TransformerConfig, device: torch.device) -> tuple[Transfo
 
 def make_batch(batch: int, length: int, device: torch.device, generator: torch.Generator) -> tuple[Tensor, Tensor]:
     """Source ``(B, S)`` and target ``(B, T + 1)`` ids; every sequence has a random length in [S/2, S], then padding."""
+
     def padded(n: int) -> Tensor:
         ids = torch.randint(1, VOCAB, (batch, n), generator=generator)
         lengths = torch.randint(max(1, n // 2), n + 1, (batch,), generator=generator)
@@ -107,9 +118,7 @@ def train_step(model: nn.Module, src: Tensor, tgt: Tensor, dtype: torch.dtype):
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
     tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
     device_type = src.device.type
-    autocast = (
-        (lambda: torch.autocast(device_type, dtype=dtype)) if dtype != torch.float32 else contextlib.nullcontext
-    )
+    autocast = (lambda: torch.autocast(device_type, dtype=dtype)) if dtype != torch.float32 else contextlib.nullcontext
 
     def step() -> None:
         with autocast():
@@ -142,15 +151,25 @@ def main() -> None:
     args = parse_args(parser(__doc__.splitlines()[0]))
     s = settings(args.quick)
     results = []
-    print(f"{'device':>6} {'dtype':>9} {'d_model':>7} {'seq':>4} {'batch':>5} {'ours ms':>9} {'torch ms':>9} "
-          f"{'ratio (quartiles)':>19} {'ops ours/torch':>15} {'load':>5}")
+    print(
+        f"{'device':>6} {'dtype':>9} {'d_model':>7} {'seq':>4} {'batch':>5} {'ours ms':>9} {'torch ms':>9} "
+        f"{'ratio (quartiles)':>19} {'ops ours/torch':>15} {'load':>5}"
+    )
     for device, dtype in targets():
         for d_model in s["d_models"]:
             for seq_len in s["seq_lens"]:
                 n_heads = max(4, d_model // 64)
                 config = TransformerConfig(
-                    VOCAB, VOCAB, d_model=d_model, n_heads=n_heads, d_ff=4 * d_model, n_encoder_layers=s["layers"],
-                    n_decoder_layers=s["layers"], dropout=0.1, max_positions=max(512, seq_len + 1), pad_id=PAD,
+                    VOCAB,
+                    VOCAB,
+                    d_model=d_model,
+                    n_heads=n_heads,
+                    d_ff=4 * d_model,
+                    n_encoder_layers=s["layers"],
+                    n_decoder_layers=s["layers"],
+                    dropout=0.1,
+                    max_positions=max(512, seq_len + 1),
+                    pad_id=PAD,
                     final_norm=True,  # nn.Transformer's layout
                 )
                 batch = max(1, s["tokens_per_batch"] // seq_len)
@@ -166,24 +185,42 @@ def main() -> None:
                 ratio, low, high = paired_ratio(times["ours"], times["torch"])
                 dtype_name = str(dtype).removeprefix("torch.")
                 row = dict(
-                    device=device.type, dtype=dtype_name, d_model=d_model, n_heads=n_heads, d_ff=4 * d_model,
-                    layers=s["layers"], seq_len=seq_len, batch=batch, vocab=VOCAB, rounds=s["rounds"][d_model],
-                    ours_ms=median_ms(times["ours"]), torch_ms=median_ms(times["torch"]),
-                    ratio=round(ratio, 4), ratio_low=round(low, 4), ratio_high=round(high, 4),
-                    ours_ops=ops["ours"], torch_ops=ops["torch"], max_abs_logit_diff=difference,
+                    device=device.type,
+                    dtype=dtype_name,
+                    d_model=d_model,
+                    n_heads=n_heads,
+                    d_ff=4 * d_model,
+                    layers=s["layers"],
+                    seq_len=seq_len,
+                    batch=batch,
+                    vocab=VOCAB,
+                    rounds=s["rounds"][d_model],
+                    ours_ms=median_ms(times["ours"]),
+                    torch_ms=median_ms(times["torch"]),
+                    ratio=round(ratio, 4),
+                    ratio_low=round(low, 4),
+                    ratio_high=round(high, 4),
+                    ours_ops=ops["ours"],
+                    torch_ops=ops["torch"],
+                    max_abs_logit_diff=difference,
                     load_1min=load,
                 )
                 print(
                     f"{device.type:>6} {dtype_name:>9} {d_model:>7} {seq_len:>4} {batch:>5} "
                     f"{row['ours_ms']:9.1f} {row['torch_ms']:9.1f} {ratio:6.2f} ({low:.2f}-{high:.2f}) "
-                    f"{ops['ours']:>7}/{ops['torch']:<7} {load}", flush=True,
+                    f"{ops['ours']:>7}/{ops['torch']:<7} {load}",
+                    flush=True,
                 )
                 results.append(row)
     path = write_results(
-        "train_step", results, extra=dict(
+        "train_step",
+        results,
+        extra=dict(
             what="one training step (forward, loss, backward, Adam step), ours / torch.nn.Transformer; lower is better",
-            goal="ratio <= 1.0", quick=args.quick,
-        ), out_dir=args.out,
+            goal="ratio <= 1.0",
+            quick=args.quick,
+        ),
+        out_dir=args.out,
     )
     print(f"wrote {path}")
 

@@ -130,8 +130,12 @@ def parser(description: str, threads: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="tiny sizes and few repeats: checks the script, not the speed")
     p.add_argument("--out", type=Path, default=RESULTS_DIR, help=f"folder for the JSON results (default {RESULTS_DIR})")
     if threads:
-        p.add_argument("--threads", type=int, default=1,
-                       help="torch intra-op threads (default 1, the published setting; 0: PyTorch's default, one per core)")
+        p.add_argument(
+            "--threads",
+            type=int,
+            default=1,
+            help="torch intra-op threads (default 1, the published setting; 0: PyTorch's default, one per core)",
+        )
     return p
 
 
@@ -163,7 +167,10 @@ def imported_package_files(include_viz: bool = False) -> list[str]:
 
 
 def write_results(
-    name: str, results: list[dict], extra: dict | None = None, out_dir: Path | str | None = None,
+    name: str,
+    results: list[dict],
+    extra: dict | None = None,
+    out_dir: Path | str | None = None,
     sources: Iterable[str] | None = None,
 ) -> Path:
     """Write ``<out_dir or benchmarks/results>/<name>.json`` and return its path.
@@ -176,7 +183,12 @@ def write_results(
     path = folder / f"{name}.json"
     files = list(imported_package_files() if sources is None else sources)
     files += [f"benchmarks/bench_{name}.py", "benchmarks/common.py"]
-    payload = {"name": name, "machine": machine_info(), "results": results, **(extra or {}),
-               "sources": source_digests(ROOT, files)}
+    payload = {
+        "name": name,
+        "machine": machine_info(),
+        "results": results,
+        **(extra or {}),
+        "sources": source_digests(ROOT, files),
+    }
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path

@@ -42,8 +42,15 @@ def keep_every_checkpoint(monkeypatch):
 def small_config(**overrides) -> TransformerConfig:
     """A model small enough for fast tests, with the paper's structure."""
     values = dict(
-        src_vocab_size=17, tgt_vocab_size=19, d_model=32, n_heads=4, d_ff=64,
-        n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_positions=64,
+        src_vocab_size=17,
+        tgt_vocab_size=19,
+        d_model=32,
+        n_heads=4,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_positions=64,
     )
     values.update(overrides)
     return TransformerConfig(**values)

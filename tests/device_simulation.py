@@ -58,7 +58,9 @@ class another_device(TorchFunctionMode):
         if func in (Tensor.numpy, Tensor.__array__) and away:
             raise TypeError("can't convert a tensor on another device to numpy. Use Tensor.cpu() first")
         if away and (func is Tensor.double or (func is Tensor.to and torch.float64 in tree_leaves((args, kwargs)))):
-            raise TypeError("Cannot convert a tensor on another device to float64 (as on MPS): copy it to the CPU first")
+            raise TypeError(
+                "Cannot convert a tensor on another device to float64 (as on MPS): copy it to the CPU first"
+            )
         if func in (Tensor.to, Tensor.cpu):
             if func is Tensor.cpu:
                 device, dtype = torch.device("cpu"), None

@@ -72,7 +72,9 @@ def _recording_teardown(teardown):
 
 def _write(nb: nbformat.NotebookNode, recorded: list[list[dict]], path: Path) -> None:
     nb = copy.deepcopy(nb)
-    for count, (cell, outputs) in enumerate(zip((c for c in nb.cells if c.cell_type == "code"), recorded, strict=True), start=1):
+    for count, (cell, outputs) in enumerate(
+        zip((c for c in nb.cells if c.cell_type == "code"), recorded, strict=True), start=1
+    ):
         cell.execution_count = count
         cell.outputs = [nbformat.from_dict(_with_defaults(out, count)) for out in to_static(outputs)]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -123,7 +123,9 @@ def mean_ablate_heads(
             module, indices = _selected(modules, key, indices)
             if key not in means or tuple(means[key].shape) != (module.n_heads, module.d_k):
                 shape = None if key not in means else tuple(means[key].shape)
-                raise ValueError(f"means[{key!r}] must be ({module.n_heads}, {module.d_k}), one row per head; got {shape}")
+                raise ValueError(
+                    f"means[{key!r}] must be ({module.n_heads}, {module.d_k}), one row per head; got {shape}"
+                )
             replaced = torch.zeros(module.n_heads, module.d_k, dtype=torch.bool)  # (H, d_k)
             replaced[indices] = True
             handle = module.out_proj.register_forward_pre_hook(_replacer(replaced.flatten(), means[key].flatten()))
@@ -217,7 +219,12 @@ def _task_maps(
 
 @torch.no_grad()
 def source_alignment(
-    model: Transformer, task: str, n: int = 500, max_seq_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
+    model: Transformer,
+    task: str,
+    n: int = 500,
+    max_seq_len: int = 10,
+    seed: int = 0,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
 ) -> Tensor:
     """``(n_decoder_layers, H)``: for each cross-attention head, the mean weight that a decoder position puts on the
     source token it is about to write (teacher forcing, ``n`` random sequences of ``task``).
@@ -239,7 +246,12 @@ def source_alignment(
 
 @torch.no_grad()
 def attention_sharpness(
-    model: Transformer, task: str, n: int = 500, max_seq_len: int = 10, seed: int = 0, vocab_size: int = DEFAULT_VOCAB_SIZE
+    model: Transformer,
+    task: str,
+    n: int = 500,
+    max_seq_len: int = 10,
+    seed: int = 0,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
 ) -> dict[str, Tensor]:
     """How focused each head is: per attention type, ``(layers, H)`` of the largest weight in a query's row,
     averaged over the real (non-padding) queries of ``n`` random sequences of ``task``. 1 means every query looks

@@ -41,8 +41,15 @@ __all__ = [
     "step_times",
 ]
 
-COMPONENTS = ("embeddings", "attention projections", "attention scores", "feed-forward", "layer norms",
-              "output projection", "loss")
+COMPONENTS = (
+    "embeddings",
+    "attention projections",
+    "attention scores",
+    "feed-forward",
+    "layer norms",
+    "output projection",
+    "loss",
+)
 
 
 def _check_positive(**values: int) -> None:
@@ -65,8 +72,11 @@ def encoder_layer_flops(T: int, d_model: int, d_ff: int, n_heads: int) -> dict[s
     d_k = d_model // n_heads
     scores = n_heads * attention_flops(score_cost("dot", d_k, d_k), T, T, matmul_only=True)  # Q K^T
     weighted_sum = n_heads * 2 * T * T * d_k  # weights @ V
-    return {"projections": 4 * 2 * T * d_model * d_model, "attention": scores + weighted_sum,
-            "feed-forward": 2 * 2 * T * d_model * d_ff}
+    return {
+        "projections": 4 * 2 * T * d_model * d_model,
+        "attention": scores + weighted_sum,
+        "feed-forward": 2 * 2 * T * d_model * d_ff,
+    }
 
 
 def crossover_length(d_model: int, d_ff: int) -> int:
@@ -177,6 +187,7 @@ def step_times(model: Transformer, src: Tensor, tgt: Tensor, steps: int = 3) -> 
     def enter(component: str) -> Callable[..., None]:
         def hook(module: nn.Module, *_) -> None:
             open_ranges.setdefault(module, []).append(record_function(RANGE + component).__enter__())
+
         return hook
 
     def leave(module: nn.Module, *_) -> None:

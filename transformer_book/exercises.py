@@ -110,8 +110,8 @@ def _tensor(value: object, call: str) -> Tensor:
 
 
 def _shape(value: Tensor, expected: tuple[int, ...], call: str, hint: str = "") -> None:
-    assert tuple(value.shape) == expected, (
-        f"{call} has shape {tuple(value.shape)}, not {expected}" + (f": {hint}" if hint else "")
+    assert tuple(value.shape) == expected, f"{call} has shape {tuple(value.shape)}, not {expected}" + (
+        f": {hint}" if hint else ""
     )
 
 
@@ -141,17 +141,23 @@ def grade_causal_mask(causal: Callable[[int], Tensor]) -> None:
         if torch.equal(mine, expected):
             continue
         if torch.equal(mine, ~expected):
-            raise AssertionError(f"{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
-                                 "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')")
+            raise AssertionError(
+                f"{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
+                "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')"
+            )
         if torch.equal(mine, expected.transpose(-2, -1)):
-            raise AssertionError(f"{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
-                                 "not the past (lower triangle, tril, not triu)")
+            raise AssertionError(
+                f"{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
+                "not the past (lower triangle, tril, not triu)"
+            )
         if torch.equal(mine, expected & ~torch.eye(T, dtype=torch.bool)):
-            raise AssertionError(f"{call} is False on the diagonal: a position must see itself (the first query "
-                                 "would see no key at all)")
+            raise AssertionError(
+                f"{call} is False on the diagonal: a position must see itself (the first query would see no key at all)"
+            )
         i, j = _first_index(mine != expected)[2:]
-        raise AssertionError(f"{call}[0, 0, {i}, {j}] is {bool(mine[0, 0, i, j])}: query {i} may attend to keys "
-                             f"0..{i} only")
+        raise AssertionError(
+            f"{call}[0, 0, {i}, {j}] is {bool(mine[0, 0, i, j])}: query {i} may attend to keys 0..{i} only"
+        )
 
 
 def _tokens(seed: int, B: int, S: int, pad_id: int) -> Tensor:
@@ -175,8 +181,10 @@ def grade_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
         call = f"padding(tokens of shape {(B, S)}, pad_id={pad_id})"
         mine, expected = _tensor(padding(tokens, pad_id), call), padding_mask(tokens, pad_id)
         if tuple(mine.shape) == (B, 1, S, 1) and S > 1:
-            raise AssertionError(f"{call} has shape {(B, 1, S, 1)}: it hides padding *queries*; a padding mask "
-                                 f"hides padding keys from every query, shape (B, 1, 1, S)")
+            raise AssertionError(
+                f"{call} has shape {(B, 1, S, 1)}: it hides padding *queries*; a padding mask "
+                f"hides padding keys from every query, shape (B, 1, 1, S)"
+            )
         _shape(mine, (B, 1, 1, S), call, "one row per sequence, broadcast over heads and queries")
         _bool_mask(mine, call)
         if torch.equal(mine, ~expected):
@@ -184,8 +192,9 @@ def grade_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
         if not torch.equal(mine, expected):
             b, *_, s = _first_index(mine != expected)
             hint = " (is pad_id used, or 0 hard-coded?)" if pad_id != 0 else ""
-            raise AssertionError(f"{call}[{b}, 0, 0, {s}] is {bool(mine[b, 0, 0, s])} for token "
-                                 f"{int(tokens[b, s])}{hint}")
+            raise AssertionError(
+                f"{call}[{b}, 0, 0, {s}] is {bool(mine[b, 0, 0, s])} for token {int(tokens[b, s])}{hint}"
+            )
 
 
 def grade_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
@@ -196,16 +205,20 @@ def grade_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
         call = f"target(tokens of shape {(B, T)}, pad_id={pad_id})"
         mine = _tensor(target(tokens, pad_id), call)
         expected = padding_mask(tokens, pad_id) & causal_mask(T)
-        _shape(mine, (B, 1, T, T), call, "the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast "
-               "to it")
+        _shape(
+            mine, (B, 1, T, T), call, "the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"
+        )
         _bool_mask(mine, call)
         if torch.equal(mine, padding_mask(tokens, pad_id) | causal_mask(T)):
-            raise AssertionError(f"{call} shows a key that one of the masks hides: combine them with & (visible if "
-                                 "real *and* not in the future), not |")
+            raise AssertionError(
+                f"{call} shows a key that one of the masks hides: combine them with & (visible if "
+                "real *and* not in the future), not |"
+            )
         if not torch.equal(mine, expected):
             b, _, i, j = _first_index(mine != expected)
-            raise AssertionError(f"{call}[{b}, 0, {i}, {j}] is {bool(mine[b, 0, i, j])}: key {j} is token "
-                                 f"{int(tokens[b, j])}, query {i}")
+            raise AssertionError(
+                f"{call}[{b}, 0, {i}, {j}] is {bool(mine[b, 0, i, j])}: key {j} is token {int(tokens[b, j])}, query {i}"
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,22 +233,30 @@ def grade_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
         mine = _tensor(table(L, d), call)
         _shape(mine, (L, d), call, "one row per position, one column per dimension")
         mine, expected = mine.double(), sinusoidal_table(L, d).double()
-        angles = torch.arange(L, dtype=torch.float64)[:, None] * 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        angles = torch.arange(L, dtype=torch.float64)[:, None] * 10000.0 ** (
+            -torch.arange(0, d, 2, dtype=torch.float64) / d
+        )
         if L > 1 and torch.allclose(mine, torch.cat([angles.sin(), angles.cos()], dim=1), atol=1e-4):
-            raise AssertionError(f"{call} has the sines in the first half of the columns and the cosines in the "
-                                 "second (tensor2tensor's layout); the paper interleaves them: column 2i is the sine, "
-                                 "2i+1 the cosine of the same frequency")
+            raise AssertionError(
+                f"{call} has the sines in the first half of the columns and the cosines in the "
+                "second (tensor2tensor's layout); the paper interleaves them: column 2i is the sine, "
+                "2i+1 the cosine of the same frequency"
+            )
         if torch.allclose(mine[:, 0::2], expected[:, 1::2], atol=1e-4):
             raise AssertionError(f"{call} has cosines in the even columns: column 2i is the sine, 2i+1 the cosine")
         if L > 1 and d > 2 and torch.allclose(mine, sinusoidal_table_base_1000(L, d).double(), atol=1e-4):
-            raise AssertionError(f"{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
-                                 "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)")
+            raise AssertionError(
+                f"{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
+                "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)"
+            )
         differ = (mine - expected).abs() > 1e-4
         if differ.any():
             pos, col = _first_index(differ)
-            raise AssertionError(f"{call}[{pos}, {col}] is {float(mine[pos, col]):.4f}, not "
-                                 f"{float(expected[pos, col]):.4f} (pair i = {col // 2}, frequency "
-                                 f"1 / 10000^(2i/{d}) = {10000.0 ** (-2 * (col // 2) / d):.4g})")
+            raise AssertionError(
+                f"{call}[{pos}, {col}] is {float(mine[pos, col]):.4f}, not "
+                f"{float(expected[pos, col]):.4f} (pair i = {col // 2}, frequency "
+                f"1 / 10000^(2i/{d}) = {10000.0 ** (-2 * (col // 2) / d):.4g})"
+            )
 
 
 def grade_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
@@ -254,12 +275,15 @@ def grade_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
             if float(error.max()) <= 1e-5:
                 continue
             if k and torch.allclose(pe[k:] @ M.T, pe[: L - k], atol=1e-5):
-                raise AssertionError(f"{call} maps PE(pos) to PE(pos - {k}): it turns the wrong way (transpose each "
-                                     "2x2 block)")
+                raise AssertionError(
+                    f"{call} maps PE(pos) to PE(pos - {k}): it turns the wrong way (transpose each 2x2 block)"
+                )
             pos, col = _first_index(error > 1e-5)
-            raise AssertionError(f"(M_k PE(pos))[{col}] = {float(moved[pos, col]):.4f} but PE(pos + k)[{col}] = "
-                                 f"{float(pe[pos + k, col]):.4f} for {call}, pos = {pos} (pair i = {col // 2}, "
-                                 f"rows {2 * (col // 2)} and {2 * (col // 2) + 1})")
+            raise AssertionError(
+                f"(M_k PE(pos))[{col}] = {float(moved[pos, col]):.4f} but PE(pos + k)[{col}] = "
+                f"{float(pe[pos + k, col]):.4f} for {call}, pos = {pos} (pair i = {col // 2}, "
+                f"rows {2 * (col // 2)} and {2 * (col // 2) + 1})"
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -269,7 +293,8 @@ def grade_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
 def _describe(config: TransformerConfig) -> str:
     """The config's fields that differ from the defaults, as a constructor call."""
     changed = [
-        f"{f.name}={getattr(config, f.name)!r}" for f in fields(config)
+        f"{f.name}={getattr(config, f.name)!r}"
+        for f in fields(config)
         if f.name in ("src_vocab_size", "tgt_vocab_size") or getattr(config, f.name) != f.default
     ]
     return f"TransformerConfig({', '.join(changed)})"
@@ -277,7 +302,9 @@ def _describe(config: TransformerConfig) -> str:
 
 def _count_cases(small: bool) -> list[TransformerConfig]:
     """Configurations that differ in every size and switch a count depends on (small ones, or the paper's)."""
-    width = dict(d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3, max_positions=64) if small else {}
+    width = (
+        dict(d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3, max_positions=64) if small else {}
+    )
     return [
         TransformerConfig(11, 13, **width),
         TransformerConfig(37_000, 37_000, share_embeddings=True, tie_output_embedding=True),
@@ -316,8 +343,10 @@ def grade_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
         _shape(mine, (V, V), call, "one row and one column per token")
         expected = F.cosine_similarity(E[:, None], E[None], dim=-1)  # (V, V)
         if not torch.allclose(mine.diagonal().double(), torch.ones(V, dtype=torch.float64), atol=1e-5):
-            raise AssertionError(f"{call} has {float(mine[0, 0]):.3f} on the diagonal, not 1: a vector's cosine "
-                                 "with itself is 1 (divide each dot product by the norms of both rows)")
+            raise AssertionError(
+                f"{call} has {float(mine[0, 0]):.3f} on the diagonal, not 1: a vector's cosine "
+                "with itself is 1 (divide each dot product by the norms of both rows)"
+            )
         if not torch.allclose(mine, expected, atol=1e-5):
             i, j = _first_index((mine - expected).abs() > 1e-5)
             raise AssertionError(f"{call}[{i}, {j}] is {float(mine[i, j]):.4f}, not {float(expected[i, j]):.4f}")
@@ -335,16 +364,28 @@ def _same_mistake(mine: Tensor, wrong: Tensor, atol: float) -> bool:
     """``mine`` equals the mistaken ``wrong`` wherever ``mine`` is a number: a row whose keys are all hidden is NaN
     when the hidden scores were filled with -inf, whatever the mistake."""
     finite = mine.isfinite()
-    return tuple(mine.shape) == tuple(wrong.shape) and bool(finite.any()) and torch.allclose(
-        mine[finite].float(), wrong[finite].float(), atol=atol)
+    return (
+        tuple(mine.shape) == tuple(wrong.shape)
+        and bool(finite.any())
+        and torch.allclose(mine[finite].float(), wrong[finite].float(), atol=atol)
+    )
 
 
-_NAN_HINT = ("; it holds NaN: a query whose keys are all hidden gets a softmax over -inf only (fill with "
-             "torch.finfo(dtype).min, and check which keys the mask hides)")
+_NAN_HINT = (
+    "; it holds NaN: a query whose keys are all hidden gets a softmax over -inf only (fill with "
+    "torch.finfo(dtype).min, and check which keys the mask hides)"
+)
 
 
-def _attention_by(q: Tensor, k: Tensor, mask: Tensor | None, inverted: bool = False, axis: int = -1,
-                  mask_after_softmax: bool = False, scale_after_softmax: bool = False) -> Tensor:
+def _attention_by(
+    q: Tensor,
+    k: Tensor,
+    mask: Tensor | None,
+    inverted: bool = False,
+    axis: int = -1,
+    mask_after_softmax: bool = False,
+    scale_after_softmax: bool = False,
+) -> Tensor:
     """Attention's weights computed right or with one classic mistake (in float32), for naming a reader's mistake."""
     scores = q.float() @ k.float().transpose(-2, -1)  # (..., T_q, T_k)
     scale = math.sqrt(q.size(-1))
@@ -368,21 +409,26 @@ def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) ->
         f"the scores are divided by d_k = {d_k}, not by its square root, {math.sqrt(d_k):g}: the dot product of two "
         "unit-variance vectors has variance d_k, so its standard deviation is sqrt(d_k)": divided_by(d_k**2),
         f"the scores are divided by sqrt(d_v) = {math.sqrt(d_v):g}, the width of the values: divide by "
-        f"sqrt(d_k) = {math.sqrt(d_k):g}, the width of the queries and keys whose dot products they are":
-            divided_by(d_v),
+        f"sqrt(d_k) = {math.sqrt(d_k):g}, the width of the queries and keys whose dot products they are": divided_by(
+            d_v
+        ),
         f"the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
-        f"{1 / math.sqrt(d_k):.3g}, not 1; divide the scores, before the softmax":
-            lambda: _attention_by(q, k, mask, scale_after_softmax=True),
+        f"{1 / math.sqrt(d_k):.3g}, not 1; divide the scores, before the softmax": lambda: _attention_by(
+            q, k, mask, scale_after_softmax=True
+        ),
         f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
         f"(here T_q = {T_q}, T_k = {k.size(-2)})": lambda: _attention_by(q, k, mask, axis=-2),
     }
     if mask is not None:
         mistakes |= {
-            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)":
-                lambda: _attention_by(q, k, mask, inverted=True),
+            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)": lambda: (
+                _attention_by(q, k, mask, inverted=True)
+            ),
             "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has already "
             "shared each row among them, so a row sums to less than 1; fill the hidden scores with "
-            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(q, k, mask, mask_after_softmax=True),
+            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(
+                q, k, mask, mask_after_softmax=True
+            ),
             "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key about as "
             "much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min (masked_fill) "
             "before the softmax": lambda: multiply_mask_attention(q, k, v, mask)[1],
@@ -390,17 +436,21 @@ def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) ->
     return mistakes
 
 
-_DROPOUT_HINT = ("two calls with the same inputs give different results: dropout is on (F.dropout drops by default, "
-                 "training=True, and an nn.Dropout drops until .eval()); this function takes no dropout, and the "
-                 "package compares without it")
+_DROPOUT_HINT = (
+    "two calls with the same inputs give different results: dropout is on (F.dropout drops by default, "
+    "training=True, and an nn.Dropout drops until .eval()); this function takes no dropout, and the "
+    "package compares without it"
+)
 
 
 def _varies(function: Callable[..., object], args: tuple, first: Sequence[Tensor]) -> bool:
     """Whether ``function(*args)`` gives other tensors than ``first`` on a second call: a random answer."""
     again = function(*args)
     again = again if isinstance(again, tuple) else (again,)
-    return any(isinstance(a, Tensor) and a.shape == b.shape and not torch.equal(a.nan_to_num(), b.nan_to_num())
-               for a, b in zip(again, first, strict=False))
+    return any(
+        isinstance(a, Tensor) and a.shape == b.shape and not torch.equal(a.nan_to_num(), b.nan_to_num())
+        for a, b in zip(again, first, strict=False)
+    )
 
 
 def _attention_cases() -> Iterable[tuple[str, Tensor, Tensor, Tensor, Tensor | None]]:
@@ -425,16 +475,20 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
     division by d_k or sqrt(d_v) or after the softmax, an inverted mask, a mask applied after the softmax or multiplied
     into the scores, a softmax over the wrong axis, dropout left on and a -1e9 that float16 cannot hold."""
     for what, q, k, v, mask in _attention_cases():
-        call = f"attention(q of shape {tuple(q.shape)}, k of shape {tuple(k.shape)}, v of shape {tuple(v.shape)}, " \
-               f"with {what})"
+        call = (
+            f"attention(q of shape {tuple(q.shape)}, k of shape {tuple(k.shape)}, v of shape {tuple(v.shape)}, "
+            f"with {what})"
+        )
         atol = 1e-2 if q.dtype == torch.float16 else 1e-5
         try:
             result = attention(q, k, v, mask)
         except RuntimeError as error:
             if q.dtype == torch.float16 and "overflow" in str(error):
-                raise AssertionError(f"{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
-                                     "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
-                                     "the most negative number of their own dtype") from None
+                raise AssertionError(
+                    f"{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
+                    "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
+                    "the most negative number of their own dtype"
+                ) from None
             raise
         assert isinstance(result, tuple) and len(result) == 2, (
             f"{call} returned {type(result).__name__}: return the pair (output, weights)"
@@ -455,13 +509,27 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
             if _same_mistake(weights, wrong(), atol):
                 raise AssertionError(f"{call}: {hint}")
         error = float((weights.float() - expected_weights.float()).abs().max())
-        raise AssertionError(f"{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}"
-                             + (_NAN_HINT if weights.isnan().any() else ""))
+        raise AssertionError(
+            f"{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}"
+            + (_NAN_HINT if weights.isnan().any() else "")
+        )
 
 
-def _multi_head_by(x_q: Tensor, x_kv: Tensor, mask: Tensor | None, params: dict[str, Tensor], n_heads: int,
-                   divisor: str = "d_k", inverted: bool = False, split: str = "heads", merge: str = "heads",
-                   project: bool = True, biases: bool = True, transposed: bool = True, axis: int = -1) -> Tensor:
+def _multi_head_by(
+    x_q: Tensor,
+    x_kv: Tensor,
+    mask: Tensor | None,
+    params: dict[str, Tensor],
+    n_heads: int,
+    divisor: str = "d_k",
+    inverted: bool = False,
+    split: str = "heads",
+    merge: str = "heads",
+    project: bool = True,
+    biases: bool = True,
+    transposed: bool = True,
+    axis: int = -1,
+) -> Tensor:
     """Multi-head attention from handed-over weights, right or with one classic mistake, for naming it."""
     B, T_q, d = x_q.shape
     T_k, d_k = x_kv.size(1), d // n_heads
@@ -489,16 +557,28 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
     cross-attention with a padding mask, for several widths and numbers of heads. It names a wrong scale, an inverted
     or ignored mask, a softmax over the queries, heads split or merged in the wrong order, a missing projection or
     bias, and ``x @ W``."""
-    cases = ((0, "self-attention, causal mask", 2, 5, 5, 16, 4), (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
-             (2, "self-attention, causal mask", 1, 6, 6, 32, 8), (3, "cross-attention, padding mask", 2, 3, 5, 8, 1))
+    cases = (
+        (0, "self-attention, causal mask", 2, 5, 5, 16, 4),
+        (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
+        (2, "self-attention, causal mask", 1, 6, 6, 32, 8),
+        (3, "cross-attention, padding mask", 2, 3, 5, 8, 1),
+    )
     for seed, what, B, T_q, T_k, d, H in cases:
         with seeded(seed), torch.no_grad():
             module = MultiHeadAttention(d, H).eval()
             module.in_proj.bias.normal_(), module.out_proj.bias.normal_()  # random biases show a forgotten one
         W_q, W_k, W_v = module.in_proj.weight.detach().chunk(3)
         b_q, b_k, b_v = module.in_proj.bias.detach().chunk(3)
-        params = dict(W_q=W_q, b_q=b_q, W_k=W_k, b_k=b_k, W_v=W_v, b_v=b_v, W_o=module.out_proj.weight.detach(),
-                      b_o=module.out_proj.bias.detach())
+        params = dict(
+            W_q=W_q,
+            b_q=b_q,
+            W_k=W_k,
+            b_k=b_k,
+            W_v=W_v,
+            b_v=b_v,
+            W_o=module.out_proj.weight.detach(),
+            b_o=module.out_proj.bias.detach(),
+        )
         g = make_rng(seed)
         x_q = torch.randn(B, T_q, d, generator=g)
         x_kv = x_q if what.startswith("self") else torch.randn(B, T_k, d, generator=g)
@@ -516,8 +596,12 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
                 "the dot products happen inside a head, of d_k = d_model / n_heads features": dict(divisor="d_model"),
                 "the scores are not divided by sqrt(d_k)": dict(divisor="none"),
                 "the mask is inverted: True means 'may attend'": dict(inverted=True),
-                "the mask is ignored: " + ("each query sees the positions after it" if what.startswith("self") else
-                                           "the queries attend to the padding keys")
+                "the mask is ignored: "
+                + (
+                    "each query sees the positions after it"
+                    if what.startswith("self")
+                    else "the queries attend to the padding keys"
+                )
                 + "; hide the keys where the mask is False before the softmax (masked_fill)": dict(mask=None),
                 f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, "
                 f"dim=-1 (here T_q = {T_q}, T_k = {T_k})": dict(axis=-2),
@@ -529,17 +613,20 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
                 "transpose(1, 2).reshape(B, T, d_model) to merge": dict(split="raw", merge="raw"),
                 "the output projection (W_o, b_o) is missing: it mixes the heads": dict(project=False),
                 "the biases are missing: each projection is x @ W.T + b": dict(biases=False),
-                "x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b":
-                    dict(transposed=False),
+                "x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b": dict(
+                    transposed=False
+                ),
             }
             for hint, how in mistakes.items():
-                if _same_mistake(mine, _multi_head_by(x_q, x_kv, params=params, n_heads=H, **(dict(mask=mask) | how)),
-                                 1e-5):
+                if _same_mistake(
+                    mine, _multi_head_by(x_q, x_kv, params=params, n_heads=H, **(dict(mask=mask) | how)), 1e-5
+                ):
                     raise AssertionError(f"{call}: {hint}")
         error = float((mine - expected).abs().max())
-        raise AssertionError(f"{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
-                             "project, split into heads, attend in each, merge, project"
-                             + (_NAN_HINT if mine.isnan().any() else ""))
+        raise AssertionError(
+            f"{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
+            "project, split into heads, attend in each, merge, project" + (_NAN_HINT if mine.isnan().any() else "")
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -591,13 +678,24 @@ def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
                     layout = "pre-norm, x + sublayer(norm(x))" if not norm_first else "post-norm, norm(x + sublayer(x))"
                     raise AssertionError(f"{call} is the {layout}; follow layer.norm_first")
             error = float((mine - expected).abs().max())
-            raise AssertionError(f"{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
-                                 "self-attention (with the mask) then the feed-forward network, each with its own norm")
+            raise AssertionError(
+                f"{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
+                "self-attention (with the mask) then the feed-forward network, each with its own norm"
+            )
 
 
-def _decoder_layer_by(layer: DecoderLayer, y: Tensor, memory: Tensor, tgt_mask: Tensor | None, cross_mask: Tensor | None,
-                      norm_first: bool, cross: str = "memory", order: str = "self first", norms: Sequence[int] = (1, 2, 3),
-                      residuals: Sequence[bool] = (True, True, True)) -> Tensor:
+def _decoder_layer_by(
+    layer: DecoderLayer,
+    y: Tensor,
+    memory: Tensor,
+    tgt_mask: Tensor | None,
+    cross_mask: Tensor | None,
+    norm_first: bool,
+    cross: str = "memory",
+    order: str = "self first",
+    norms: Sequence[int] = (1, 2, 3),
+    residuals: Sequence[bool] = (True, True, True),
+) -> Tensor:
     """The decoder layer right, or with one classic mistake, for naming it (eval mode: no dropout). ``norms``: which of
     ``norm1`` to ``norm3`` each block uses; ``residuals``: which blocks add their input back."""
     norm1, norm2, norm3 = (getattr(layer, f"norm{i}") for i in norms)
@@ -623,10 +721,15 @@ _DECODER_BLOCKS = ("masked self-attention", "cross-attention", "feed-forward")
 
 
 def _swapped_norms_hint(norms: Sequence[int]) -> str:
-    wrong = [f"the {block} block uses norm{i}" for right, (block, i) in enumerate(zip(_DECODER_BLOCKS, norms,
-                                                                                     strict=True), 1) if i != right]
-    return (f"the norms are swapped: {', '.join(wrong)}; norm1 belongs to masked self-attention, norm2 to "
-            "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own")
+    wrong = [
+        f"the {block} block uses norm{i}"
+        for right, (block, i) in enumerate(zip(_DECODER_BLOCKS, norms, strict=True), 1)
+        if i != right
+    ]
+    return (
+        f"the norms are swapped: {', '.join(wrong)}; norm1 belongs to masked self-attention, norm2 to "
+        "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own"
+    )
 
 
 def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
@@ -647,8 +750,10 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
             tgt = _tokens(seed, B, T, pad_id=0)
             tgt[:, 0] = 1  # BOS: padding only at the end of a target
             src_mask, tgt_mask = padding_mask(_tokens(seed + 10, B, S, pad_id=0)), target_mask(tgt)
-            call = (f"decoder_layer(layer with norm_first={norm_first}, y of shape {(B, T, d)}, memory of shape "
-                    f"{(B, S, d)}, src_mask, tgt_mask)")
+            call = (
+                f"decoder_layer(layer with norm_first={norm_first}, y of shape {(B, T, d)}, memory of shape "
+                f"{(B, S, d)}, src_mask, tgt_mask)"
+            )
             with torch.no_grad():
                 mine = _tensor(decoder_layer(layer, y, memory, src_mask, tgt_mask), call)
                 _shape(mine, (B, T, d), call, "the layer's output only (the package's layer also returns weights)")
@@ -656,30 +761,71 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                 if torch.allclose(mine, expected, atol=1e-5):
                     continue
                 mistakes = [
-                    ("self-attention sees the future: give it tgt_mask, which holds the causal mask (and the target's "
-                     "padding)", dict(tgt_mask=None)),
-                    ("self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
-                     "together", dict(tgt_mask=padding_mask(tgt))),
-                    ("cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, which "
-                     "hides the padding keys of the memory", dict(cross_mask=None)),
-                    *[("cross-attention takes its keys and values from the decoder: its queries come from the "
-                       "decoder, its keys and values from the encoder's memory, with src_mask",
-                       dict(cross="decoder", cross_mask=m)) for m in (None, tgt_mask, src_mask)],
-                    *[("cross-attention is the wrong way round: queries from the decoder, keys and values from the "
-                       "memory", dict(cross="swapped", cross_mask=m)) for m in (None, src_mask)],
-                    *[("cross-attention runs layer.self_attn: a decoder layer has two attention modules, each with "
-                       "weights of its own; the encoder-decoder attention is layer.cross_attn (one module for both "
-                       "jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)",
-                       dict(cross="self_attn", cross_mask=m)) for m in (src_mask, None)],
-                    ("cross-attention comes before self-attention: masked self-attention, then cross-attention, then "
-                     "the feed-forward network", dict(order="cross first")),
-                    ("pre-norm, x + sublayer(norm(x)); follow layer.norm_first" if not norm_first else
-                     "post-norm, norm(x + sublayer(x)); follow layer.norm_first", dict(norm_first=not norm_first)),
-                    *[(_swapped_norms_hint(norms), dict(norms=norms))
-                      for norms in itertools.permutations((1, 2, 3)) if norms != (1, 2, 3)],
-                    *[(f"the {_DECODER_BLOCKS[i]} block has no residual connection: "
-                       + ("x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))")
-                       + ", the input added back", dict(residuals=tuple(j != i for j in range(3)))) for i in range(3)],
+                    (
+                        "self-attention sees the future: give it tgt_mask, which holds the causal mask (and the target's "
+                        "padding)",
+                        dict(tgt_mask=None),
+                    ),
+                    (
+                        "self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
+                        "together",
+                        dict(tgt_mask=padding_mask(tgt)),
+                    ),
+                    (
+                        "cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, which "
+                        "hides the padding keys of the memory",
+                        dict(cross_mask=None),
+                    ),
+                    *[
+                        (
+                            "cross-attention takes its keys and values from the decoder: its queries come from the "
+                            "decoder, its keys and values from the encoder's memory, with src_mask",
+                            dict(cross="decoder", cross_mask=m),
+                        )
+                        for m in (None, tgt_mask, src_mask)
+                    ],
+                    *[
+                        (
+                            "cross-attention is the wrong way round: queries from the decoder, keys and values from the "
+                            "memory",
+                            dict(cross="swapped", cross_mask=m),
+                        )
+                        for m in (None, src_mask)
+                    ],
+                    *[
+                        (
+                            "cross-attention runs layer.self_attn: a decoder layer has two attention modules, each with "
+                            "weights of its own; the encoder-decoder attention is layer.cross_attn (one module for both "
+                            "jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)",
+                            dict(cross="self_attn", cross_mask=m),
+                        )
+                        for m in (src_mask, None)
+                    ],
+                    (
+                        "cross-attention comes before self-attention: masked self-attention, then cross-attention, then "
+                        "the feed-forward network",
+                        dict(order="cross first"),
+                    ),
+                    (
+                        "pre-norm, x + sublayer(norm(x)); follow layer.norm_first"
+                        if not norm_first
+                        else "post-norm, norm(x + sublayer(x)); follow layer.norm_first",
+                        dict(norm_first=not norm_first),
+                    ),
+                    *[
+                        (_swapped_norms_hint(norms), dict(norms=norms))
+                        for norms in itertools.permutations((1, 2, 3))
+                        if norms != (1, 2, 3)
+                    ],
+                    *[
+                        (
+                            f"the {_DECODER_BLOCKS[i]} block has no residual connection: "
+                            + ("x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))")
+                            + ", the input added back",
+                            dict(residuals=tuple(j != i for j in range(3))),
+                        )
+                        for i in range(3)
+                    ],
                 ]
                 for hint, how in mistakes:
                     kwargs = dict(tgt_mask=tgt_mask, cross_mask=src_mask, norm_first=norm_first) | how
@@ -690,9 +836,11 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                     if wrong.shape == mine.shape and torch.allclose(mine, wrong, atol=1e-5):
                         raise AssertionError(f"{call}: {hint}")
             error = float((mine - expected).abs().max())
-            raise AssertionError(f"{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
-                                 "three residual blocks, masked self-attention, cross-attention on the memory, "
-                                 "feed-forward, each with its own norm")
+            raise AssertionError(
+                f"{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
+                "three residual blocks, masked self-attention, cross-attention on the memory, "
+                "feed-forward, each with its own norm"
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -711,8 +859,11 @@ def grade_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> 
         mine = _tensor(smoothed(target, V, eps), call)
         _shape(mine, (7, V), call, "one distribution over the V tokens per target")
         expected = smoothed_targets(target, V, eps)
-        wrong_rows = [r for r in range(7) if target[r] != PAD_ID
-                      and not torch.allclose(mine[r].double(), expected[r].double(), atol=1e-6)]
+        wrong_rows = [
+            r
+            for r in range(7)
+            if target[r] != PAD_ID and not torch.allclose(mine[r].double(), expected[r].double(), atol=1e-6)
+        ]
         if not wrong_rows:
             continue
         r = wrong_rows[0]
@@ -724,16 +875,21 @@ def grade_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> 
         )
         others = [v for v in range(V) if v not in (right, PAD_ID)]
         if math.isclose(float(row[PAD_ID]), 0.0, abs_tol=1e-6) and torch.allclose(
-                row[others], torch.full((len(others),), eps / (V - 2), dtype=torch.float64), atol=1e-6):
-            raise AssertionError(f"row {r} of {call} (target {right}) gives <pad> nothing and ε/(V - 2) to the other "
-                                 "wrong tokens, as The Annotated Transformer's LabelSmoothing does; PyTorch's "
-                                 f"label_smoothing, which the chapter's loss uses, spreads ε/V = {eps / V:.4f} over all "
-                                 f"V tokens, <pad> and the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f}")
+            row[others], torch.full((len(others),), eps / (V - 2), dtype=torch.float64), atol=1e-6
+        ):
+            raise AssertionError(
+                f"row {r} of {call} (target {right}) gives <pad> nothing and ε/(V - 2) to the other "
+                "wrong tokens, as The Annotated Transformer's LabelSmoothing does; PyTorch's "
+                f"label_smoothing, which the chapter's loss uses, spreads ε/V = {eps / V:.4f} over all "
+                f"V tokens, <pad> and the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f}"
+            )
         wrong = (right + 1) % V if (right + 1) % V != PAD_ID else (right + 2) % V
-        raise AssertionError(f"row {r} of {call} (target {right}) gives the right token {float(row[right]):.4f} and "
-                             f"a wrong one {float(row[wrong]):.4f}; PyTorch spreads the smoothing over all V "
-                             f"tokens, the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f} and ε/V = "
-                             f"{eps / V:.4f}")
+        raise AssertionError(
+            f"row {r} of {call} (target {right}) gives the right token {float(row[right]):.4f} and "
+            f"a wrong one {float(row[wrong]):.4f}; PyTorch spreads the smoothing over all V "
+            f"tokens, the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f} and ε/V = "
+            f"{eps / V:.4f}"
+        )
 
 
 def grade_noam_lr(rate: Callable[[int, int, int], float]) -> None:
@@ -752,7 +908,9 @@ def grade_noam_lr(rate: Callable[[int, int, int], float]) -> None:
 # Chapter 8: decoding.
 
 
-def grade_next_token(next_token: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int) -> None:
+def grade_next_token(
+    next_token: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int
+) -> None:
     """``next_token(model, src (B, S), decoder_input (B, t))`` must pick what greedy decoding picks at every step of
     every source in ``sources``: the most probable next token, ``<pad>`` and ``<s>`` excluded (never valid
     outputs). Rows that have already said ``</s>`` are not compared. Inputs are given on the model's device.
@@ -768,15 +926,20 @@ def grade_next_token(next_token: Callable, model: torch.nn.Module, sources: Iter
         _grade_steps(next_token, m, sources, max_new_tokens, tempted=m is tempted)
 
 
-def _grade_steps(next_token: Callable, model: torch.nn.Module, sources: list[Tensor], max_new_tokens: int,
-                 tempted: bool) -> None:
+def _grade_steps(
+    next_token: Callable, model: torch.nn.Module, sources: list[Tensor], max_new_tokens: int, tempted: bool
+) -> None:
     device = next(model.parameters()).device
     for src in sources:
         src = src.to(device)
         finished = torch.zeros(src.size(0), dtype=torch.bool, device=device)
-        for t, step in enumerate(greedy_steps(model, src, max_new_tokens, use_cache=False)):  # the whole prefix, each step
-            call = f"next_token({'a model that favours <pad> and <s>' if tempted else 'model'}, src of shape " \
-                   f"{tuple(src.shape)}, decoder_input of shape {tuple(step.decoder_input.shape)})"
+        for t, step in enumerate(
+            greedy_steps(model, src, max_new_tokens, use_cache=False)
+        ):  # the whole prefix, each step
+            call = (
+                f"next_token({'a model that favours <pad> and <s>' if tempted else 'model'}, src of shape "
+                f"{tuple(src.shape)}, decoder_input of shape {tuple(step.decoder_input.shape)})"
+            )
             with torch.no_grad():
                 mine = _tensor(next_token(model, src, step.decoder_input.to(device)), call)
             _shape(mine, (src.size(0),), call, "one id per row: the logits of the *last* position only")
@@ -784,14 +947,22 @@ def _grade_steps(next_token: Callable, model: torch.nn.Module, sources: list[Ten
             if differ.any():
                 b = int(differ.nonzero()[0])
                 chosen = int(mine[b])
-                hint = f" ({'<pad>' if chosen == model.config.pad_id else '<s>'}, never a valid output: set the " \
-                       "logits of <pad> and <s> to -inf before the argmax)" if chosen in (model.config.pad_id, BOS_ID) else ""
-                raise AssertionError(f"at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding "
-                                     f"chose {int(step.next_tokens[b])}")
+                hint = (
+                    f" ({'<pad>' if chosen == model.config.pad_id else '<s>'}, never a valid output: set the "
+                    "logits of <pad> and <s> to -inf before the argmax)"
+                    if chosen in (model.config.pad_id, BOS_ID)
+                    else ""
+                )
+                raise AssertionError(
+                    f"at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding "
+                    f"chose {int(step.next_tokens[b])}"
+                )
             finished = step.finished.to(device)
 
 
-def grade_greedy_decode(decode: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int) -> None:
+def grade_greedy_decode(
+    decode: Callable, model: torch.nn.Module, sources: Iterable[Tensor], max_new_tokens: int
+) -> None:
     """``decode(model, src (B, S), max_new_tokens)`` must return what ``greedy_decode(model, src, max_new_tokens)`` does for every
     source in ``sources``: ``(B, L)`` ids after ``<s>``, each row ending with its ``</s>`` and ``<pad>`` after it, ``L``
     the step at which the last row finished (or ``max_new_tokens``). Inputs are given on the model's device."""
@@ -802,21 +973,31 @@ def grade_greedy_decode(decode: Callable, model: torch.nn.Module, sources: Itera
         with torch.no_grad():
             mine = _tensor(decode(model, src, max_new_tokens), call).to(device)
         expected = greedy_decode(model, src, max_new_tokens, use_cache=False)  # (B, L): the whole prefix, each step
-        if mine.dim() == 2 and mine.size(0) == src.size(0) and mine.size(1) == expected.size(1) + 1 \
-                and torch.equal(mine[:, 1:], expected):
+        if (
+            mine.dim() == 2
+            and mine.size(0) == src.size(0)
+            and mine.size(1) == expected.size(1) + 1
+            and torch.equal(mine[:, 1:], expected)
+        ):
             raise AssertionError(f"{call} starts with <s>: return the generated ids only, after <s>")
-        if mine.dim() == 2 and mine.size(0) == src.size(0) and mine.size(1) > expected.size(1) \
-                and torch.equal(mine[:, : expected.size(1)], expected):
-            raise AssertionError(f"{call} has {mine.size(1)} columns, not {expected.size(1)}: stop when every row "
-                                 "has said </s>")
+        if (
+            mine.dim() == 2
+            and mine.size(0) == src.size(0)
+            and mine.size(1) > expected.size(1)
+            and torch.equal(mine[:, : expected.size(1)], expected)
+        ):
+            raise AssertionError(
+                f"{call} has {mine.size(1)} columns, not {expected.size(1)}: stop when every row has said </s>"
+            )
         _shape(mine, tuple(expected.shape), call, "one row per source, one column per step")
         differ = mine != expected
         if differ.any():
             b, t = _first_index(differ)
             after_eos = bool((expected[b, :t] == EOS_ID).any())
             hint = ": a row that has said </s> gets <pad> from then on" if after_eos else ""
-            raise AssertionError(f"{call}[{b}, {t}] is {int(mine[b, t])}, greedy decoding gives "
-                                 f"{int(expected[b, t])}{hint}")
+            raise AssertionError(
+                f"{call}[{b}, {t}] is {int(mine[b, t])}, greedy decoding gives {int(expected[b, t])}{hint}"
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -841,9 +1022,11 @@ def grade_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
             continue
         if torch.allclose(mine, aligned_weight(weights, (t - 1).expand(B, T), (t >= 1).expand(B, T)), atol=1e-5):
             raise AssertionError(f"{call} averages over padding queries too: keep the queries where valid is True")
-        raise AssertionError(f"{call} is {[round(float(w), 3) for w in mine]}, not "
-                             f"{[round(float(w), 3) for w in expected]} (the weight of query t on key t - 1, "
-                             "averaged over the valid queries with t >= 1)")
+        raise AssertionError(
+            f"{call} is {[round(float(w), 3) for w in mine]}, not "
+            f"{[round(float(w), 3) for w in expected]} (the weight of query t on key t - 1, "
+            "averaged over the valid queries with t >= 1)"
+        )
 
 
 def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Tensor]) -> None:
@@ -868,8 +1051,10 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
                 continue
             columns = slice(head * d // H, (head + 1) * d // H)
             if torch.allclose(mine, full.index_fill(-1, torch.arange(d)[columns], 0.0), atol=1e-5):
-                raise AssertionError(f"{call} zeroes the head's columns of the *projected* output; silence the head's "
-                                     "output before out_proj, which mixes every head into every column")
+                raise AssertionError(
+                    f"{call} zeroes the head's columns of the *projected* output; silence the head's "
+                    "output before out_proj, which mixes every head into every column"
+                )
             if torch.allclose(mine, full, atol=1e-5):
                 raise AssertionError(f"{call} is the output with every head: head {head} is not silenced")
             error = float((mine - expected).abs().max())
@@ -910,26 +1095,33 @@ def grade_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> Non
         mistakes = {
             expected // 2: "it counts multiply-adds: a multiply-add is 2 FLOPs, a (m x k)(k x n) product 2 m k n",
             expected - P // 4: "three projections: W_O, which mixes the heads' outputs, is a fourth (T x d)(d x d) "
-                               "product",
+            "product",
             expected - A // 2: "one of attention's two products per head: the scores Q K^T and the weighted sum of "
-                               "the values, (T x T)(T x d_k), each 2 T^2 d_k",
+            "the values, (T x T)(T x d_k), each 2 T^2 d_k",
             expected - FF // 2: "one feed-forward product: it goes d_model -> d_ff and back, two products",
             expected - A + A // H: "attention for one head: there are n_heads of them, 4 T^2 d_k each",
             expected + A * (H - 1): "attention with d_model per head: each head works on d_k = d_model / n_heads "
-                                    "dimensions, so all heads together do 4 T^2 d_model whatever their number",
+            "dimensions, so all heads together do 4 T^2 d_model whatever their number",
             P + A + 16 * T * d * d: "d_ff = 4 d_model assumed: use the d_ff given",
         }
         hint = mistakes.get(mine, "")
-        raise AssertionError(f"{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer "
-                             f"(projections {P:,}, attention {A:,}, feed-forward {FF:,})" + (f": {hint}" if hint else ""))
+        raise AssertionError(
+            f"{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer "
+            f"(projections {P:,}, attention {A:,}, feed-forward {FF:,})" + (f": {hint}" if hint else "")
+        )
 
 
 def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -> None:
     """``longest(memory_bytes, batch, n_heads, dtype)`` must be the longest sequence length ``T`` whose
     ``(batch, n_heads, T, T)`` score tensor of ``dtype`` fits in ``memory_bytes`` (``transformer_book.cost.
     score_bytes``), for several budgets, batches, heads and dtypes, two of them fitting exactly."""
-    cases = ((2**30, 1, 8, torch.float32), (2**30, 1, 8, torch.float16), (80 * 2**30, 64, 16, torch.float32),
-             (10**9, 3, 6, torch.bfloat16), (2**20, 2, 4, torch.float64))
+    cases = (
+        (2**30, 1, 8, torch.float32),
+        (2**30, 1, 8, torch.float16),
+        (80 * 2**30, 64, 16, torch.float32),
+        (10**9, 3, 6, torch.bfloat16),
+        (2**20, 2, 4, torch.float64),
+    )
     for memory, B, H, dtype in cases:
         call = f"longest({memory:,}, batch={B}, n_heads={H}, dtype={dtype})"
         mine = longest(memory, B, H, dtype)
@@ -938,14 +1130,17 @@ def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
         )
         size = torch.empty((), dtype=dtype).element_size()
         expected = math.isqrt(memory // (B * H * size))
-        assert score_bytes(B, H, expected, expected, dtype) <= memory < score_bytes(B, H, expected + 1, expected + 1,
-                                                                                    dtype)
+        assert (
+            score_bytes(B, H, expected, expected, dtype)
+            <= memory
+            < score_bytes(B, H, expected + 1, expected + 1, dtype)
+        )
         if mine == expected:
             continue
         mistakes = {
             memory // (B * H * size): "the score tensor grows as T^2: T x T scores per head and sequence",
             math.isqrt(memory // (B * H)): "that counts numbers, not bytes: each takes the dtype's element size "
-                                           f"({size} bytes for {dtype})",
+            f"({size} bytes for {dtype})",
             math.isqrt(memory // (B * H * 4)): f"4 bytes a number assumed: {dtype} takes {size}",
             math.isqrt(memory // (B * size)): "one T x T matrix per sequence: there is one per head",
             math.isqrt(memory // (H * size)): "one T x T matrix per head: there is one per sequence of the batch too",
@@ -953,11 +1148,15 @@ def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
         if mine in mistakes and mine != expected:
             raise AssertionError(f"{call} is {mine:,}, not {expected:,}: {mistakes[mine]}")
         if mine > expected:
-            raise AssertionError(f"{call} is {mine:,}, but that score tensor takes "
-                                 f"{score_bytes(B, H, mine, mine, dtype):,} bytes, more than {memory:,} "
-                                 "(round down: the longest length that fits)")
-        raise AssertionError(f"{call} is {mine:,}, but T = {mine + 1:,} fits too: its score tensor takes "
-                             f"{score_bytes(B, H, mine + 1, mine + 1, dtype):,} of the {memory:,} bytes")
+            raise AssertionError(
+                f"{call} is {mine:,}, but that score tensor takes "
+                f"{score_bytes(B, H, mine, mine, dtype):,} bytes, more than {memory:,} "
+                "(round down: the longest length that fits)"
+            )
+        raise AssertionError(
+            f"{call} is {mine:,}, but T = {mine + 1:,} fits too: its score tensor takes "
+            f"{score_bytes(B, H, mine + 1, mine + 1, dtype):,} of the {memory:,} bytes"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1003,8 +1202,9 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
     every example exactly once, ``ceil(n / batch_size)`` batches of at most ``batch_size``, at most half the padding
     of random batches (``transformer.train.bucketing.padding_fraction``), the batches not served in order of length, and
     other batches from another rng (so that every epoch differs), for several data sets and batch sizes."""
-    for seed, (n, batch_size, low, high) in zip(SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)),
-                                                strict=True):
+    for seed, (n, batch_size, low, high) in zip(
+        SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)), strict=True
+    ):
         lengths = torch.randint(low, high + 1, (n,), generator=make_rng(seed)).tolist()
         call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, rng)"
         mine = _index_batches(batches_of(lengths, batch_size, make_rng(seed)), call)
@@ -1012,8 +1212,10 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
         missing, repeated = n - len(set(seen) & set(range(n))), len(seen) - len(set(seen))
         if missing or repeated or sorted(seen) != list(range(n)):
             hint = " (is the last, smaller batch dropped?)" if 0 < missing < batch_size and not repeated else ""
-            raise AssertionError(f"{call} does not hold every index 0..{n - 1} exactly once: {missing} missing, "
-                                 f"{repeated} repeated{hint}")
+            raise AssertionError(
+                f"{call} does not hold every index 0..{n - 1} exactly once: {missing} missing, "
+                f"{repeated} repeated{hint}"
+            )
         sizes = sorted(len(batch) for batch in mine)
         assert sizes[0] >= 1 and sizes[-1] <= batch_size, (
             f"{call} has batches of {sizes[0]} to {sizes[-1]} examples: at most batch_size = {batch_size}, none empty"
@@ -1044,8 +1246,16 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
 
 Words = dict[tuple[str, ...], int]  # byte-pair encoding's working state: each piece as its symbols, and its count
 
-_NUMBER_TEXTS = ("dreihundertzweiundvierzig", "fünfundzwanzig", "vierundsechzigtausendfünfundzwanzig", "zweiundzwanzig",
-                 "three hundred and forty-two", "twenty-five", "sixty-four thousand and twenty-five", "twenty-two")
+_NUMBER_TEXTS = (
+    "dreihundertzweiundvierzig",
+    "fünfundzwanzig",
+    "vierundsechzigtausendfünfundzwanzig",
+    "zweiundzwanzig",
+    "three hundred and forty-two",
+    "twenty-five",
+    "sixty-four thousand and twenty-five",
+    "twenty-two",
+)
 _MERGE_CASES = (  # (texts, merges learned before the step to take)
     (("in 3 Stunden", "in 5 Minuten", "in 2 Sekunden", "in 1 Jahr", "in 4 Wochen", "in 6 Monaten"), 0),
     (("the",) * 3 + ("and",) * 3, 0),  # a tie: six pairs, each 3 times
@@ -1055,13 +1265,16 @@ _MERGE_CASES = (  # (texts, merges learned before the step to take)
 )
 
 
-def _merge_step_case(texts: Sequence[str], k: int) -> tuple[list[tuple[tuple[str, ...], tuple[str, ...], int]],
-                                                               tuple[str, str]]:
+def _merge_step_case(
+    texts: Sequence[str], k: int
+) -> tuple[list[tuple[tuple[str, ...], tuple[str, ...], int]], tuple[str, str]]:
     """The pieces of ``texts`` as ``(symbols after k merges, symbols after k + 1, count)`` and merge k + 1, all as
     ``learn_merges`` learns them and ``apply_merges`` applies them."""
     pieces = Counter(piece for text in texts for piece in pre_tokenize(text))
     merges = learn_merges(texts, k + 1)
-    rows = [(tuple(apply_merges(piece, merges[:k])), tuple(apply_merges(piece, merges)), n) for piece, n in pieces.items()]
+    rows = [
+        (tuple(apply_merges(piece, merges[:k])), tuple(apply_merges(piece, merges)), n) for piece, n in pieces.items()
+    ]
     return rows, (merges[k].left, merges[k].right)
 
 
@@ -1085,12 +1298,16 @@ def _merge_mistake(before: tuple[str, ...], mine: tuple[str, ...], pair: tuple[s
     """The hint for a word merged wrongly, naming the classic mistakes."""
     left, right = pair
     if tuple(_spelled(before).replace(f"{left} {right}", left + right).split()) == mine:
-        return (f"str.replace on the symbols joined by spaces also matches '{left} {right}' inside longer symbols; "
-                "Sennrich et al.'s code bounds the pattern by spaces, re.sub(r'(?<!\\S)' + re.escape(bigram) + "
-                "r'(?!\\S)', ...), or merge symbol by symbol")
+        return (
+            f"str.replace on the symbols joined by spaces also matches '{left} {right}' inside longer symbols; "
+            "Sennrich et al.'s code bounds the pattern by spaces, re.sub(r'(?<!\\S)' + re.escape(bigram) + "
+            "r'(?!\\S)', ...), or merge symbol by symbol"
+        )
     if left == right and any(before[i : i + 3] == (left,) * 3 for i in range(len(before) - 2)):
-        return (f"'{left} {right}' overlaps itself in '{_spelled(before)}': merge from the left, each symbol at most "
-                "once, and move past the merged pair")
+        return (
+            f"'{left} {right}' overlaps itself in '{_spelled(before)}': merge from the left, each symbol at most "
+            "once, and move past the merged pair"
+        )
     first = list(before)
     i = next((i for i, p in enumerate(zip(before, before[1:], strict=False)) if p == pair), None)
     if i is not None:
@@ -1125,12 +1342,16 @@ def grade_merge_step(merge_step: Callable[[Words], tuple[tuple[str, str], Words]
         if mine_pair != pair:
             unweighted = _pair_counts(words, weighted=False)
             if counts[mine_pair] == counts[pair]:
-                hint = (f"a tie: both occur {counts[pair]} times, and a tie goes to the pair first in code-point order, "
-                        f"{pair!r}, as learn_merges and tokenizers break it (Counter.most_common and max keep the pair "
-                        "counted first)")
+                hint = (
+                    f"a tie: both occur {counts[pair]} times, and a tie goes to the pair first in code-point order, "
+                    f"{pair!r}, as learn_merges and tokenizers break it (Counter.most_common and max keep the pair "
+                    "counted first)"
+                )
             elif mine_pair == _most_frequent(unweighted):
-                hint = (f"{mine_pair!r} is in the most words ({unweighted[mine_pair]}), but a word counts as often as "
-                        f"it occurs: {pair!r} occurs {counts[pair]} times, {mine_pair!r} {counts[mine_pair]}")
+                hint = (
+                    f"{mine_pair!r} is in the most words ({unweighted[mine_pair]}), but a word counts as often as "
+                    f"it occurs: {pair!r} occurs {counts[pair]} times, {mine_pair!r} {counts[mine_pair]}"
+                )
             elif counts[mine_pair] == 0:
                 hint = f"{mine_pair!r} is not a pair of neighbouring symbols in any word"
             else:
@@ -1144,12 +1365,16 @@ def grade_merge_step(merge_step: Callable[[Words], tuple[tuple[str, str], Words]
         for before, after, n in rows:
             mine = by_text.get("".join(before))
             if mine is None:
-                raise AssertionError(f"{call} has no word '{_spelled(after)}' (count {n}): keep every word, those "
-                                     "without the pair as they are")
+                raise AssertionError(
+                    f"{call} has no word '{_spelled(after)}' (count {n}): keep every word, those "
+                    "without the pair as they are"
+                )
             if mine != after:
                 hint = _merge_mistake(before, mine, pair)
-                raise AssertionError(f"{call} turns '{_spelled(before)}' into '{_spelled(mine)}', not "
-                                     f"'{_spelled(after)}'" + (f": {hint}" if hint else ""))
+                raise AssertionError(
+                    f"{call} turns '{_spelled(before)}' into '{_spelled(mine)}', not "
+                    f"'{_spelled(after)}'" + (f": {hint}" if hint else "")
+                )
             assert mine_words[mine] == n, (
                 f"{call} counts '{_spelled(after)}' {mine_words[mine]!r} times, not {n}: a merge keeps each word's count"
             )
@@ -1190,10 +1415,11 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
     for hypothesis, references, n in _PRECISION_CASES:
         call = f"precision({hypothesis!r}, {list(references)!r}, n={n})"
         mine = precision(hypothesis, list(references), n)
-        assert isinstance(mine, tuple) and len(mine) == 2 and all(
-            isinstance(x, int) and not isinstance(x, bool) for x in mine), (
-            f"{call} returned {mine!r}: return the pair of counts (matches, total), two ints"
-        )
+        assert (
+            isinstance(mine, tuple)
+            and len(mine) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in mine)
+        ), f"{call} returned {mine!r}: return the pair of counts (matches, total), two ints"
         expected = clipped_matches(hypothesis, references, n)
         if mine == expected:
             continue
@@ -1202,8 +1428,10 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
             if mine[1] == max(0, length - n):
                 hint = f"a text of L = {length} words has L - n + 1 = {expected[1]} n-grams (the last one is missed)"
             elif mine[1] in {sum(_ngrams(r.split(), n).values()) for r in references}:
-                hint = ("the total counts a reference's n-grams (that is recall): precision divides by the "
-                        f"hypothesis' n-grams, L - n + 1 = {expected[1]}")
+                hint = (
+                    "the total counts a reference's n-grams (that is recall): precision divides by the "
+                    f"hypothesis' n-grams, L - n + 1 = {expected[1]}"
+                )
             elif mine[1] == len(_ngrams(hypothesis.split(), n)):
                 hint = "each distinct n-gram is counted once: an n-gram that occurs twice counts twice"
             else:
@@ -1213,19 +1441,21 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
         each = [_ngrams(r.split(), n) for r in references]
         lower_case, _ = clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)
         mistakes = {
-            sum(c for g, c in ngrams.items() if any(g in r for r in each)):
-                "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
-                "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')",
-            sum((ngrams & sum(each, Counter())).values()):
-                "each n-gram is clipped by its count in all references together: clip by its largest count in any "
-                "single reference",
+            sum(
+                c for g, c in ngrams.items() if any(g in r for r in each)
+            ): "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
+            "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')",
+            sum(
+                (ngrams & sum(each, Counter())).values()
+            ): "each n-gram is clipped by its count in all references together: clip by its largest count in any "
+            "single reference",
             sum((ngrams & each[0]).values()): "only the first reference is used: clip by an n-gram's largest count "
-                                              "in any of them",
-            max(sum((ngrams & r).values()) for r in each):
-                "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
-                "count in any reference (two references can each supply different n-grams)",
-            lower_case:
-                "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive",
+            "in any of them",
+            max(
+                sum((ngrams & r).values()) for r in each
+            ): "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
+            "count in any reference (two references can each supply different n-grams)",
+            lower_case: "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive",
         }
         mistakes.pop(expected[0], None)
         hint = mistakes.get(mine[0], "")

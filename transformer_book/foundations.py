@@ -118,9 +118,12 @@ def score_cost(kind: str, d_q: int, d_k: int, d_hidden: int | None = None) -> Sc
         if d_hidden is None:
             raise ValueError("additive attention needs d_hidden")
         return ScoreCost(
-            "additive", parameters=d_hidden * (d_q + d_k + 1),
+            "additive",
+            parameters=d_hidden * (d_q + d_k + 1),
             per_score=d_hidden + d_hidden + 2 * d_hidden,  # add W q + U k, tanh, dot with v
-            per_query=2 * d_hidden * d_q, per_key=2 * d_hidden * d_k, held_per_score=d_hidden + 1,
+            per_query=2 * d_hidden * d_q,
+            per_key=2 * d_hidden * d_k,
+            held_per_score=d_hidden + 1,
         )
     raise ValueError(f"kind must be 'dot' or 'additive'; got {kind!r}")
 
@@ -147,6 +150,7 @@ def counted_matmul_flops(fn: Callable[[], object]) -> int:
 
 def median_seconds(fn: Callable[[], object], repeats: int = 15) -> float:
     """The median wall-clock time of ``fn()`` over ``repeats`` runs, after one warm-up run (synchronising a GPU)."""
+
     def sync() -> None:
         if torch.cuda.is_available():
             torch.cuda.synchronize()
@@ -182,7 +186,11 @@ def query_gradient_norms(d_k: int, n_keys: int = 16, draws: int = 300, seed: int
 
 
 def retrieval_attention(
-    words: Sequence[str], tokens: Sequence[str], query_position: int, wanted: Sequence[int], n_heads: int,
+    words: Sequence[str],
+    tokens: Sequence[str],
+    query_position: int,
+    wanted: Sequence[int],
+    n_heads: int,
     sharpness: float = 50.0,
 ) -> tuple[MultiHeadAttention, Tensor]:
     """A hand-written :class:`~transformer.MultiHeadAttention` in which the query at ``query_position`` needs the

@@ -83,9 +83,18 @@ def install_extra(extra: str = "live", distribution: str = DISTRIBUTION) -> dict
         with open(held, "w", encoding="utf-8") as f:
             f.write(held_constraints(before))
         pip = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-c", held,
-             f"{distribution}[{extra}]"],
-            capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-c",
+                held,
+                f"{distribution}[{extra}]",
+            ],
+            capture_output=True,
+            text=True,
         )
     if pip.returncode != 0:
         raise InstallConflict(

@@ -83,11 +83,7 @@ class SplitHeadsWithoutTranspose(MultiHeadAttention):
 
 
 def attention_if_mask(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    scale: float | Tensor | None = None,
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: float | Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
     """DELIBERATELY WRONG: ``ScaledDotProductAttention.forward(q, k, v,
     scale=None, attn_mask=None)`` of luozhouyang's machine-learning-notes, which tests
@@ -151,18 +147,9 @@ class WrongScaleAttention(MultiHeadAttention):
     Recognise it: the number under the square root must be the size of the vectors being
     dotted, ``q.size(-1)`` at the point where ``q @ k^T`` happens."""
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-        score_dim: str = "d_model",
-    ):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True, score_dim: str = "d_model"):
         if score_dim not in WRONG_SCALES:
-            raise ValueError(
-                f"score_dim must be one of {list(WRONG_SCALES)}; got {score_dim!r}"
-            )
+            raise ValueError(f"score_dim must be one of {list(WRONG_SCALES)}; got {score_dim!r}")
         scale_dim = d_model if score_dim == "d_model" else (d_model // n_heads) // n_heads
         attend = attention_step(attention_with_scale_dim, scale_dim=scale_dim)
         super().__init__(d_model, n_heads, dropout, bias, attention=attend)
@@ -239,11 +226,7 @@ class DoubleSoftmaxTransformer(Transformer):
     twice."""
 
     def forward(
-        self,
-        src: Tensor,
-        tgt: Tensor,
-        src_mask: Tensor | None = None,
-        tgt_mask: Tensor | None = None,
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
     ) -> Tensor:
         logits = super().forward(src, tgt, src_mask, tgt_mask)  # (B, T, V)
         return double_softmax_logits(logits)  # WRONG: return the logits
@@ -292,9 +275,7 @@ def fresh_layer_norm_per_call(model: Transformer) -> Transformer:
     return model
 
 
-def attention_with_tensor_scale(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
-) -> tuple[Tensor, Tensor]:
+def attention_with_tensor_scale(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """DELIBERATELY WRONG: divides by ``torch.sqrt(torch.FloatTensor([d_k]))``, a
     one-element tensor created on the CPU. PyTorch lets a 0-dimensional CPU tensor join
     a computation on another device, not a tensor of shape ``(1,)``: on a GPU this
@@ -336,8 +317,7 @@ class AttentionGivenTheFunction(nn.Module):
         self.attention = attention
 
     def forward(
-        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, *,
-        need_weights: bool = False,
+        self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, *, need_weights: bool = False
     ) -> tuple[Tensor, Tensor | None]:
         # WRONG: the argument `attn_mask`, not the function `padding_mask`
         return self.attention(query, key, value, padding_mask, need_weights=need_weights)
@@ -355,9 +335,7 @@ class EncoderLayerPassesFunction(EncoderLayer):
 # ---- 9. Multiplying the scores by the mask ------------------------------------------
 
 
-def multiply_mask_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
-) -> tuple[Tensor, Tensor]:
+def multiply_mask_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """DELIBERATELY WRONG: "multiply the scores element-wise by the mask", as some
     conceptual write-ups put it. A
     hidden score becomes 0, and softmax gives it weight ``exp(0) / sum``, about as much
@@ -407,6 +385,7 @@ def uint8_subsequent_mask(size: int) -> Tensor:
 
 
 # ---- 11. Fill values ----------------------------------------------------------------
+
 
 def attention_with_fill(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, fill: float = -1e9
@@ -534,9 +513,7 @@ class GlobalSizesAttention(MultiHeadAttention):
 # ---- Whole models with one mistake built in ------------------------------------------
 
 
-def replace_attention(
-    model: Transformer, cls: type[MultiHeadAttention], **kwargs
-) -> Transformer:
+def replace_attention(model: Transformer, cls: type[MultiHeadAttention], **kwargs) -> Transformer:
     """Swap every multi-head attention of ``model`` for an instance of ``cls`` holding
     the same weights."""
     for layer in [*model.encoder.layers, *model.decoder.layers]:
@@ -552,20 +529,12 @@ def replace_attention(
 
 MODEL_MISTAKES: dict[str, Callable[[TransformerConfig], Transformer]] = {
     "correct (the package)": lambda c: Transformer(c),
-    "1. heads split without transpose": lambda c: replace_attention(
-        Transformer(c), SplitHeadsWithoutTranspose
-    ),
-    "3. scale by sqrt(d_model)": lambda c: replace_attention(
-        Transformer(c), WrongScaleAttention, score_dim="d_model"
-    ),
-    "4. cross-attention shares self-attention": lambda c: share_cross_attention(
-        Transformer(c)
-    ),
+    "1. heads split without transpose": lambda c: replace_attention(Transformer(c), SplitHeadsWithoutTranspose),
+    "3. scale by sqrt(d_model)": lambda c: replace_attention(Transformer(c), WrongScaleAttention, score_dim="d_model"),
+    "4. cross-attention shares self-attention": lambda c: share_cross_attention(Transformer(c)),
     "6. softmax twice": lambda c: DoubleSoftmaxTransformer(c),
     "7. fresh LayerNorm per call": lambda c: fresh_layer_norm_per_call(Transformer(c)),
-    "9. mask multiplied into the scores": lambda c: replace_attention(
-        Transformer(c), MultiplyMaskAttention
-    ),
+    "9. mask multiplied into the scores": lambda c: replace_attention(Transformer(c), MultiplyMaskAttention),
 }
 """Transformers with one mistake built in, by name (each starts with its mistake's
 number); the first is the package's correct model. The chapter trains each of them."""
@@ -576,9 +545,7 @@ def build_model(mistake: str, config: TransformerConfig, seed: int = 0) -> Trans
     ``seed`` (every variant starts from the same weights as the correct model where it
     has the same parameters)."""
     if mistake not in MODEL_MISTAKES:
-        raise KeyError(
-            f"unknown mistake {mistake!r}; choose one of {list(MODEL_MISTAKES)}"
-        )
+        raise KeyError(f"unknown mistake {mistake!r}; choose one of {list(MODEL_MISTAKES)}")
     with seeded(seed):
         return MODEL_MISTAKES[mistake](config)
 
@@ -636,19 +603,14 @@ def check_scores_have_unit_variance(attention: MultiHeadAttention) -> None:
         key = torch.randn(4, 64, d, generator=g)  # (B, T_k, d)
         _, weights = probe(query, key, key, need_weights=True)  # (B, H, T_q, T_k)
     variance = float(weights.log().var(dim=-1).mean())
-    assert 0.8 < variance < 1.25, (
-        f"scaled scores have variance {variance:.3g}, not about 1"
-    )
+    assert 0.8 < variance < 1.25, f"scaled scores have variance {variance:.3g}, not about 1"
 
 
 def check_parameter_count(model: Transformer) -> None:
     """The model must have exactly the trainable parameters the architecture implies: no
     sub-layer missing, shared by accident or created outside the model's parameters."""
     got, expected = model.num_parameters(), sum(parameter_formula(model.config).values())
-    assert got == expected, (
-        f"{got:,} parameters, the architecture implies {expected:,} "
-        f"({got - expected:+,})"
-    )
+    assert got == expected, f"{got:,} parameters, the architecture implies {expected:,} ({got - expected:+,})"
 
 
 def check_feed_forward(ffn: nn.Module, d_model: int = 512, d_ff: int = 2048) -> None:
@@ -709,9 +671,7 @@ def check_padding_is_invisible(layer: EncoderLayer) -> None:
     torch.testing.assert_close(out[1, :4], out_changed[1, :4], msg=message)
 
 
-def check_source_padding_is_invisible(
-    make_cross_mask: Callable[[Tensor, Tensor, int], Tensor],
-) -> None:
+def check_source_padding_is_invisible(make_cross_mask: Callable[[Tensor, Tensor, int], Tensor]) -> None:
     """Whatever the encoder puts at padded source positions must not reach the decoder's
     output.
 
@@ -750,9 +710,7 @@ def check_decoder_is_causal(model: Transformer) -> None:
     torch.testing.assert_close(logits[:, :4], logits_cut, msg=message)
 
 
-def check_padding_mask_hides_pad_keys(
-    make_mask: Callable[[Tensor, int], Tensor],
-) -> None:
+def check_padding_mask_hides_pad_keys(make_mask: Callable[[Tensor, int], Tensor]) -> None:
     """With the mask that ``make_mask(tokens, pad_id)`` builds, the package's attention
     must give padding keys weight 0 and real keys all the weight."""
     tokens = torch.tensor([[4, 5, 6, 0, 0], [4, 5, 6, 7, 8]])
@@ -773,9 +731,7 @@ def check_causal_mask_builder(make_causal: Callable[[int], Tensor]) -> None:
     assert float(weights.triu(diagonal=1).sum()) == 0.0, "future keys get weight"
 
 
-def check_query_with_nothing_to_see(
-    attend: Callable[..., tuple[Tensor, Tensor]],
-) -> None:
+def check_query_with_nothing_to_see(attend: Callable[..., tuple[Tensor, Tensor]]) -> None:
     """A query whose keys are all hidden (e.g. cross-attention on an empty, fully padded
     source) must return a finite result that does not depend on the hidden values."""
     g = _generator()
@@ -784,9 +740,7 @@ def check_query_with_nothing_to_see(
     mask[..., 0, :] = False  # query 0 may see nothing
     out, _ = attend(q, q, v, mask)
     out_changed, _ = attend(q, q, v + 1.0, mask)
-    assert torch.isfinite(out).all(), (
-        f"a query with no visible key gives {out[0, 0, 0].tolist()}"
-    )
+    assert torch.isfinite(out).all(), f"a query with no visible key gives {out[0, 0, 0].tolist()}"
     message = "hidden values leak into an empty row"
     torch.testing.assert_close(out[..., 0, :], out_changed[..., 0, :], msg=message)
 
@@ -823,9 +777,7 @@ def check_sinusoidal_table(table_fn: Callable[[int, int], Tensor]) -> None:
         )
 
 
-def check_loss_ignores_padding(
-    loss_fn: Callable[[Tensor, Tensor], Tensor], pad_id: int = 0
-) -> None:
+def check_loss_ignores_padding(loss_fn: Callable[[Tensor, Tensor], Tensor], pad_id: int = 0) -> None:
     """Appending padding to a batch must not change its loss: ``loss_fn(logits (B, T,
     V), target (B, T))`` must average over the real tokens only."""
     g = _generator()
@@ -834,9 +786,7 @@ def check_loss_ignores_padding(
     padded_logits = torch.cat([logits, torch.randn(2, 3, 7, generator=g)], dim=1)
     padded_target = F.pad(target, (0, 3), value=pad_id)  # 3 padding tokens per row
     message = "padding changed the loss"
-    torch.testing.assert_close(
-        loss_fn(padded_logits, padded_target), loss_fn(logits, target), msg=message
-    )
+    torch.testing.assert_close(loss_fn(padded_logits, padded_target), loss_fn(logits, target), msg=message)
 
 
 def check_snippet_runs(code: str) -> None:
@@ -853,8 +803,14 @@ def small_model() -> Transformer:
     """A seeded, untrained two-head model (d_model 16, 1 + 1 layers, 10 tokens): big
     enough for every model-level check, small enough that each runs in milliseconds."""
     config = TransformerConfig(
-        src_vocab_size=10, tgt_vocab_size=10, d_model=16, n_heads=2, d_ff=32,
-        n_encoder_layers=1, n_decoder_layers=1, dropout=0.0,
+        src_vocab_size=10,
+        tgt_vocab_size=10,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
     )
     with seeded(0):
         return Transformer(config).eval()
@@ -865,12 +821,7 @@ def small_model() -> Transformer:
 # ======================================================================================
 
 
-def _attention(
-    cls: type[MultiHeadAttention] = MultiHeadAttention,
-    d_model: int = 64,
-    n_heads: int = 8,
-    **kw,
-):
+def _attention(cls: type[MultiHeadAttention] = MultiHeadAttention, d_model: int = 64, n_heads: int = 8, **kw):
     with seeded(0):
         return cls(d_model, n_heads, **kw)
 
@@ -956,13 +907,7 @@ CASES: list[Case] = [
         check_feed_forward,
         RuntimeError,
     ),
-    Case(
-        5,
-        "ffn_dim=2018",
-        lambda: FeedForward(512, FFN_DIM_TYPO),
-        lambda: FeedForward(512, 2048),
-        check_feed_forward,
-    ),
+    Case(5, "ffn_dim=2018", lambda: FeedForward(512, FFN_DIM_TYPO), lambda: FeedForward(512, 2048), check_feed_forward),
     Case(
         6,
         "softmax in the model, log-softmax in the loss",
@@ -1068,11 +1013,7 @@ CASES: list[Case] = [
         check_matches_torch_layer_norm,
     ),
     Case(
-        13,
-        "sinusoid base 1000",
-        lambda: sinusoidal_table_base_1000,
-        lambda: sinusoidal_table,
-        check_sinusoidal_table,
+        13, "sinusoid base 1000", lambda: sinusoidal_table_base_1000, lambda: sinusoidal_table, check_sinusoidal_table
     ),
     Case(
         14,

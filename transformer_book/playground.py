@@ -64,9 +64,11 @@ def head_masks(model: Transformer, silenced: Mapping[tuple[str, int], Sequence[i
 
 
 def _rounded(tensor: torch.Tensor) -> list:
-    return [float(f"{x:.{DIGITS}g}") for x in tensor.flatten().tolist()] if tensor.dim() == 1 else [
-        _rounded(row) for row in tensor
-    ]
+    return (
+        [float(f"{x:.{DIGITS}g}") for x in tensor.flatten().tolist()]
+        if tensor.dim() == 1
+        else [_rounded(row) for row in tensor]
+    )
 
 
 def playground_translation_train_config(**overrides) -> TrainConfig:
@@ -106,16 +108,22 @@ class PlaygroundModel:
         c = self.model.config
         lengths = self.trained_source_tokens
         if lengths is not None and not (len(lengths) == 2 and 1 <= lengths[0] <= lengths[1]):
-            raise ValueError(f"trained_source_tokens must be (shortest, longest) with 1 <= shortest <= longest; got {lengths}")
+            raise ValueError(
+                f"trained_source_tokens must be (shortest, longest) with 1 <= shortest <= longest; got {lengths}"
+            )
         if (self.source_vocab is None) != (self.target_vocab is None):
             raise ValueError("give both source_vocab and target_vocab (a model that reads text), or neither (symbols)")
         if self.source_vocab is None and c.src_vocab_size != c.tgt_vocab_size:
-            raise ValueError(f"a model of symbols reads and writes one vocabulary; this one has {c.src_vocab_size} "
-                             f"source and {c.tgt_vocab_size} target ids: give its source_vocab and target_vocab")
+            raise ValueError(
+                f"a model of symbols reads and writes one vocabulary; this one has {c.src_vocab_size} "
+                f"source and {c.tgt_vocab_size} target ids: give its source_vocab and target_vocab"
+            )
         sizes = (len(self.source_vocab), len(self.target_vocab)) if self.source_vocab else None
         if sizes is not None and sizes != (c.src_vocab_size, c.tgt_vocab_size):
-            raise ValueError(f"the vocabularies must match the model's embeddings {(c.src_vocab_size, c.tgt_vocab_size)}; "
-                             f"got {sizes}")
+            raise ValueError(
+                f"the vocabularies must match the model's embeddings {(c.src_vocab_size, c.tgt_vocab_size)}; "
+                f"got {sizes}"
+            )
         if not self.sources:
             raise ValueError("sources must hold at least one source (the page's first example)")
 
@@ -135,7 +143,9 @@ class PlaygroundModel:
 
 @torch.no_grad()
 def reference_case(
-    model: Transformer, src: Sequence[int], silenced: Mapping[tuple[str, int], Sequence[int]] | None = None,
+    model: Transformer,
+    src: Sequence[int],
+    silenced: Mapping[tuple[str, int], Sequence[int]] | None = None,
     max_new_tokens: int | None = None,
 ) -> dict:
     """What the page must compute for one source ``src`` (ids, ``PAD_ID`` allowed anywhere after the first symbol):
@@ -144,8 +154,10 @@ def reference_case(
     ``beam_search`` (beam of :data:`BEAM_SIZE`, length penalty :data:`LENGTH_PENALTY`) with its score, all with
     ``silenced`` heads ablated."""
     if not src or any(not 0 <= int(i) < model.config.src_vocab_size for i in src) or src[0] == PAD_ID:
-        raise ValueError(f"src must be non-empty ids in [0, {model.config.src_vocab_size}) not starting with padding; "
-                         f"got {list(src)}")
+        raise ValueError(
+            f"src must be non-empty ids in [0, {model.config.src_vocab_size}) not starting with padding; "
+            f"got {list(src)}"
+        )
     device = next(model.parameters()).device
     source = torch.tensor([list(src)], device=device)  # (1, S)
     max_new_tokens = max_new_tokens or default_max_new_tokens(src)
@@ -157,12 +169,19 @@ def reference_case(
         maps = model.attention_maps(source, tgt)  # per kind, per layer: (1, H, Tq, Tk)
         beam, score = beam_search(model, source, BEAM_SIZE, max_new_tokens, LENGTH_PENALTY)  # (1, L'), (1,)
     return {
-        "src": [int(i) for i in src], "max_new_tokens": max_new_tokens, "head_mask": head_masks(model, silenced),
+        "src": [int(i) for i in src],
+        "max_new_tokens": max_new_tokens,
+        "head_mask": head_masks(model, silenced),
         "silenced": [[kind, layer, list(heads)] for (kind, layer), heads in (silenced or {}).items()],
-        "tokens": tokens, "logits": _rounded(logits.float().cpu()),
+        "tokens": tokens,
+        "logits": _rounded(logits.float().cpu()),
         "attention": {kind: [_rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
-        "beam": {"size": BEAM_SIZE, "length_penalty": LENGTH_PENALTY, "tokens": _until_eos(beam[0].tolist()),
-                 "score": float(score[0])},
+        "beam": {
+            "size": BEAM_SIZE,
+            "length_penalty": LENGTH_PENALTY,
+            "tokens": _until_eos(beam[0].tolist()),
+            "score": float(score[0]),
+        },
     }
 
 
@@ -176,7 +195,7 @@ def default_max_new_tokens(src: Sequence[int]) -> int:
 
 
 def first_effective_ablation(
-    model: Transformer, src: Sequence[int], max_new_tokens: int | None = None,
+    model: Transformer, src: Sequence[int], max_new_tokens: int | None = None
 ) -> dict[tuple[str, int], list[int]]:
     """The first single head (encoder, decoder, cross; by layer and head) whose silencing changes the greedy output
     for ``src``, else the first whole attention layer (all its heads), in :func:`ablate_heads`' form."""
@@ -211,18 +230,29 @@ def reference_cases(entry: PlaygroundModel) -> list[dict]:
 def tokenizer_cases(vocab: Vocabulary | SubwordVocabulary, texts: Sequence[str]) -> list[dict]:
     """How ``vocab`` tokenizes and encodes each of ``texts``, and decodes the ids back to text: what the page's own
     tokenizer must reproduce."""
-    return [{"text": text, "tokens": vocab.tokenize(text), "ids": (ids := vocab.encode(text)), "decoded": vocab.decode(ids)}
-            for text in texts]
+    return [
+        {"text": text, "tokens": vocab.tokenize(text), "ids": (ids := vocab.encode(text)), "decoded": vocab.decode(ids)}
+        for text in texts
+    ]
 
 
 TOKENIZER_TEXTS = (  # what a reader might type: capitals, digits, punctuation, unknown words, letters beyond ASCII
-    "the twenty-third of March, nineteen ninety-nine", "Tuesday, 4 July 2023", "MARCH 23RD,1999",
-    "the 1st of Mars", "  le 14 juillet 1789 ", "Été 2024 — août", "１２ déc. ½", "snake_case & (brackets)!",
-    "Straße ΟΔΟΣ x² İ", "cafe\u0301\ufeff 3rd\u00a0May",
+    "the twenty-third of March, nineteen ninety-nine",
+    "Tuesday, 4 July 2023",
+    "MARCH 23RD,1999",
+    "the 1st of Mars",
+    "  le 14 juillet 1789 ",
+    "Été 2024 — août",
+    "１２ déc. ½",
+    "snake_case & (brackets)!",
+    "Straße ΟΔΟΣ x² İ",
+    "cafe\u0301\ufeff 3rd\u00a0May",
 )
 
 
-def vocabulary_manifest(source_vocab: Vocabulary | SubwordVocabulary, target_vocab: Vocabulary | SubwordVocabulary) -> dict:
+def vocabulary_manifest(
+    source_vocab: Vocabulary | SubwordVocabulary, target_vocab: Vocabulary | SubwordVocabulary
+) -> dict:
     """How the page reads and writes a model's text: ``input`` and ``output`` ``"word"`` or ``"char"`` (a
     :class:`~transformer.train.tokenizer.Vocabulary`'s level) or ``"subword"`` (a
     :class:`~transformer.train.subwords.SubwordVocabulary`), each vocabulary's tokens by id, and for subwords the
@@ -231,8 +261,12 @@ def vocabulary_manifest(source_vocab: Vocabulary | SubwordVocabulary, target_voc
     def kind(vocab: Vocabulary | SubwordVocabulary) -> str:
         return "subword" if isinstance(vocab, SubwordVocabulary) else vocab.level
 
-    info = {"input": kind(source_vocab), "output": kind(target_vocab), "src_vocab": list(source_vocab.itos),
-            "tgt_vocab": list(target_vocab.itos)}
+    info = {
+        "input": kind(source_vocab),
+        "output": kind(target_vocab),
+        "src_vocab": list(source_vocab.itos),
+        "tgt_vocab": list(target_vocab.itos),
+    }
     if isinstance(source_vocab, SubwordVocabulary):
         info["merges"] = [list(merge) for merge in source_vocab.merges]
     return info
@@ -240,10 +274,21 @@ def vocabulary_manifest(source_vocab: Vocabulary | SubwordVocabulary, target_voc
 
 SUBWORD_TEXTS = (  # what a reader might type to the English -> German model: capitals, unknown words, digits, signs,
     # letters beyond ASCII, spaces of every kind
-    "three hundred and forty-two", "THREE HUNDRED and Forty-Two", "Wednesday, November 25, 2026",
-    "€1,234.50 and £3", "12.5 kilograms", "in 3 days", "  Germany,France ,  and   Italy  ",
-    "Zürich, Köln, Straße, café, naïve", "Ärger über Öl: 5 € ß", "the quokka's 7½ km²!", "e\u0301 cafe\u0301 ÉTÉ",
-    "snake_case & (brackets) [x] {y} #1", "2026-11-25T15:45\u00a0PM", "tab\there\nnewline\u202fnarrow", "日本 😀 ΟΔΟΣ",
+    "three hundred and forty-two",
+    "THREE HUNDRED and Forty-Two",
+    "Wednesday, November 25, 2026",
+    "€1,234.50 and £3",
+    "12.5 kilograms",
+    "in 3 days",
+    "  Germany,France ,  and   Italy  ",
+    "Zürich, Köln, Straße, café, naïve",
+    "Ärger über Öl: 5 € ß",
+    "the quokka's 7½ km²!",
+    "e\u0301 cafe\u0301 ÉTÉ",
+    "snake_case & (brackets) [x] {y} #1",
+    "2026-11-25T15:45\u00a0PM",
+    "tab\there\nnewline\u202fnarrow",
+    "日本 😀 ΟΔΟΣ",
 )
 
 
@@ -261,13 +306,21 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
     # The book's figure style; the colour scale as plotly.py defines it (plotly.js' own "Blues" runs the other way).
     # The beam's colours are those of the decoding chapter's beam figure (transformer_book.viz.decoding.beam_figure).
     style = {
-        "font": FONT, "weights_scale": get_colorscale(WEIGHTS_SCALE), "mask_color": MASK_SCALE[0][1],
-        "bos_color": KIND_COLOURS["bos"], "best_color": KIND_COLOURS["eos"], "beam_color": OTHER_COLOUR,
+        "font": FONT,
+        "weights_scale": get_colorscale(WEIGHTS_SCALE),
+        "mask_color": MASK_SCALE[0][1],
+        "bos_color": KIND_COLOURS["bos"],
+        "best_color": KIND_COLOURS["eos"],
+        "beam_color": OTHER_COLOUR,
         "edge_color": EDGE_COLOUR,
     }
     manifest = {
-        "pad_id": PAD_ID, "bos_id": BOS_ID, "eos_id": EOS_ID, "style": style,
-        "beam": {"sizes": [2, BEAM_SIZE], "length_penalty": LENGTH_PENALTY}, "models": {},
+        "pad_id": PAD_ID,
+        "bos_id": BOS_ID,
+        "eos_id": EOS_ID,
+        "style": style,
+        "beam": {"sizes": [2, BEAM_SIZE], "length_penalty": LENGTH_PENALTY},
+        "models": {},
     }
     for name, entry in entries.items():
         c = entry.model.config
@@ -281,11 +334,17 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
             texts = SUBWORD_TEXTS if isinstance(entry.source_vocab, SubwordVocabulary) else TOKENIZER_TEXTS
             reference["tokenizer"] = tokenizer_cases(entry.source_vocab, texts)
         (folder / name / "reference.json").write_text(json.dumps(reference))
-        symbols = {"input": "symbols", "output": "symbols", "src_vocab": entry.labels("source"),
-                   "tgt_vocab": entry.labels("target")}
+        symbols = {
+            "input": "symbols",
+            "output": "symbols",
+            "src_vocab": entry.labels("source"),
+            "tgt_vocab": entry.labels("target"),
+        }
         manifest["models"][name] = {
             **(symbols if entry.source_vocab is None else vocabulary_manifest(entry.source_vocab, entry.target_vocab)),
-            "label": entry.label or name, "n_heads": c.n_heads, "max_new_tokens": entry.max_new_tokens,
+            "label": entry.label or name,
+            "n_heads": c.n_heads,
+            "max_new_tokens": entry.max_new_tokens,
             "max_positions": c.max_positions,
             "layers": {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers},
             "examples": list(entry.examples) or [entry.text(entry.sources[0])],

@@ -30,12 +30,7 @@ from transformer.train.tasks import Batch, task_batch
 from transformer.utils import make_rng, seeded
 
 # The four combinations, each (dropout, label smoothing): none, and the paper's values alone and together.
-REGULARISERS = {
-    "none": (0.0, 0.0),
-    "dropout 0.1": (0.1, 0.0),
-    "label smoothing 0.1": (0.0, 0.1),
-    "both": (0.1, 0.1),
-}
+REGULARISERS = {"none": (0.0, 0.0), "dropout 0.1": (0.1, 0.0), "label smoothing 0.1": (0.0, 0.1), "both": (0.1, 0.1)}
 
 
 def _rows(batch: Batch, rows: torch.Tensor) -> Batch:
@@ -52,7 +47,7 @@ def _symbols(row: list[int]) -> tuple[int, ...]:
 
 
 def split_sequences(
-    task: str = "copy", n_train: int = 256, n_held_out: int = 500, seed: int = 0, max_seq_len: int = 10,
+    task: str = "copy", n_train: int = 256, n_held_out: int = 500, seed: int = 0, max_seq_len: int = 10
 ) -> tuple[Batch, Batch]:
     """``(training set, held-out set)`` of ``task``: ``n_train`` distinct sequences drawn with ``seed``, and up to
     ``n_held_out`` sequences from the evaluation generator (``EVAL_SEED``) whose source is not in the training set, so
@@ -67,12 +62,16 @@ def split_sequences(
             seen.add(_symbols(row))
             keep.append(i)
     if len(keep) < n_train:
-        raise ValueError(f"n_train={n_train} is more distinct sequences than a draw of {2 * n_train} gave ({len(keep)})")
+        raise ValueError(
+            f"n_train={n_train} is more distinct sequences than a draw of {2 * n_train} gave ({len(keep)})"
+        )
     held_out = task_batch(task, n_held_out, max_seq_len=max_seq_len, rng=torch.Generator().manual_seed(EVAL_SEED))
     unseen = [i for i, row in enumerate(held_out.src.tolist()) if _symbols(row) not in seen]
     if not unseen:
-        raise ValueError(f"every one of the {n_held_out} held-out sequences is in the training set: draw more "
-                         "(n_held_out) or longer ones (max_seq_len)")
+        raise ValueError(
+            f"every one of the {n_held_out} held-out sequences is in the training set: draw more "
+            "(n_held_out) or longer ones (max_seq_len)"
+        )
     return _rows(pool, torch.tensor(keep)), _rows(held_out, torch.tensor(unseen))
 
 
@@ -120,8 +119,14 @@ class RegularisedRun:
 
 
 def train_regularised(
-    data: tuple[Batch, Batch], dropout: float = 0.0, label_smoothing: float = 0.0, seed: int = 0, steps: int = 300,
-    batch_size: int = 64, eval_every: int | None = None, device: str = "cpu",
+    data: tuple[Batch, Batch],
+    dropout: float = 0.0,
+    label_smoothing: float = 0.0,
+    seed: int = 0,
+    steps: int = 300,
+    batch_size: int = 64,
+    eval_every: int | None = None,
+    device: str = "cpu",
 ) -> RegularisedRun:
     """The chapter's small model (:func:`~transformer.train.recipes.small_model_config`) with ``dropout``, built with
     ``seed`` and trained by :func:`~transformer.train.train` for ``steps`` on the training set of ``data`` (an
@@ -133,18 +138,27 @@ def train_regularised(
     start = time.process_time()
     with seeded(seed):
         model = Transformer(small_model_config(dropout=dropout))
-    config = TrainConfig(steps=steps, batch_size=batch_size, label_smoothing=label_smoothing, eval_every=eval_every or steps)
+    config = TrainConfig(
+        steps=steps, batch_size=batch_size, label_smoothing=label_smoothing, eval_every=eval_every or steps
+    )
     stream = EpochStream(training, batch_size, make_rng(seed))
-    history = train(model, stream, [held_out], config, RunConfig(seed=seed, device=device), progress=False)  # ends in eval
-    final = EvalResult(history.eval_exact_match[-1], history.eval_token_accuracy[-1], history.eval_loss[-1],
-                       len(held_out))  # the loop's last evaluation: the held-out set, after the last step
-    return RegularisedRun(dropout, label_smoothing, seed, history, evaluate_batches(model, [training]), final,
-                          time.process_time() - start)
+    history = train(
+        model, stream, [held_out], config, RunConfig(seed=seed, device=device), progress=False
+    )  # ends in eval
+    final = EvalResult(
+        history.eval_exact_match[-1], history.eval_token_accuracy[-1], history.eval_loss[-1], len(held_out)
+    )  # the loop's last evaluation: the held-out set, after the last step
+    return RegularisedRun(
+        dropout, label_smoothing, seed, history, evaluate_batches(model, [training]), final, time.process_time() - start
+    )
 
 
 def regularisation_runs(
-    task: str = "copy", n_train: int = 256, seeds: Sequence[int] = (0, 1, 2),
-    regularisers: Mapping[str, tuple[float, float]] = REGULARISERS, **options,
+    task: str = "copy",
+    n_train: int = 256,
+    seeds: Sequence[int] = (0, 1, 2),
+    regularisers: Mapping[str, tuple[float, float]] = REGULARISERS,
+    **options,
 ) -> dict[str, list[RegularisedRun]]:
     """``{name: [run of seed s for s in seeds]}`` for every ``(dropout, label smoothing)`` of ``regularisers``; seed s
     draws the training set (:func:`split_sequences`), the initial weights and the batches, the same for every
@@ -152,8 +166,10 @@ def regularisation_runs(
     if not seeds:
         raise ValueError("seeds must hold at least one seed; got none")
     splits = {seed: split_sequences(task, n_train, seed=seed) for seed in seeds}
-    return {name: [train_regularised(splits[seed], dropout, smoothing, seed, **options) for seed in seeds]
-            for name, (dropout, smoothing) in regularisers.items()}
+    return {
+        name: [train_regularised(splits[seed], dropout, smoothing, seed, **options) for seed in seeds]
+        for name, (dropout, smoothing) in regularisers.items()
+    }
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -164,12 +180,25 @@ def summary(runs: Mapping[str, Sequence[RegularisedRun]]) -> dict[str, dict[str,
     """Per combination, the mean over its seeds of each score: ``train_loss``, ``held_out_loss``, ``loss_gap``,
     ``train_exact_match``, ``held_out_exact_match``, ``exact_match_gap`` and ``held_out_token_accuracy``."""
     scores = {
-        "train_loss": lambda r: r.train.loss, "held_out_loss": lambda r: r.held_out.loss, "loss_gap": lambda r: r.loss_gap,
-        "train_exact_match": lambda r: r.train.exact_match, "held_out_exact_match": lambda r: r.held_out.exact_match,
-        "exact_match_gap": lambda r: r.exact_match_gap, "held_out_token_accuracy": lambda r: r.held_out.token_accuracy,
+        "train_loss": lambda r: r.train.loss,
+        "held_out_loss": lambda r: r.held_out.loss,
+        "loss_gap": lambda r: r.loss_gap,
+        "train_exact_match": lambda r: r.train.exact_match,
+        "held_out_exact_match": lambda r: r.held_out.exact_match,
+        "exact_match_gap": lambda r: r.exact_match_gap,
+        "held_out_token_accuracy": lambda r: r.held_out.token_accuracy,
     }
-    return {name: {score: _mean([value(r) for r in rs]) for score, value in scores.items()} for name, rs in runs.items()}
+    return {
+        name: {score: _mean([value(r) for r in rs]) for score, value in scores.items()} for name, rs in runs.items()
+    }
 
 
-__all__ = ["REGULARISERS", "EpochStream", "RegularisedRun", "regularisation_runs", "split_sequences", "summary",
-           "train_regularised"]
+__all__ = [
+    "REGULARISERS",
+    "EpochStream",
+    "RegularisedRun",
+    "regularisation_runs",
+    "split_sequences",
+    "summary",
+    "train_regularised",
+]

@@ -23,8 +23,11 @@ def file_digest(path: Path | str) -> str:
     text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
     if path.suffix == ".ipynb":
         cells = json.loads(text)["cells"]
-        sources = ("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells
-                   if c["cell_type"] == "code")
+        sources = (
+            "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in cells
+            if c["cell_type"] == "code"
+        )
         text = "\n\0\n".join(sources)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

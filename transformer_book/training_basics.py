@@ -71,8 +71,9 @@ class Signal:
     input_gradient: float  # the norm of the gradient that reaches the input (a random read-out at the top)
 
 
-def signal_through(blocks: Sequence[Callable[[Tensor], Tensor]], x: Tensor, residual: bool,
-                   readout: Tensor | None = None) -> Signal:
+def signal_through(
+    blocks: Sequence[Callable[[Tensor], Tensor]], x: Tensor, residual: bool, readout: Tensor | None = None
+) -> Signal:
     """Run ``x`` through ``blocks``, ``h = h + block(h)`` with ``residual``, else ``h = block(h)``; the gradient at
     the input is that of ``(h * readout).sum()`` (a fixed random direction, drawn from the global generator when
     ``readout`` is ``None``)."""

@@ -26,7 +26,9 @@ def run_script(name: str, *args: str, threads: bool = True, expect: int = 0) -> 
 def load_results(path: Path, threads: int | None = 1) -> dict:
     payload = json.loads(path.read_text())
     assert {"name", "machine", "results", "sources"} <= payload.keys()
-    assert {"torch", "cpu_count", "torch_threads", "cuda", "load_average_1min", "measured_at"} <= payload["machine"].keys()
+    assert {"torch", "cpu_count", "torch_threads", "cuda", "load_average_1min", "measured_at"} <= payload[
+        "machine"
+    ].keys()
     if threads is not None:
         assert payload["machine"]["torch_threads"] == threads  # --threads was applied
     assert f"benchmarks/bench_{payload['name']}.py" in payload["sources"]
@@ -64,9 +66,20 @@ def test_train_step_benchmark_writes_ratios_of_two_models_computing_the_same_fun
 
 def test_run_all_passes_quick_and_out_through_to_the_attention_benchmark(tmp_path):
     done = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "run_all.py"), "--quick", "--threads", "1", "--out", str(tmp_path),
-         "--only", "attention"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(BENCHMARKS / "run_all.py"),
+            "--quick",
+            "--threads",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--only",
+            "attention",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     payload = load_results(tmp_path / "attention.json")
@@ -96,15 +109,19 @@ def test_decoding_benchmark_says_per_model_whether_the_goal_at_64_tokens_is_met(
     for model, goal in payload["goal"].items():
         assert goal["speedup"] == at_goal[model]["speedup"]
         assert goal["met"] == (goal["speedup"] >= 3.0)
-    assert all(row["same_tokens"] and row["speedup_low"] <= row["speedup"] <= row["speedup_high"]
-               for row in payload["results"])
+    assert all(
+        row["same_tokens"] and row["speedup_low"] <= row["speedup"] <= row["speedup_high"] for row in payload["results"]
+    )
 
 
 def test_copy_task_benchmark_records_the_exact_match_at_the_published_step_count(tmp_path):
     run_script("bench_copy_task.py", "--out", str(tmp_path))
     payload = load_results(tmp_path / "copy_task.json")
     assert {(row["setup"], row["task"]) for row in payload["results"]} == {
-        ("small (documented)", "copy"), ("small (documented)", "reverse"), ("annotated-like", "copy")}
+        ("small (documented)", "copy"),
+        ("small (documented)", "reverse"),
+        ("annotated-like", "copy"),
+    }
     annotated = next(row for row in payload["results"] if row["setup"] == "annotated-like")
     assert annotated["published_steps"] < annotated["max_steps"]  # trained on past the published run
     checks = dict(zip(annotated["checks"]["step"], annotated["checks"]["exact_match"], strict=True))
@@ -152,20 +169,32 @@ def test_book_benchmark_times_notebooks_as_the_build_runs_them_and_measures_page
     check = "import os, pathlib; assert os.environ['TRANSFORMER_BOOK_STATIC'] == '1'; assert pathlib.Path.cwd().name == 'book'"
     notebook = _notebook(tmp_path / "book" / "tiny.ipynb", "print(6 * 7)", check)
     _fake_build(tmp_path / "html")
-    run_script("bench_book.py", "--out", str(tmp_path), "--notebooks", str(notebook), "--html-dir",
-               str(tmp_path / "html"), threads=False)
+    run_script(
+        "bench_book.py",
+        "--out",
+        str(tmp_path),
+        "--notebooks",
+        str(notebook),
+        "--html-dir",
+        str(tmp_path / "html"),
+        threads=False,
+    )
     payload = load_results(tmp_path / "book.json", threads=None)
     executed = [row for row in payload["results"] if row["kind"] == "execute"]
     assert [(row["notebook"], row["code_cells"], row["ok"]) for row in executed] == [("tiny.ipynb", 2, True)]
-    assert {row["page"] for row in payload["results"] if row["kind"] == "page"} == {"book/chapter.html", "book/other.html"}
+    assert {row["page"] for row in payload["results"] if row["kind"] == "page"} == {
+        "book/chapter.html",
+        "book/other.html",
+    }
     assert payload["summary"]["execute_ok"] and payload["summary"]["heaviest_page"] == "book/chapter.html"
     assert "transformer_book/viz/__init__.py" in payload["sources"]  # the chapters draw with the book kit's figures
 
 
 def test_book_benchmark_reports_a_failing_chapter_with_its_error_and_cell(tmp_path):
     notebook = _notebook(tmp_path / "broken.ipynb", "x = 1", "assert x == 2, 'x went wrong'")
-    run_script("bench_book.py", "--out", str(tmp_path), "--notebooks", str(notebook), "--skip-build", threads=False,
-               expect=1)
+    run_script(
+        "bench_book.py", "--out", str(tmp_path), "--notebooks", str(notebook), "--skip-build", threads=False, expect=1
+    )
     payload = load_results(tmp_path / "book.json", threads=None)
     (row,) = [row for row in payload["results"] if row["kind"] == "execute"]
     assert not row["ok"] and row["error"].startswith("AssertionError: x went wrong (cell 1")
@@ -174,8 +203,9 @@ def test_book_benchmark_reports_a_failing_chapter_with_its_error_and_cell(tmp_pa
 
 def test_time_many_alternates_the_order_of_the_calls_every_round():
     calls = []
-    timings = _load("common").time_many({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
-                                        rounds=4, warmup=0, min_time=0.0)
+    timings = _load("common").time_many(
+        {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, rounds=4, warmup=0, min_time=0.0
+    )
     assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
     assert {name: len(values) for name, values in timings.items()} == {"a": 4, "b": 4}
 
@@ -187,8 +217,10 @@ def test_paired_ratio_takes_the_median_and_quartiles_of_per_round_ratios():
 
 def test_result_status_flags_results_whose_code_changed_since_they_were_measured(tmp_path):
     (tmp_path / "model.py").write_text("x = 1\n")
-    payload = {"results": [{"kind": "execute", "notebook": "a.ipynb", "ok": True}],
-               "sources": source_digests(tmp_path, ["model.py"])}
+    payload = {
+        "results": [{"kind": "execute", "notebook": "a.ipynb", "ok": True}],
+        "sources": source_digests(tmp_path, ["model.py"]),
+    }
     assert result_status(payload, tmp_path) == dict(state="current", changed=[], failed=[])
     (tmp_path / "model.py").write_text("x = 2\n")
     assert result_status(payload, tmp_path)["changed"] == ["model.py"]

@@ -44,8 +44,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "")
 # Pages that must show at least this many plotly figures (every figure a page has must render in any case).
@@ -103,7 +109,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         """Files under ``PREFIX`` only: a path outside it is not found, as on GitHub Pages."""
         if not path.startswith(PREFIX + "/"):
             return str(SITE / "__outside_the_site__")
-        return super().translate_path(path[len(PREFIX):])
+        return super().translate_path(path[len(PREFIX) :])
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         body = self.extra_pages.get(urlparse(self.path).path.removeprefix(PREFIX).lstrip("/"))
@@ -286,6 +292,8 @@ TINY_TEXT = """() => [...document.querySelectorAll('.plotly-graph-div')].flatMap
   [...gd.querySelectorAll('svg text')].filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0
     && parseFloat(getComputedStyle(t).fontSize) < 8.95)
   .map(t => ({figure: i, text: t.textContent.slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))).slice(0, 5)"""
+
+
 def _control_actions(page: object, index: int, controls: list[dict]) -> Iterator[tuple[str, Iterator[str]]]:
     """For each control of figure ``index``: its name and the ways to operate it from the keyboard (a slider's arrow
     keys, Enter on a button, every other entry of a menu), each yielding a description once done."""
@@ -305,7 +313,9 @@ def _control_actions(page: object, index: int, controls: list[dict]) -> Iterator
                 item.select_option(str(target))
                 yield f"entry {target}"
         else:  # buttons: Play (the first) changes the figure; a choice: every other one
-            targets = [0] if control["type"] == "buttons" else [t for t in range(control["n"]) if t != control["current"]]
+            targets = (
+                [0] if control["type"] == "buttons" else [t for t in range(control["n"]) if t != control["current"]]
+            )
             for target in targets:
                 item.locator("button").nth(target).focus()
                 page.keyboard.press("Enter")
@@ -326,13 +336,12 @@ def axe_violations(page: object) -> list[str]:
     assert AXE.is_file(), f"{AXE} missing: `make vendor` (scripts/vendor_assets.sh) fetches axe-core for the tests"
     if not page.evaluate("() => !!window.axe"):
         page.add_script_tag(path=str(AXE))
-    results = page.evaluate(
-        "(context) => axe.run(context, {resultTypes: ['violations']})", AXE_CONTEXT
-    )
+    results = page.evaluate("(context) => axe.run(context, {resultTypes: ['violations']})", AXE_CONTEXT)
     return [
-        f"{v['id']} ({v['impact']}): {v['help']}: " + "; ".join(n["target"][0] if isinstance(n["target"][0], str)
-                                                               else str(n["target"][0]) for n in v["nodes"][:4])
-        for v in results["violations"] if v["impact"] in AXE_IMPACTS
+        f"{v['id']} ({v['impact']}): {v['help']}: "
+        + "; ".join(n["target"][0] if isinstance(n["target"][0], str) else str(n["target"][0]) for n in v["nodes"][:4])
+        for v in results["violations"]
+        if v["impact"] in AXE_IMPACTS
     ]
 
 
@@ -378,7 +387,9 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
         page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
         page.wait_for_function(READY, timeout=30_000)
         too_wide = page.evaluate(TOO_WIDE)
-        assert not too_wide, f"{name}: figures wider than the page's column (clipped; leave layout.width unset): {too_wide}"
+        assert not too_wide, (
+            f"{name}: figures wider than the page's column (clipped; leave layout.width unset): {too_wide}"
+        )
     for i in range(n_figures):
         for control, spec, actions in _control_actions(page, i, page.evaluate(CONTROLS, i)):
             before = page.evaluate(FIGURE_STATE, i)  # every control must change what is drawn
@@ -391,10 +402,14 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
                 except Exception:  # noqa: BLE001 (playwright's TimeoutError: try the control's next entry)
                     continue
             else:
-                raise AssertionError(f"{name}: figure {i}: {control} did not change the figure (tried {', '.join(tried)})")
+                raise AssertionError(
+                    f"{name}: figure {i}: {control} did not change the figure (tried {', '.join(tried)})"
+                )
             page.wait_for_function(READY, timeout=10_000)
             defects = figure_text_defects(page, only=i)
-            assert not defects, f"{name}: figure {i} after {control} ({tried[-1]}): text a reader cannot read: {defects}"
+            assert not defects, (
+                f"{name}: figure {i} after {control} ({tried[-1]}): text a reader cannot read: {defects}"
+            )
             if spec["type"] == "choice":  # the pressed button, and the figure's title, say which view is shown
                 state = page.evaluate(CHOICE_SHOWN, i)
                 assert state["named"], f"{name}: figure {i}: {control} does not say which view it shows: {state}"
@@ -410,7 +425,8 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
         page.keyboard.press("Space")
         page.wait_for_function(
             "([i, drawn]) => document.querySelectorAll('.bertviz-view .bertviz-vis')[i].innerHTML !== drawn",
-            arg=[i, drawn], timeout=5_000,
+            arg=[i, drawn],
+            timeout=5_000,
         )
 
     if re.search(r'class="math notranslate nohighlight"', source):
@@ -439,7 +455,9 @@ FIGURES_OFF_SCREEN = """() => [...document.querySelectorAll('.plotly-graph-div')
 }).filter(f => f.left < -1 || f.right > window.innerWidth + 1)"""
 # bertviz's fixed-width views: zoomed no smaller than 0.7 (its 13 px labels stay at least 9 px), their frame inside the
 # screen, and the whole picture in view (no sideways scrolling inside the frame to find a head).
-BERTVIZ_DRAWN = "() => [...document.querySelectorAll('.bertviz-view')].every(v => v.querySelector('.bertviz-vis svg text'))"
+BERTVIZ_DRAWN = (
+    "() => [...document.querySelectorAll('.bertviz-view')].every(v => v.querySelector('.bertviz-vis svg text'))"
+)
 BERTVIZ_FIT = """() => [...document.querySelectorAll('.bertviz-frame')].map((frame, i) => {
   const view = frame.querySelector('.bertviz-fit'), svg = frame.querySelector('.bertviz-vis svg');
   const box = frame.getBoundingClientRect(), picture = svg.getBoundingClientRect(), zoom = parseFloat(view.style.zoom);
@@ -619,8 +637,15 @@ def _defect_figures() -> list[tuple[str, object]]:
     fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], name="a"), go.Scatter(x=[0, 1], y=[1, 0], name="b")])
     fig.update_layout(legend=dict(orientation="h", y=-1.2), margin=dict(b=300))
     figures.append(("detached", fig))
-    fig = go.Figure(go.Heatmap(z=[[0, 1], [1, 0]], x=["a", "b"], y=["c", "d"], texttemplate="%{z}",
-                               colorbar=dict(title=dict(text="w", side="right"))))
+    fig = go.Figure(
+        go.Heatmap(
+            z=[[0, 1], [1, 0]],
+            x=["a", "b"],
+            y=["c", "d"],
+            texttemplate="%{z}",
+            colorbar=dict(title=dict(text="w", side="right")),
+        )
+    )
     fig.update_layout(title="A clean figure", xaxis_title="key", yaxis_title="query")
     fig.update_xaxes(ticklabelstandoff=4)
     fig.update_yaxes(ticklabelstandoff=4)

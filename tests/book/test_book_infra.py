@@ -147,10 +147,13 @@ def test_refresh_records_output_widget_contents_as_nbval_sees_them_and_does_not_
     path = tmp_path / "widgets.ipynb"
     kernelspec = {"name": "python3", "display_name": "Python 3"}
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec}), path)
-    code = "import sys, nbformat, refresh_notebooks as r; nb = nbformat.read(sys.argv[1], 4); r.execute(nb, None); " \
-           "nbformat.write(nb, sys.argv[1])"
-    subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT / "scripts", timeout=120, check=True,
-                   capture_output=True)
+    code = (
+        "import sys, nbformat, refresh_notebooks as r; nb = nbformat.read(sys.argv[1], 4); r.execute(nb, None); "
+        "nbformat.write(nb, sys.argv[1])"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, str(path)], cwd=ROOT / "scripts", timeout=120, check=True, capture_output=True
+    )
     last = nbformat.read(path, as_version=4).cells[-1]
     shown = [o["data"]["text/plain"] for o in last.outputs if o["output_type"] == "display_data"]
     assert shown == ["Output()"] + [str(i) for i in range(30)]  # the widget, then what it captured
@@ -166,7 +169,9 @@ def test_toc_lists_existing_notebooks() -> None:
 def test_every_notebook_cell_has_a_unique_id() -> None:
     """nbformat 4.5 cells carry ids (nbformat warns without one, and will refuse); jupyter-cache and nbval key on them."""
     for path in sorted((ROOT / "book").glob("*.ipynb")):
-        ids = [cell.get("id") for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]  # as stored: nbformat adds ids
+        ids = [
+            cell.get("id") for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        ]  # as stored: nbformat adds ids
         assert None not in ids, f"{path.name}: cells {[i for i, x in enumerate(ids) if x is None]} have no id"
         assert len(set(ids)) == len(ids), f"{path.name}: repeated cell ids"
 
@@ -198,8 +203,15 @@ def test_execute_notebooks_runs_uncached_notebooks_and_playground_ones_without_e
 
 def test_importing_the_kit_loads_no_plotly_until_a_figure_is_asked_for() -> None:
     out = subprocess.run(
-        [sys.executable, "-c", "import transformer_book, transformer_book.results, sys; print('plotly' in sys.modules)"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-c",
+            "import transformer_book, transformer_book.results, sys; print('plotly' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     ).stdout
     assert out.strip() == "False"
 
@@ -218,8 +230,11 @@ def test_to_static_puts_recorded_outputs_in_place_of_widgets_and_draws_figures_a
     widget = {"output_type": "display_data", "data": {record.WIDGET: {"model_id": "x"}, "text/plain": "HBox()"}}
     live = [
         {"output_type": "stream", "name": "stdout", "text": "a\n"},
-        {"output_type": "display_data", "data": {PLOTLY_JSON: figure, "text/html": "<script>cdn</script>"},
-         "metadata": {}},
+        {
+            "output_type": "display_data",
+            "data": {PLOTLY_JSON: figure, "text/html": "<script>cdn</script>"},
+            "metadata": {},
+        },
         {"output_type": "stream", "name": "stdout", "text": "b\n"},
         {"output_type": "display_data", "data": {record.MIMETYPE: {"outputs": [note], "widget_follows": True}}},
         {"output_type": "stream", "name": "stdout", "text": "drawn by the explorer\n"},
@@ -232,7 +247,9 @@ def test_to_static_puts_recorded_outputs_in_place_of_widgets_and_draws_figures_a
     assert [out["output_type"] for out in static] == ["stream", "display_data", "stream", "display_data", "stream"]
     assert static[0]["text"] == "a\n" and static[2]["text"] == "b\n"  # text stays on its side of the figure
     drawn = viz.figure_html({key: figure[key] for key in ("data", "layout")})
-    assert list(static[1]["data"]) == ["text/html"] and _without_ids(static[1]["data"]["text/html"]) == _without_ids(drawn)
+    assert list(static[1]["data"]) == ["text/html"] and _without_ids(static[1]["data"]["text/html"]) == _without_ids(
+        drawn
+    )
     assert "max-width:500px" in static[1]["data"]["text/html"] and "cdn.plot.ly" not in static[1]["data"]["text/html"]
     assert static[3] == note
     assert static[4]["text"] == line["text"] + "after\n"  # the recorded line joins the text after it
@@ -254,15 +271,33 @@ def test_a_recorded_live_run_gives_the_outputs_of_the_static_build(tmp_path: Pat
         "                            progress=transformer_book.progress())\nprint(len(history.loss))",
     ]
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells], metadata={"kernelspec": kernelspec})
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in cells], metadata={"kernelspec": kernelspec}
+    )
     source = tmp_path / "book" / "chapter.ipynb"
     source.parent.mkdir()
     nbformat.write(nb, source)
     env = {key: value for key, value in os.environ.items() if key != viz.BOOK_ENV}
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.nbval_kernels", "-p", "tests.nbval_record", "--nbval-lax",
-         "--nbval-current-env", "-q", "-p", "no:cacheprovider", str(source)],
-        cwd=ROOT, env={**env, "TRANSFORMER_BOOK_RECORD": str(tmp_path / "recorded")}, check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.nbval_kernels",
+            "-p",
+            "tests.nbval_record",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(source),
+        ],
+        cwd=ROOT,
+        env={**env, "TRANSFORMER_BOOK_RECORD": str(tmp_path / "recorded")},
+        check=True,
+        capture_output=True,
         timeout=300,
     )
     recorded = nbformat.read(tmp_path / "recorded" / "chapter.ipynb", as_version=4)

@@ -75,7 +75,8 @@ def test_the_chapter_menu_hides_and_shows_on_a_laptop(chapter: Callable[[dict], 
 def test_one_search_box_and_it_opens_the_search(chapter: Callable[[dict], object], viewport: dict) -> None:
     page = chapter(viewport)
     searches = [
-        s for s in page.query_selector_all(".search-button__button, form.bd-search")
+        s
+        for s in page.query_selector_all(".search-button__button, form.bd-search")
         if s.evaluate("e => e.checkVisibility({visibilityProperty: true})")
     ]
     assert len(searches) == 1, f"expected one visible search box or button, found {len(searches)}"

@@ -51,7 +51,15 @@ def test_the_kept_list_is_colabs_and_dated() -> None:
     datetime.date.fromisoformat(source["copied"])
     versions = colab_versions()
     assert len(versions) > 500 and colab_python() == "3.13"
-    assert {"ipython", "ipykernel", "ipywidgets", "widgetsnbextension", "notebook", "torch", "plotly"} <= versions.keys()
+    assert {
+        "ipython",
+        "ipykernel",
+        "ipywidgets",
+        "widgetsnbextension",
+        "notebook",
+        "torch",
+        "plotly",
+    } <= versions.keys()
 
 
 def test_refreshing_from_a_clone_rewrites_the_copy_and_says_what_changed(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -75,8 +83,10 @@ def test_refreshing_from_a_clone_rewrites_the_copy_and_says_what_changed(tmp_pat
     assert "Python 3.14 (was 3.13)" in printed
     assert "+ new-package 1.0" in printed and "- old-package 2" in printed and "ipython 7.34.0 -> 8.0.0" in printed
     assert (folder / "pip-freeze.txt").read_text() == "ipython==8.0.0\nnew-package==1.0\n"
-    assert json.loads((folder / "source.json").read_text())["commit"] == subprocess.run(
-        [*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert (
+        json.loads((folder / "source.json").read_text())["commit"]
+        == subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    )
 
 
 def test_torchs_cuda_libraries_are_not_held_at_colabs_versions() -> None:
@@ -95,7 +105,8 @@ def test_the_first_cell_is_taken_as_written_with_only_the_address_replaced() -> 
 def test_a_python_of_the_wanted_version_is_found_or_the_running_one_is_named() -> None:
     python, exact = colab_env.find_python(f"{sys.version_info.major}.{sys.version_info.minor}")
     assert exact and subprocess.run([python, "--version"], capture_output=True, text=True).stdout.startswith(
-        f"Python {sys.version_info.major}.{sys.version_info.minor}.")
+        f"Python {sys.version_info.major}.{sys.version_info.minor}."
+    )
     assert colab_env.find_python("2.1") == (sys.executable, False)
 
 

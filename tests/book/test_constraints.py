@@ -45,5 +45,7 @@ def test_the_test_extra_brings_what_make_test_runs() -> None:
 
 def test_lock_keeps_torch_the_package_and_the_extras_pins_out() -> None:
     freeze = "Sphinx==7.4.7\ntorch==2.13.0+cpu\nnvidia-cublas-cu12==12.8\n-e git+x#egg=y\nsphinx_book_theme==1.3.0\n"
-    lines = [line for line in constraints(freeze, ["sphinx-book-theme==1.3.0"]).splitlines() if not line.startswith("#")]
+    lines = [
+        line for line in constraints(freeze, ["sphinx-book-theme==1.3.0"]).splitlines() if not line.startswith("#")
+    ]
     assert lines == ["Sphinx==7.4.7"]

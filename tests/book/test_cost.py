@@ -57,8 +57,10 @@ def test_readable_attention_keeps_quadratic_memory_for_backward_and_the_fused_pa
     saved = {}
     for T in (256, 512):
         x = torch.randn(1, T, 32, requires_grad=True)
-        saved[T] = (saved_bytes(lambda x=x: attention(x, x, x, need_weights=True)),
-                    saved_bytes(lambda x=x: attention(x, x, x)))
+        saved[T] = (
+            saved_bytes(lambda x=x: attention(x, x, x, need_weights=True)),
+            saved_bytes(lambda x=x: attention(x, x, x)),
+        )
     assert saved[512][0] > score_bytes(1, 4, 512, 512)
     assert saved[512][0] / saved[256][0] > 3.3  # T^2
     assert saved[512][1] / saved[256][1] < 2.1  # T
@@ -94,20 +96,30 @@ def test_step_times_splits_a_measured_step_into_its_components():
         step_times(model, src, tgt, steps=0)
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: encoder_layer_flops(0, 8, 8, 1), "T must be a positive int; got 0"),
-    (lambda: encoder_layer_flops(4, 10, 8, 3), "d_model must be divisible by n_heads; got d_model=10, n_heads=3"),
-    (lambda: score_bytes(1, 1, 4, -1), "T_k must be a positive int; got -1"),
-    (lambda: crossover_length(64, 2.5), "d_ff must be a positive int; got 2.5"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: encoder_layer_flops(0, 8, 8, 1), "T must be a positive int; got 0"),
+        (lambda: encoder_layer_flops(4, 10, 8, 3), "d_model must be divisible by n_heads; got d_model=10, n_heads=3"),
+        (lambda: score_bytes(1, 1, 4, -1), "T_k must be a positive int; got -1"),
+        (lambda: crossover_length(64, 2.5), "d_ff must be a positive int; got 2.5"),
+    ],
+)
 def test_bad_sizes_are_rejected_naming_the_argument(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         call()
 
 
 def test_loglog_figure_labels_ticks_short_and_marks_the_crossover():
-    fig = loglog_figure([256, 1024, 4096], {"a": [1e3, 1e5, 1e7], "ref": [1, 2, 3]}, "T", "FLOPs", "Cost",
-                        dashed=["ref"], marker=(1024, "here"))
+    fig = loglog_figure(
+        [256, 1024, 4096],
+        {"a": [1e3, 1e5, 1e7], "ref": [1, 2, 3]},
+        "T",
+        "FLOPs",
+        "Cost",
+        dashed=["ref"],
+        marker=(1024, "here"),
+    )
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     assert list(fig.layout.xaxis.ticktext) == ["256", "1k", "4k"]
     assert fig.data[1].line.dash == "dash" and fig.layout.title.text == "Cost"

@@ -14,8 +14,9 @@ from transformer_book.viz.training import KIND_COLOURS
 
 def test_beam_figure_draws_every_live_and_kept_finished_hypothesis_and_the_returned_one_in_red():
     torch.manual_seed(0)
-    model = Transformer(TransformerConfig(9, 9, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                          n_decoder_layers=1, dropout=0.0)).eval()
+    model = Transformer(
+        TransformerConfig(9, 9, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0)
+    ).eval()
     model = copy.deepcopy(model)
     with torch.no_grad():
         model.lm_head.bias[EOS_ID] += 2.0  # hypotheses finish at different steps

@@ -68,7 +68,9 @@ def test_figures_of_tensors_on_another_device_are_drawn_from_cpu_copies():
         lookup = embeddings.lookup_figure(table.to(ELSEWHERE), [1, 3], labels)
     assert normed.to_json() == model.norm_figure(x).to_json()
     assert all((reasons[k] == v).all() for k, v in masks.mask_reasons(ids).items())
-    assert similarity.to_json() == positional.position_similarity_figure({"sinusoidal": table}, n_positions=12).to_json()
+    assert (
+        similarity.to_json() == positional.position_similarity_figure({"sinusoidal": table}, n_positions=12).to_json()
+    )
     assert rows.to_json() == embeddings.similarity_figure({"table": table}, labels).to_json()
     assert lookup.to_json() == embeddings.lookup_figure(table, [1, 3], labels).to_json()
 

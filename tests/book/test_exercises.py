@@ -193,7 +193,9 @@ def test_offset_matrix_check_catches_classic_mistakes(wrong, message):
 
 def vocabulary_parameters(config):
     V_src, V_tgt, d = config.src_vocab_size, config.tgt_vocab_size, config.d_model
-    return (V_src * d) + (0 if config.share_embeddings else V_tgt * d) + (0 if config.tie_output_embedding else V_tgt * d)
+    return (
+        (V_src * d) + (0 if config.share_embeddings else V_tgt * d) + (0 if config.tie_output_embedding else V_tgt * d)
+    )
 
 
 def test_vocabulary_parameters_check_passes_the_closed_form():
@@ -230,11 +232,18 @@ def test_cosine_similarity_check():
 def attention(q, k, v, mask, scale="sqrt(d_k)", inverted=False, axis=-1, fill=None, masking="fill", dropout=0.0):
     """The formula written with einsum, as a reader might (optionally with one mistake)."""
     scores = torch.einsum("...qd,...kd->...qk", q, k)  # (..., T_q, T_k)
-    divisor = {"sqrt(d_k)": math.sqrt(q.size(-1)), "d_k": q.size(-1), "sqrt(d_v)": math.sqrt(v.size(-1)),
-               "none": 1.0, "after softmax": 1.0}[scale]
+    divisor = {
+        "sqrt(d_k)": math.sqrt(q.size(-1)),
+        "d_k": q.size(-1),
+        "sqrt(d_v)": math.sqrt(v.size(-1)),
+        "none": 1.0,
+        "after softmax": 1.0,
+    }[scale]
     scores = scores / divisor
     if mask is not None and masking == "fill":
-        scores = scores.masked_fill(mask if inverted else ~mask, torch.finfo(scores.dtype).min if fill is None else fill)
+        scores = scores.masked_fill(
+            mask if inverted else ~mask, torch.finfo(scores.dtype).min if fill is None else fill
+        )
     if mask is not None and masking == "multiply":
         scores = scores * mask
     weights = scores.softmax(dim=axis)
@@ -289,8 +298,21 @@ def multi_head_by_loop(x_q, x_kv, mask, p, n_heads):
     return F.linear(torch.cat(heads, dim=-1), p["W_o"], p["b_o"])
 
 
-def multi_head(x_q, x_kv, mask, p, n_heads, divisor="d_k", split="right", merge="right", project=True, bias=True,
-               transpose=True, masked=True, axis=-1):
+def multi_head(
+    x_q,
+    x_kv,
+    mask,
+    p,
+    n_heads,
+    divisor="d_k",
+    split="right",
+    merge="right",
+    project=True,
+    bias=True,
+    transpose=True,
+    masked=True,
+    axis=-1,
+):
     """All heads at once, as the package does it, optionally with one mistake."""
     B, T_q, d = x_q.shape
     d_k = d // n_heads
@@ -419,9 +441,21 @@ def test_encoder_layer_check_catches_classic_mistakes(wrong, message):
         ex.grade_encoder_layer(wrong)
 
 
-def decoder_layer(layer, y, memory, src_mask, tgt_mask, layout=None, causal=True, keys_from="memory",
-                  order="self first", source_masked=True, norms=("norm1", "norm2", "norm3"), residual=(True, True, True),
-                  cross_module="cross_attn"):
+def decoder_layer(
+    layer,
+    y,
+    memory,
+    src_mask,
+    tgt_mask,
+    layout=None,
+    causal=True,
+    keys_from="memory",
+    order="self first",
+    source_masked=True,
+    norms=("norm1", "norm2", "norm3"),
+    residual=(True, True, True),
+    cross_module="cross_attn",
+):
     norm_first = layer.norm_first if layout is None else layout == "pre"
 
     def block(x, norm, sublayer, residual):
@@ -437,8 +471,9 @@ def decoder_layer(layer, y, memory, src_mask, tgt_mask, layout=None, causal=True
             return attend(h, memory, memory, src_mask if source_masked else None)[0]
         return attend(h, h, h, src_mask)[0]  # the decoder's own states as keys and values
 
-    first, second = (masked_self_attention, cross_attention) if order == "self first" else \
-        (cross_attention, masked_self_attention)
+    first, second = (
+        (masked_self_attention, cross_attention) if order == "self first" else (cross_attention, masked_self_attention)
+    )
     norm1, norm2, norm3 = (getattr(layer, name) for name in norms)
     y = block(y, norm1, first, residual[0])
     y = block(y, norm2, second, residual[1])
@@ -458,10 +493,14 @@ def test_decoder_layer_check_passes_the_layer_written_from_its_parts():
         (dict(layout="post"), r"norm_first=True.*post-norm"),
         (dict(order="cross first"), "cross-attention comes before self-attention"),
         (dict(source_masked=False), "cross-attention has no src_mask"),
-        (dict(norms=("norm2", "norm1", "norm3")), "norms are swapped: the masked self-attention block uses norm2, "
-                                                  "the cross-attention block uses norm1;"),
-        (dict(norms=("norm1", "norm3", "norm2")), "norms are swapped: the cross-attention block uses norm3, the "
-                                                  "feed-forward block uses norm2;"),
+        (
+            dict(norms=("norm2", "norm1", "norm3")),
+            "norms are swapped: the masked self-attention block uses norm2, the cross-attention block uses norm1;",
+        ),
+        (
+            dict(norms=("norm1", "norm3", "norm2")),
+            "norms are swapped: the cross-attention block uses norm3, the feed-forward block uses norm2;",
+        ),
         (dict(residual=(False, True, True)), "the masked self-attention block has no residual connection"),
         (dict(residual=(True, False, True)), "the cross-attention block has no residual connection"),
         (dict(residual=(True, True, False)), "the feed-forward block has no residual connection"),
@@ -504,13 +543,22 @@ def test_smoothed_targets_check_passes_right_answers_whatever_the_rows_of_paddin
 @pytest.mark.parametrize(
     "wrong, message",
     [
-        (lambda *a: smoothed(*a, spread="others"), r"row 1 of .*V=5.* \(target 4\) gives the right token 0\.9000 and a "
-                                                   r"wrong one 0\.0250.*the right one included"),
-        (lambda *a: smoothed(*a, spread="annotated"), r"row 1 of .*V=5.* \(target 4\) gives <pad> nothing.*"
-                                                      r"The Annotated Transformer"),
+        (
+            lambda *a: smoothed(*a, spread="others"),
+            r"row 1 of .*V=5.* \(target 4\) gives the right token 0\.9000 and a "
+            r"wrong one 0\.0250.*the right one included",
+        ),
+        (
+            lambda *a: smoothed(*a, spread="annotated"),
+            r"row 1 of .*V=5.* \(target 4\) gives <pad> nothing.*"
+            r"The Annotated Transformer",
+        ),
         (lambda *a: smoothed(*a, spread="annotated", padding_rows="zero"), "The Annotated Transformer"),
-        (lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps, r"row 1 of .* \(target 4\) sums to 1\.4000, "
-                                                                         r"not 1: a target must be a distribution"),
+        (
+            lambda target, V, eps: F.one_hot(target, V) * (1 - eps) + eps,
+            r"row 1 of .* \(target 4\) sums to 1\.4000, "
+            r"not 1: a target must be a distribution",
+        ),
         (lambda target, V, eps: F.one_hot(target, V + 1).float(), "shape"),
     ],
 )
@@ -525,8 +573,11 @@ def test_smoothed_targets_check_names_the_failing_row_not_the_first():
         q[4] *= 2  # row 4 only; row 0 is right
         return q
 
-    with pytest.raises(AssertionError, match=r"row 4 of smoothed\(target, V=5, smoothing=0\.1\) \(target \d+\) sums "
-                                             r"to 2\.0000"):
+    with pytest.raises(
+        AssertionError,
+        match=r"row 4 of smoothed\(target, V=5, smoothing=0\.1\) \(target \d+\) sums "
+        r"to 2\.0000",
+    ):
         ex.grade_smoothed_targets(wrong_in_one_row)
 
 
@@ -537,8 +588,11 @@ def test_noam_lr_check():
     with pytest.raises(AssertionError, match="not"):
         ex.grade_noam_lr(lambda step, d, w: min(step**-0.5, step * w**-1.5))
     with pytest.raises(AssertionError, match=r"rate\(2000"):
-        ex.grade_noam_lr(lambda step, d, w: d**-0.5 * min((step + 1) ** -0.5, (step + 1) * w**-1.5) if step > 1
-                         else noam_lr(step, d, w))
+        ex.grade_noam_lr(
+            lambda step, d, w: (
+                d**-0.5 * min((step + 1) ** -0.5, (step + 1) * w**-1.5) if step > 1 else noam_lr(step, d, w)
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -548,8 +602,9 @@ def test_noam_lr_check():
 @pytest.fixture(scope="module")
 def tiny_model():
     torch.manual_seed(0)
-    config = TransformerConfig(12, 12, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2,
-                               dropout=0.0)
+    config = TransformerConfig(
+        12, 12, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2, dropout=0.0
+    )
     sources = [task_batch("copy", 4, 12, max_seq_len=6, rng=torch.Generator().manual_seed(s)).src for s in (0, 1)]
     return Transformer(config).eval(), sources
 
@@ -717,15 +772,15 @@ def test_silenced_head_check():
         ex.grade_silenced_head(lambda *a: silenced(*a, bias=False))
 
 
-
 # ---------------------------------------------------------------------------------------------------------------
 # Cost
 
 
 def layer_flops(T, d, d_ff, H, multiply_add=2, projections=4, attention_products=2, ff_products=2, per_head=True):
     d_attention = d // H if per_head else d  # the width each head's products run over
-    return multiply_add * (projections * T * d * d + attention_products * H * T * T * d_attention
-                           + ff_products * T * d * d_ff)
+    return multiply_add * (
+        projections * T * d * d + attention_products * H * T * T * d_attention + ff_products * T * d * d_ff
+    )
 
 
 def test_encoder_layer_flops_check_passes_the_closed_form():
@@ -752,8 +807,11 @@ def test_encoder_layer_flops_check_catches_classic_mistakes(wrong, message):
 
 
 def longest_length(memory, batch, n_heads, dtype, itemsize=None, squared=True, heads=True, batches=True):
-    numbers = memory // ((batch if batches else 1) * (n_heads if heads else 1)
-                         * (itemsize or torch.empty((), dtype=dtype).element_size()))
+    numbers = memory // (
+        (batch if batches else 1)
+        * (n_heads if heads else 1)
+        * (itemsize or torch.empty((), dtype=dtype).element_size())
+    )
     return math.isqrt(numbers) if squared else numbers
 
 
@@ -767,8 +825,9 @@ def test_longest_length_check_passes_the_square_root_and_a_search():
         low, high = T // 2 if T > 1 else 1, T  # the answer lies in [low, high]
         while low < high:
             middle = (low + high + 1) // 2
-            low, high = (middle, high) if score_bytes(batch, n_heads, middle, middle, dtype) <= memory else \
-                (low, middle - 1)
+            low, high = (
+                (middle, high) if score_bytes(batch, n_heads, middle, middle, dtype) <= memory else (low, middle - 1)
+            )
         return low
 
     ex.grade_longest_length(by_search)
@@ -798,13 +857,23 @@ def test_longest_length_check_catches_classic_mistakes(wrong, message):
 
 ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-IRREGULAR = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth",
-             "twelve": "twelfth"}
+IRREGULAR = {
+    "one": "first",
+    "two": "second",
+    "three": "third",
+    "five": "fifth",
+    "eight": "eighth",
+    "nine": "ninth",
+    "twelve": "twelfth",
+}
 
 
 def ordinal(n, irregular=True, ieth=True, hyphen="-", every_word=False):
-    words = ([*ONES, *TEENS][n - 1] if n < 20 else
-             ["twenty", "thirty"][n // 10 - 2] + (f"-{ONES[n % 10 - 1]}" if n % 10 else "")).split("-")
+    words = (
+        [*ONES, *TEENS][n - 1]
+        if n < 20
+        else ["twenty", "thirty"][n // 10 - 2] + (f"-{ONES[n % 10 - 1]}" if n % 10 else "")
+    ).split("-")
 
     def th(word):
         if irregular and word in IRREGULAR:
@@ -891,8 +960,7 @@ def test_length_batches_check_catches_classic_mistakes(wrong, message):
 # Translation
 
 
-def merge_step(words, tie="code point", weighted=True, direction="left", replace=False, everywhere=True,
-               keep_all=True):
+def merge_step(words, tie="code point", weighted=True, direction="left", replace=False, everywhere=True, keep_all=True):
     """One step of byte-pair encoding, as a reader might write it (optionally with one mistake)."""
     counts = Counter()
     for symbols, n in words.items():
@@ -926,18 +994,39 @@ def test_merge_step_cases_are_learn_merges_steps_whose_ties_code_point_order_bre
     for texts, k in ex._MERGE_CASES:
         rows, pair = ex._merge_step_case(texts, k)
         assert merge_step({before: n for before, _, n in rows}) == (pair, {after: n for _, after, n in rows})
-    assert apply_merges(SPACE + "Schifffahrt", [("f", "f")]) == [SPACE, "S", "c", "h", "i", "ff", "f", "a", "h", "r", "t"]
+    assert apply_merges(SPACE + "Schifffahrt", [("f", "f")]) == [
+        SPACE,
+        "S",
+        "c",
+        "h",
+        "i",
+        "ff",
+        "f",
+        "a",
+        "h",
+        "r",
+        "t",
+    ]
 
 
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(weighted=False), r"merges \('e', 'n'\), not \('i', 'n'\): \('e', 'n'\) is in the most words \(5\), but a "
-                               r"word counts as often as it occurs: \('i', 'n'\) occurs 7 times"),
-        (dict(tie="counted first"), r"the pieces of 'the', 'and'\) merges \('▁', 't'\), not \('a', 'n'\): a tie: both "
-                                    r"occur 3 times"),
-        (dict(direction="right"), r"turns '▁ S c h i f f f a h r t' into '▁ S c h i f ff a h r t', not "
-                                  r"'▁ S c h i ff f a h r t': 'f f' overlaps itself"),
+        (
+            dict(weighted=False),
+            r"merges \('e', 'n'\), not \('i', 'n'\): \('e', 'n'\) is in the most words \(5\), but a "
+            r"word counts as often as it occurs: \('i', 'n'\) occurs 7 times",
+        ),
+        (
+            dict(tie="counted first"),
+            r"the pieces of 'the', 'and'\) merges \('▁', 't'\), not \('a', 'n'\): a tie: both "
+            r"occur 3 times",
+        ),
+        (
+            dict(direction="right"),
+            r"turns '▁ S c h i f f f a h r t' into '▁ S c h i f ff a h r t', not "
+            r"'▁ S c h i ff f a h r t': 'f f' overlaps itself",
+        ),
         (dict(everywhere=False), "only the first occurrence is merged"),
         (dict(replace=True), r"after 7 merges\) turns '▁ a nd' into '▁ and', not '▁ a nd': str\.replace"),
         (dict(keep_all=False), r"has no word '▁' \(count 6\): keep every word, those without the pair as they are"),
@@ -957,6 +1046,7 @@ def test_merge_step_check_wants_the_counts_kept_and_the_pair_as_a_tuple():
 
 def clipped(hypothesis, references, n, clip="max", total="hypothesis", lower=False, distinct=False):
     """BLEU's clipped n-gram counts, as a reader might write them (optionally with one mistake)."""
+
     def ngrams(text):
         words = text.lower().split() if lower else text.split()
         stop = len(words) - n + (0 if total == "one short" else 1)
@@ -982,8 +1072,13 @@ def test_clipped_matches_are_sacrebleus_counts_and_totals():
     bleu = sacrebleu.metrics.BLEU(tokenize="none", effective_order=True)  # words split at spaces, as the exercise's
     g = random.Random(0)
     words = ["in", "drei", "Tagen", "fünf", "und", "zwanzig", "vor"]
-    random_cases = [(" ".join(g.choices(words, k=g.randint(1, 9))), [" ".join(g.choices(words, k=g.randint(1, 9)))
-                                                                     for _ in range(g.randint(1, 3))]) for _ in range(50)]
+    random_cases = [
+        (
+            " ".join(g.choices(words, k=g.randint(1, 9))),
+            [" ".join(g.choices(words, k=g.randint(1, 9))) for _ in range(g.randint(1, 3))],
+        )
+        for _ in range(50)
+    ]
     cases = [(h, list(r)) for h, r, _ in ex._PRECISION_CASES] + random_cases
     for hypothesis, references in cases:
         score = bleu.sentence_score(hypothesis, references)
@@ -998,13 +1093,22 @@ def test_clipped_precision_check_passes_a_right_answer():
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(clip="none"), r"precision\('the the the the the the the', .*n=1\) is \(7, 7\), not \(2, 7\): the counts "
-                            "are not clipped"),
-        (dict(clip="sum"), r"is \(3, 7\), not \(2, 7\): each n-gram is clipped by its count in all references together"),
+        (
+            dict(clip="none"),
+            r"precision\('the the the the the the the', .*n=1\) is \(7, 7\), not \(2, 7\): the counts "
+            "are not clipped",
+        ),
+        (
+            dict(clip="sum"),
+            r"is \(3, 7\), not \(2, 7\): each n-gram is clipped by its count in all references together",
+        ),
         (dict(clip="first"), r"n=1\) is \(1, 7\), not \(2, 7\): only the first reference is used"),
         (dict(clip="best"), r"is \(6, 7\), not \(7, 7\): the references are taken one at a time"),
-        (dict(lower=True), r"precision\('In drei Tagen', .*\) is \(3, 3\), not \(2, 3\): the words are compared in "
-                           "lower case"),
+        (
+            dict(lower=True),
+            r"precision\('In drei Tagen', .*\) is \(3, 3\), not \(2, 3\): the words are compared in "
+            "lower case",
+        ),
         (dict(distinct=True), r"is \(1, 1\), not \(2, 7\): each distinct n-gram is counted once"),
         (dict(total="one short"), r"n=1\) is \(2, 6\), not \(2, 7\): a text of L = 7 words has L - n \+ 1 = 7 n-grams"),
         (dict(total="reference"), r"is \(7, 5\), not \(7, 7\): the total counts a reference's n-grams"),

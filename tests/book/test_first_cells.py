@@ -36,10 +36,20 @@ COMES_WITH = {"torch", "numpy", "IPython"}  # the package's own requirements, an
 # Modules that a package module needs without importing them itself: torch.onnx's exporter imports these when it runs.
 INDIRECT = {"transformer.export": {"onnx", "onnxscript"}}
 LIVE_LIBRARIES = (  # the `live` extra's imports
-    "plotly", "ipywidgets", "bertviz", "sacrebleu", "onnx", "onnxscript", "babel", "num2words", "tokenizers",
+    "plotly",
+    "ipywidgets",
+    "bertviz",
+    "sacrebleu",
+    "onnx",
+    "onnxscript",
+    "babel",
+    "num2words",
+    "tokenizers",
 )
 CHAPTERS = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
-INSTALL = f"pip install -q --no-deps transformer-interactive @ git+{repository_url(ROOT)}"  # as first_cell_runner records it
+INSTALL = (
+    f"pip install -q --no-deps transformer-interactive @ git+{repository_url(ROOT)}"  # as first_cell_runner records it
+)
 
 
 def _module_file(name: str) -> Path | None:
@@ -135,7 +145,12 @@ def cell_needs(path: Path) -> tuple[str, ...] | None:
 def run_first_cells(python: str, plan: list[dict]) -> dict:
     """first_cell_runner.py's report for ``plan``, run by ``python`` from the book's folder (as a kernel is)."""
     out = subprocess.run(
-        [python, str(RUNNER)], input=json.dumps(plan), capture_output=True, text=True, cwd=ROOT / "book", timeout=300,
+        [python, str(RUNNER)],
+        input=json.dumps(plan),
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "book",
+        timeout=300,
         env={k: v for k, v in os.environ.items() if k != "TRANSFORMER_BOOK_STATIC"},
     )
     assert out.returncode == 0, out.stderr
@@ -174,7 +189,7 @@ def test_first_cell_checks_what_its_chapter_imports(chapter: Path) -> None:
 
 def test_every_first_cell_is_the_same_but_for_what_its_chapter_needs() -> None:
     first = cell_template(CHAPTERS[0])
-    assert "NEEDS = ...\n" in first and "install_extra(\"live\")" in first
+    assert "NEEDS = ...\n" in first and 'install_extra("live")' in first
     for chapter in CHAPTERS[1:]:
         assert cell_template(chapter) == first, f"{chapter.name}'s first code cell differs from {CHAPTERS[0].name}'s"
 
@@ -219,6 +234,8 @@ def test_the_cells_ran_in_the_reader_environment(reader_report: dict) -> None:
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=_ids(CHAPTERS))
 def test_first_cell_installs_nothing_in_the_reader_environment(chapter: Path, reader_report: dict) -> None:
     result = reader_report["trials"][CHAPTERS.index(chapter)]
-    assert result["error"] is None, f"{chapter.name}'s first cell failed in the reader's environment:\n{result['error']}"
+    assert result["error"] is None, (
+        f"{chapter.name}'s first cell failed in the reader's environment:\n{result['error']}"
+    )
     assert result["runs"] == [], f"{chapter.name}'s first cell would run {result['runs']} in the reader's environment"
     assert result["finished"]

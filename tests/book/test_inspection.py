@@ -76,9 +76,11 @@ def test_fit_width_narrows_the_model_views_thumbnails_and_zooms_it_into_the_colu
     view = bertviz.model_view(**args, html_action="return")
     drawn = 38 + vi.BERTVIZ_THUMBNAIL_WIDTH * model.config.n_heads  # 4 heads: 478 px instead of bertviz's 970
     fitted = vi.fit_width(view, width=drawn // 4).data
-    assert fitted.startswith(f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{drawn}" style="zoom: 0.249">')
+    assert fitted.startswith(
+        f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{drawn}" style="zoom: 0.249">'
+    )
     assert f"const DIV_WIDTH = {drawn};" in fitted and "const DIV_WIDTH = 970;" not in fitted
-    assert 'zoom: 1.000' in vi.fit_width(view, width=2000).data  # never enlarged
+    assert "zoom: 1.000" in vi.fit_width(view, width=2000).data  # never enlarged
 
 
 @pytest.mark.parametrize("view", ["head_view", "model_view"])
@@ -186,7 +188,9 @@ def test_grid_example_picker_replaces_every_trace_with_that_example(model):
     assert keys == ["&lt;b&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;", "6"]
     assert len(update["y"][last_cross]) == len(TGT_TOKENS[1])
     expected = exs[1].maps["cross"][-1][-1]  # (T_q, T_k)
-    torch.testing.assert_close(torch.tensor(update["z"][last_cross], dtype=torch.float64), expected.double(), atol=5e-3, rtol=0)
+    torch.testing.assert_close(
+        torch.tensor(update["z"][last_cross], dtype=torch.float64), expected.double(), atol=5e-3, rtol=0
+    )
     assert "visible" not in update  # the two pickers change different attributes, so they combine
 
 
@@ -378,7 +382,9 @@ def test_mean_ablation_rejects_wrong_means_and_heads_and_restores_the_model_afte
 
 def test_ablation_figure_has_one_panel_per_model_with_a_column_per_head_and_all():
     results = [
-        vi.AblationResult(kind, layer, heads, 0.5) for kind in KINDS for layer in range(2)
+        vi.AblationResult(kind, layer, heads, 0.5)
+        for kind in KINDS
+        for layer in range(2)
         for heads in [(0,), (1,), (0, 1)]
     ]
     fig = vi.ablation_figure({"copy": (1.0, results), "reverse": (0.9, results)})
@@ -448,8 +454,11 @@ def test_attention_sharpness_is_one_for_one_hot_maps_and_one_over_k_for_uniform(
     def maps(src, tgt, src_mask=None, tgt_mask=None):
         B, S, T, H = src.size(0), src.size(1), tgt.size(1), model.config.n_heads
         one_hot = torch.eye(T, S)[None, None].expand(B, H, T, S)
-        return {"encoder": [torch.full((B, H, S, S), 1 / S)], "decoder": [torch.eye(T)[None, None].expand(B, H, T, T)],
-                "cross": [one_hot, torch.full((B, H, T, S), 0.25)]}
+        return {
+            "encoder": [torch.full((B, H, S, S), 1 / S)],
+            "decoder": [torch.eye(T)[None, None].expand(B, H, T, T)],
+            "cross": [one_hot, torch.full((B, H, T, S), 0.25)],
+        }
 
     model.attention_maps = maps
     sharp = attention_sharpness(model, "copy", n=32, max_seq_len=6)

@@ -23,7 +23,9 @@ from transformer_book.install import conflict_lines, held_constraints, normalize
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def make_wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = (), extras: dict | None = None) -> Path:
+def make_wheel(
+    folder: Path, name: str, version: str, requires: tuple[str, ...] = (), extras: dict | None = None
+) -> Path:
     """A pure-Python wheel of ``name`` with one empty module and the given requirements (and extras' ones)."""
     module, dist_info = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}.dist-info"
     metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
@@ -54,8 +56,15 @@ def env(tmp_path: Path):
     wheels.mkdir()
     venv.create(tmp_path / "venv", with_pip=True)
     python = str(tmp_path / "venv" / "bin" / "python")
-    pip_env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_CONFIG_FILE": os.devnull,
-               "PIP_CONSTRAINT": "", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONPATH": str(ROOT)}
+    pip_env = {
+        **os.environ,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_CONSTRAINT": "",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PYTHONPATH": str(ROOT),
+    }
 
     def pip(*args: str) -> None:
         subprocess.run([python, "-m", "pip", "install", "-q", *args], check=True, env=pip_env)
@@ -129,15 +138,22 @@ def test_conflict_lines_keep_pips_explanation_only() -> None:
         "    The user requested (constraint) setuptools===81.0.0\n\nTo fix this you could try to:\n"
         "1. loosen the range\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io\n"
     )
-    assert conflict_lines(stderr) == "The user requested setuptools>=82\nThe user requested (constraint) setuptools===81.0.0"
-    assert conflict_lines("ERROR: No matching distribution found for x\n") == "ERROR: No matching distribution found for x"
+    assert (
+        conflict_lines(stderr)
+        == "The user requested setuptools>=82\nThe user requested (constraint) setuptools===81.0.0"
+    )
+    assert (
+        conflict_lines("ERROR: No matching distribution found for x\n") == "ERROR: No matching distribution found for x"
+    )
 
 
 def test_the_module_needs_only_the_standard_library() -> None:
     """The first cell imports it before the live extra's libraries are installed: it loads in a Python that sees
     the standard library alone (-S: no site-packages)."""
     path = ROOT / "transformer_book" / "install.py"
-    code = (f"import importlib.util; spec = importlib.util.spec_from_file_location('install', {str(path)!r}); "
-            "spec.loader.exec_module(importlib.util.module_from_spec(spec)); print('ok')")
+    code = (
+        f"import importlib.util; spec = importlib.util.spec_from_file_location('install', {str(path)!r}); "
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec)); print('ok')"
+    )
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr

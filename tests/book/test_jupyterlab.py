@@ -79,8 +79,8 @@ STAND_INS = {
             "for seed, task in enumerate(TASKS):\n"
             "    torch.manual_seed(seed)\n"
             "    models[task] = Transformer(small_model_config(TaskConfig(task).vocab_size)).to(device).eval()\n"
-        ),
-    },
+        )
+    }
 }
 
 
@@ -90,8 +90,10 @@ def _code(source: str) -> ast.Module:
 
 
 def calls_live_only(source: str) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "live_only"
-               for n in ast.walk(_code(source)))
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "live_only"
+        for n in ast.walk(_code(source))
+    )
 
 
 def defined_and_read(source: str) -> tuple[set[str], set[str]]:
@@ -173,8 +175,10 @@ def type_in(label: str, text: str) -> Change:
 
 
 def choose(label: str, option: str) -> Change:
-    return Change(f"choose {option!r} in {label!r}",
-                  lambda cell: cell.get_by_role("combobox", name=label, exact=True).select_option(label=option))
+    return Change(
+        f"choose {option!r} in {label!r}",
+        lambda cell: cell.get_by_role("combobox", name=label, exact=True).select_option(label=option),
+    )
 
 
 def press(name: str) -> Change:
@@ -227,29 +231,50 @@ def parameters(**sizes: object) -> str:
     from transformer_book.viz.model import parameter_tree
 
     d_model, layers, shared = sizes.get("d_model", 512), sizes.get("layers", 6), sizes.get("shared", True)
-    config = TransformerConfig(37_000, 37_000, d_model=d_model, d_ff=4 * d_model, n_encoder_layers=layers,
-                               n_decoder_layers=layers, share_embeddings=shared, tie_output_embedding=shared)
+    config = TransformerConfig(
+        37_000,
+        37_000,
+        d_model=d_model,
+        d_ff=4 * d_model,
+        n_encoder_layers=layers,
+        n_decoder_layers=layers,
+        share_embeddings=shared,
+        tie_output_embedding=shared,
+    )
     return f"{sum(parameter_tree(config).values()):,} parameters"
 
 
 EXPLORERS = {
     "02_embeddings": Explorer(
         opens=showing(press("Show"), "tokens: ['<bos>', 'the', 'red', 'fox'"),
-        changes=(then(type_in("sentence", "my dog likes the green bird"), press("Show"),
-                      "tokens: ['<bos>', 'my', 'dog', 'likes', 'the', 'green', 'bird', '<eos>']"),),
+        changes=(
+            then(
+                type_in("sentence", "my dog likes the green bird"),
+                press("Show"),
+                "tokens: ['<bos>', 'my', 'dog', 'likes', 'the', 'green', 'bird', '<eos>']",
+            ),
+        ),
     ),
     "03_positional_encoding": Explorer(
         opens=showing(press("Draw"), "max |M_k PE(pos) - PE(pos + k)|"),
-        changes=(then(slide("k", 3), press("Draw")),
-                 then(slide("d_model", -2), press("Draw"), "Sinusoidal positional encoding table (d_model = 60)")),
+        changes=(
+            then(slide("k", 3), press("Draw")),
+            then(slide("d_model", -2), press("Draw"), "Sinusoidal positional encoding table (d_model = 60)"),
+        ),
     ),
     "04_masks": Explorer(
-        changes=(showing(type_in("tokens", "the dog ran far <pad> <pad>"),
-                         "tokens: ['the', 'dog', 'ran', 'far', '<pad>', '<pad>']"),),
+        changes=(
+            showing(
+                type_in("tokens", "the dog ran far <pad> <pad>"),
+                "tokens: ['the', 'dog', 'ran', 'far', '<pad>', '<pad>']",
+            ),
+        )
     ),
     "05_attention": Explorer(
-        changes=(showing(choose("divide by", "1 (no scaling)"), "divided by 1 (no scaling)"),
-                 showing(slide("keys", 4), "k15")),  # 12 keys, k0 to k11, then 16
+        changes=(
+            showing(choose("divide by", "1 (no scaling)"), "divided by 1 (no scaling)"),
+            showing(slide("keys", 4), "k15"),
+        )  # 12 keys, k0 to k11, then 16
     ),
     "06_model": Explorer(
         figures=0,
@@ -264,7 +289,7 @@ EXPLORERS = {
             showing(type_in("symbols", "4 8 15"), "each between 3 and 12; got '4 8 15'", figures=0),  # 15 is no symbol
             showing(type_in("symbols", "4 8 11 6 6"), "copy: every layer and head"),
             showing(choose("model", "reverse"), "reverse: every layer and head"),
-        ),
+        )
     ),
 }
 
@@ -345,25 +370,41 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     runtime = home / "runtime"
     token = secrets.token_hex(24)
-    env = {k: v for k, v in os.environ.items()
-           if k not in {STATIC_ENV, "JUPYTER_PATH", "JUPYTER_TOKEN", "JUPYTER_PORT", "PYTHONPATH"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {STATIC_ENV, "JUPYTER_PATH", "JUPYTER_TOKEN", "JUPYTER_PORT", "PYTHONPATH"}
+    }
     env.update(
-        VIRTUAL_ENV=str(READER_VENV), PATH=f"{READER_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-        JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(runtime),
+        VIRTUAL_ENV=str(READER_VENV),
+        PATH=f"{READER_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(runtime),
         IPYTHONDIR=str(home / "ipython"),
     )
     command = [
-        str(jupyter), "lab", "--no-browser", "--ip=127.0.0.1", "--port=0", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False",
+        str(jupyter),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        "--port=0",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+        "--ServerApp.terminals_enabled=False",
     ]
     if os.geteuid() == 0:  # containers (CI's Debian image) run as root, which Jupyter refuses without this
         command.append("--allow-root")
     log = root / "jupyterlab.log"
     with open(log, "w") as log_file:
-        server = subprocess.Popen(command, cwd=root, env=env, stdout=log_file, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+        server = subprocess.Popen(
+            command, cwd=root, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
     url = None
     try:
         url = server_address(server, runtime.glob, "jpserver-*.json", token, log, "JupyterLab")
@@ -486,10 +527,22 @@ def session(lab: Lab, browser: object) -> Iterator[Session]:  # noqa: F811
         context.route("**/*", route)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-        page.on("console", lambda m: errors.append(f"console: {m.text}")
-                if m.type == "error" and not m.text.startswith("Failed to load resource") else None)  # see failed
-        page.on("response", lambda r: failed.append(f"{r.status} {r.request.method} {urllib.parse.urlsplit(r.url).path}")
-                if r.status >= 400 else None)
+        page.on(
+            "console",
+            lambda m: (
+                errors.append(f"console: {m.text}")
+                if m.type == "error" and not m.text.startswith("Failed to load resource")
+                else None
+            ),
+        )  # see failed
+        page.on(
+            "response",
+            lambda r: (
+                failed.append(f"{r.status} {r.request.method} {urllib.parse.urlsplit(r.url).path}")
+                if r.status >= 400
+                else None
+            ),
+        )
         page.goto(f"{lab.url}/lab?token={lab.token}&reset", wait_until="load")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=START_TIMEOUT * 1000)
         chapters = chapters_with_explorers()
@@ -497,15 +550,20 @@ def session(lab: Lab, browser: object) -> Iterator[Session]:  # noqa: F811
         try:
             page.wait_for_function(ALL_RUN, timeout=RUN_TIMEOUT * 1000, polling=250)
         except PlaywrightTimeout:
-            pytest.fail(f"the chapters did not run in {RUN_TIMEOUT} s: {json.dumps(page.evaluate(RUN_STATE), indent=1)}"
-                        f"\nJupyterLab's log:\n{log_tail(lab.log)}")
+            pytest.fail(
+                f"the chapters did not run in {RUN_TIMEOUT} s: {json.dumps(page.evaluate(RUN_STATE), indent=1)}"
+                f"\nJupyterLab's log:\n{log_tail(lab.log)}"
+            )
         state = page.evaluate(RUN_STATE)
         panels = {}
         for chapter in chapters:
             entry = state[f"book/{chapter}.ipynb"]
-            entry["problems"] = [ANSI_ESCAPE.sub("", p) for p in entry["problems"] if not HARMLESS_WHILE_RUNNING.fullmatch(p)]
+            entry["problems"] = [
+                ANSI_ESCAPE.sub("", p) for p in entry["problems"] if not HARMLESS_WHILE_RUNNING.fullmatch(p)
+            ]
             assert entry["ok"] and not entry["problems"] and entry["unrun"] == 0, (
-                f"{chapter}: running its cells in JupyterLab failed: {json.dumps(entry, indent=1)}")
+                f"{chapter}: running its cells in JupyterLab failed: {json.dumps(entry, indent=1)}"
+            )
             panels[chapter] = page.evaluate(ACTIVATE, f"book/{chapter}.ipynb")
         page.evaluate("() => Object.values(window.__lab).forEach(e => { e.problems = []; })")
         page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
@@ -517,12 +575,20 @@ def session(lab: Lab, browser: object) -> Iterator[Session]:  # noqa: F811
 def test_every_explorer_of_the_book_is_driven_here() -> None:
     assert sorted(chapters_with_explorers()) == sorted(EXPLORERS), (
         "EXPLORERS must say how a reader uses the live_only explorers of exactly these chapters: "
-        f"{chapters_with_explorers()}")
+        f"{chapters_with_explorers()}"
+    )
 
 
 def test_the_trimmed_chapters_keep_what_their_explorers_need() -> None:
     """The slicing itself: a cell read by the explorer through a function, and a chain of two assignments."""
-    sources = ["from k import live_only", "a = 1", "b = a + 1", "unused = 2", "def f():\n    return b", "live_only(lambda: f())"]
+    sources = [
+        "from k import live_only",
+        "a = 1",
+        "b = a + 1",
+        "unused = 2",
+        "def f():\n    return b",
+        "live_only(lambda: f())",
+    ]
     assert needed_cells(sources) == [0, 1, 2, 4, 5]
     with pytest.raises(AssertionError, match="reads 'nowhere'"):
         needed_cells(["from k import live_only", "live_only(nowhere)"])
@@ -530,11 +596,16 @@ def test_the_trimmed_chapters_keep_what_their_explorers_need() -> None:
 
 def test_only_the_logged_kernel_list_race_is_forgiven(tmp_path: Path) -> None:
     log = tmp_path / "jupyterlab.log"
-    log.write_text(f"[E ServerApp] Uncaught exception GET /api/kernels\n    traitlets.traitlets.{KERNEL_LIST_RACE[1]}\n")
+    log.write_text(
+        f"[E ServerApp] Uncaught exception GET /api/kernels\n    traitlets.traitlets.{KERNEL_LIST_RACE[1]}\n"
+    )
     failed = ["500 GET /api/kernels", "500 GET /api/kernels", "404 GET /api/contents/book/x.ipynb"]
     session = Session(page=None, root=tmp_path, panels={}, errors=["pageerror: x"], failed=failed, external=[], log=log)
-    assert session.page_errors() == ["pageerror: x", "request failed: 500 GET /api/kernels",
-                                     "request failed: 404 GET /api/contents/book/x.ipynb"]
+    assert session.page_errors() == [
+        "pageerror: x",
+        "request failed: 500 GET /api/kernels",
+        "request failed: 404 GET /api/contents/book/x.ipynb",
+    ]
 
 
 def test_the_readers_jupyterlab_is_the_pinned_one_with_plotlys_extension() -> None:
@@ -543,10 +614,19 @@ def test_the_readers_jupyterlab_is_the_pinned_one_with_plotlys_extension() -> No
     python = _reader_tool("python")
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", (ROOT / "constraints.txt").read_text(), re.MULTILINE))
     assert "jupyterlab" in pins, "constraints.txt does not pin jupyterlab: run `make lock`"
-    installed = json.loads(subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m, json; "
-         "print(json.dumps({name: m.version(name) for name in ('jupyterlab', 'plotly', 'ipywidgets')}))"],
-        check=True, capture_output=True, text=True).stdout)
+    installed = json.loads(
+        subprocess.run(
+            [
+                str(python),
+                "-c",
+                "import importlib.metadata as m, json; "
+                "print(json.dumps({name: m.version(name) for name in ('jupyterlab', 'plotly', 'ipywidgets')}))",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     assert installed == {name: pins[name] for name in installed}, f"the reader's environment has {installed}"
     extension = READER_VENV / "share" / "jupyter" / "labextensions" / "jupyterlab-plotly" / "package.json"
     assert extension.is_file(), f"plotly's JupyterLab extension is missing ({extension})"
@@ -580,22 +660,26 @@ def test_explorer_redraws_when_a_reader_changes_it(session: Session, chapter: st
         before = state()
         change.act(cell)
         try:
-            page.wait_for_function(REDRAWN, arg=[path, handle, before, change.shows, figures],
-                                   timeout=CHANGE_TIMEOUT, polling=200)
+            page.wait_for_function(
+                REDRAWN, arg=[path, handle, before, change.shows, figures], timeout=CHANGE_TIMEOUT, polling=200
+            )
         except PlaywrightTimeout:
             now = state()
-            pytest.fail(f"{chapter}: after '{change.what}' the explorer did not redraw"
-                        + (f" showing {change.shows!r}" if change.shows else "")
-                        + f" within {CHANGE_TIMEOUT // 1000} s; kernel idle: {page.evaluate(KERNEL_IDLE, path)}; "
-                        f"{now['drawn']} of {len(now['figures'])} figures drawn ({figures} expected); "
-                        f"output now:\n{now['text'][:1500]}")
+            pytest.fail(
+                f"{chapter}: after '{change.what}' the explorer did not redraw"
+                + (f" showing {change.shows!r}" if change.shows else "")
+                + f" within {CHANGE_TIMEOUT // 1000} s; kernel idle: {page.evaluate(KERNEL_IDLE, path)}; "
+                f"{now['drawn']} of {len(now['figures'])} figures drawn ({figures} expected); "
+                f"output now:\n{now['text'][:1500]}"
+            )
         problems = kernel_problems()
         assert not problems, f"{chapter}, after '{change.what}': the kernel reported\n" + "\n".join(problems)
         after = state()
         assert after["byExtension"] == after["drawn"] == len(after["figures"]) == figures and not after["html"], (
             f"{chapter}, after '{change.what}': of {len(after['figures'])} plotly figures ({figures} expected), "
             f"{after['drawn']} drawn, {after['byExtension']} by plotly's JupyterLab extension, "
-            f"{after['html']} by an HTML fallback")
+            f"{after['html']} by an HTML fallback"
+        )
         return after
 
     if explorer.opens is not None:

@@ -15,8 +15,9 @@ from transformer_book.training_basics import initialise, signal_through
 from transformer_book.viz import model as viz
 
 BASE = TransformerConfig(37_000, 37_000, share_embeddings=True, tie_output_embedding=True)
-BIG = TransformerConfig(37_000, 37_000, d_model=1024, n_heads=16, d_ff=4096, share_embeddings=True,
-                        tie_output_embedding=True)
+BIG = TransformerConfig(
+    37_000, 37_000, d_model=1024, n_heads=16, d_ff=4096, share_embeddings=True, tie_output_embedding=True
+)
 
 
 def test_feed_forward_equals_two_1x1_convolutions_with_copied_weights():
@@ -86,8 +87,9 @@ def test_embedding_share_falls_with_width_while_feed_forward_keeps_four_sevenths
 def test_parity_with_torch_nn_transformer_is_exact_up_to_rounding_in_float64():
     from transformer.interop import copy_from_torch
 
-    config = TransformerConfig(16, 16, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2,
-                               dropout=0.0, final_norm=True)
+    config = TransformerConfig(
+        16, 16, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, final_norm=True
+    )
     reference = nn.Transformer(32, 4, 2, 2, 64, dropout=0.0, batch_first=True).eval()
     ours = copy_from_torch(Transformer(config), reference).eval()
     reference, ours = reference.double(), ours.double()
@@ -100,16 +102,27 @@ def test_parity_with_torch_nn_transformer_is_exact_up_to_rounding_in_float64():
     assert (got - expected).abs().max() < 1e-12
 
 
-@pytest.mark.parametrize("overrides", [
-    dict(),
-    dict(norm_first=True),  # final norms
-    dict(positional_encoding="learned", tie_output_embedding=True),
-    dict(n_decoder_layers=0, final_norm=True),
-    dict(share_embeddings=True, src_vocab_size=19),
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        dict(),
+        dict(norm_first=True),  # final norms
+        dict(positional_encoding="learned", tie_output_embedding=True),
+        dict(n_decoder_layers=0, final_norm=True),
+        dict(share_embeddings=True, src_vocab_size=19),
+    ],
+)
 def test_parameter_formula_and_tree_agree_with_a_built_model(overrides):
-    values = dict(src_vocab_size=17, tgt_vocab_size=19, d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2,
-                  n_decoder_layers=3, max_positions=40)
+    values = dict(
+        src_vocab_size=17,
+        tgt_vocab_size=19,
+        d_model=32,
+        n_heads=4,
+        d_ff=48,
+        n_encoder_layers=2,
+        n_decoder_layers=3,
+        max_positions=40,
+    )
     config = TransformerConfig(**{**values, **overrides})
     built = Transformer(config).num_parameters()
     assert sum(viz.parameter_formula(config).values()) == built

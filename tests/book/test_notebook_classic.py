@@ -90,20 +90,37 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = root / ".jupyter"
     runtime = home / "runtime"
     token = secrets.token_hex(24)
-    env = {k: v for k, v in os.environ.items()
-           if k not in {STATIC_ENV, "JUPYTER_PATH", "JUPYTER_TOKEN", "PYTHONPATH", "COLAB_RELEASE_TAG", "VIRTUAL_ENV"}}
-    env.update(PATH=f"{COLAB_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}", JUPYTER_CONFIG_DIR=str(home / "config"),
-               JUPYTER_PATH=str(COLAB_VENV / CLASSIC_FRONT_END / "share" / "jupyter"),  # before the environment's
-               JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(runtime), IPYTHONDIR=str(home / "ipython"))
-    command = [str(notebook), "--no-browser", "--ip=127.0.0.1", f"--port={_free_port()}", "--port-retries=0",
-               f"--NotebookApp.token={token}", f"--notebook-dir={root}", "--NotebookApp.terminals_enabled=False",
-               "--MappingKernelManager.default_kernel_name=python3"]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {STATIC_ENV, "JUPYTER_PATH", "JUPYTER_TOKEN", "PYTHONPATH", "COLAB_RELEASE_TAG", "VIRTUAL_ENV"}
+    }
+    env.update(
+        PATH=f"{COLAB_VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_PATH=str(COLAB_VENV / CLASSIC_FRONT_END / "share" / "jupyter"),  # before the environment's
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(runtime),
+        IPYTHONDIR=str(home / "ipython"),
+    )
+    command = [
+        str(notebook),
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={_free_port()}",
+        "--port-retries=0",
+        f"--NotebookApp.token={token}",
+        f"--notebook-dir={root}",
+        "--NotebookApp.terminals_enabled=False",
+        "--MappingKernelManager.default_kernel_name=python3",
+    ]
     if os.geteuid() == 0:
         command.append("--allow-root")
     log = root / "notebook.log"
     with open(log, "w") as log_file:
-        process = subprocess.Popen(command, cwd=root, env=env, stdout=log_file, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=root, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         url = server_address(process, runtime.glob, "nbserver-*.json", token, log, "the Notebook")
         yield Server(url, token, root)
@@ -198,10 +215,14 @@ def pages(server: Server, browser: object) -> Iterator[dict]:  # noqa: F811
         for chapter in chapters_with_explorers():
             page, errors = context.new_page(), []
             page.on("pageerror", lambda exc, errors=errors: errors.append(f"pageerror: {exc}"))
-            page.on("console", lambda m, errors=errors: errors.append(f"console: {m.text}") if m.type == "error" else None)
+            page.on(
+                "console", lambda m, errors=errors: errors.append(f"console: {m.text}") if m.type == "error" else None
+            )
             page.goto(f"{server.url}/notebooks/book/{chapter}.ipynb?token={server.token}", wait_until="load")
-            page.wait_for_function("() => window.Jupyter && Jupyter.notebook && Jupyter.notebook._fully_loaded",
-                                   timeout=START_TIMEOUT * 1000)
+            page.wait_for_function(
+                "() => window.Jupyter && Jupyter.notebook && Jupyter.notebook._fully_loaded",
+                timeout=START_TIMEOUT * 1000,
+            )
             page.evaluate(RUN_ALL)
             opened[chapter] = (page, errors, external)
         for chapter, (page, _, _) in opened.items():
@@ -220,16 +241,27 @@ def test_the_notebook_runs_colabs_front_end_versions() -> None:
     """The Notebook, kernel, ipywidgets and plotly at Colab's versions; the widgets' front end at CLASSIC_WIDGETS."""
     python = _colab_tool("python")
     names = ("notebook", "ipywidgets", "ipykernel", "ipython", "plotly")
-    installed = json.loads(subprocess.run(
-        [str(python), "-c", f"import importlib.metadata as m, json; print(json.dumps({{n: m.version(n) for n in {names}}}))"],
-        check=True, capture_output=True, text=True).stdout)
+    installed = json.loads(
+        subprocess.run(
+            [
+                str(python),
+                "-c",
+                f"import importlib.metadata as m, json; print(json.dumps({{n: m.version(n) for n in {names}}}))",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     colab = colab_versions()
     assert installed == {name: colab[name] for name in names}
     front_end = COLAB_VENV / CLASSIC_FRONT_END
     assert (front_end / "share" / "jupyter" / "nbextensions" / "jupyter-js-widgets" / "extension.js").is_file(), (
-        f"the widgets' classic front end is missing in {front_end}: run `make colab-env`")
+        f"the widgets' classic front end is missing in {front_end}: run `make colab-env`"
+    )
     assert [p.name for p in front_end.glob("widgetsnbextension-*.dist-info")] == [
-        f"widgetsnbextension-{CLASSIC_WIDGETS}.dist-info"]
+        f"widgetsnbextension-{CLASSIC_WIDGETS}.dist-info"
+    ]
 
 
 @pytest.mark.parametrize("chapter", sorted(EXPLORERS))
@@ -252,14 +284,17 @@ def test_explorer_redraws_in_the_classic_notebook_with_ipywidgets_7(pages: dict,
         before = state()
         change.act(cell)
         try:
-            page.wait_for_function(REDRAWN, arg=[handle, before, change.shows, figures], timeout=CHANGE_TIMEOUT,
-                                   polling=200)
+            page.wait_for_function(
+                REDRAWN, arg=[handle, before, change.shows, figures], timeout=CHANGE_TIMEOUT, polling=200
+            )
         except PlaywrightTimeout:
             now = state()
-            pytest.fail(f"{chapter}: after '{change.what}' the explorer did not redraw"
-                        + (f" showing {change.shows!r}" if change.shows else "")
-                        + f"; {now['drawn']} of {len(now['figures'])} figures drawn ({figures} expected); "
-                        f"output now:\n{now['text'][:1500]}")
+            pytest.fail(
+                f"{chapter}: after '{change.what}' the explorer did not redraw"
+                + (f" showing {change.shows!r}" if change.shows else "")
+                + f"; {now['drawn']} of {len(now['figures'])} figures drawn ({figures} expected); "
+                f"output now:\n{now['text'][:1500]}"
+            )
         problems = [ANSI_ESCAPE.sub("", p) for p in page.evaluate(PROBLEMS)]
         assert not problems, f"{chapter}, after '{change.what}': the kernel reported\n" + "\n".join(problems)
 
@@ -270,8 +305,10 @@ def test_explorer_redraws_in_the_classic_notebook_with_ipywidgets_7(pages: dict,
             page.wait_for_function(DRAWN, arg=[handle, explorer.figures], timeout=CHANGE_TIMEOUT, polling=200)
         except PlaywrightTimeout:
             now = state()
-            pytest.fail(f"{chapter}: the explorer drew {now['drawn']} of {len(now['figures'])} figures "
-                        f"({explorer.figures} expected); output now:\n{now['text'][:1500]}")
+            pytest.fail(
+                f"{chapter}: the explorer drew {now['drawn']} of {len(now['figures'])} figures "
+                f"({explorer.figures} expected); output now:\n{now['text'][:1500]}"
+            )
     output = cell.locator(":scope > .output_wrapper")
     output.screenshot(path=str(SHOTS / f"classic-{chapter}-before.png"))
     first = state()

@@ -33,10 +33,12 @@ built = pytest.mark.skipif(not (SITE / "index.html").is_file(), reason=f"the boo
 
 
 def test_a_figure_s_drawing_script_is_queued_once_whatever_its_tag() -> None:
-    page = ('<div style="height:400px; width:100%;"><div id="a" class="plotly-graph-div"></div>'
-            '<script type="text/javascript">  window.PLOTLYENV=window.PLOTLYENV || {};'
-            ' if (document.getElementById("a")) { Plotly.newPlot("a", [], {}, {}) };</script></div>'
-            '<script>var other = 1;</script>')
+    page = (
+        '<div style="height:400px; width:100%;"><div id="a" class="plotly-graph-div"></div>'
+        '<script type="text/javascript">  window.PLOTLYENV=window.PLOTLYENV || {};'
+        ' if (document.getElementById("a")) { Plotly.newPlot("a", [], {}, {}) };</script></div>'
+        "<script>var other = 1;</script>"
+    )
     queued = ASSETS.defer_plotly_figures(page)
     assert queued.count(".push(function () {") == 1 and "<script>var other = 1;</script>" in queued
     assert re.search(r"push\(function \(\) \{\s*window\.PLOTLYENV=.*Plotly\.newPlot\(\"a\".*\}\);</script>", queued)
@@ -47,12 +49,15 @@ def test_a_figure_s_drawing_script_is_queued_once_whatever_its_tag() -> None:
 def test_no_page_blocks_its_parser_on_plotly_and_every_figure_is_queued() -> None:
     for name in toc_pages():
         text = (SITE / f"{name}.html").read_text(encoding="utf-8")
-        blocking = [src for src in _BLOCKING.findall(text) if "plotly" in src or "figures.js" in src
-                    or "playground" in src]
+        blocking = [
+            src for src in _BLOCKING.findall(text) if "plotly" in src or "figures.js" in src or "playground" in src
+        ]
         assert not blocking, f"{name}: scripts that stop the parser until they arrive: {blocking}"
         figures = text.count('class="plotly-graph-div"')
         assert text.count("(window.bookFigures = window.bookFigures || []).push(function") == figures, name
-        assert not re.search(r"<script[^>]*>\s*window\.PLOTLYENV", text), f"{name}: a figure drawn before plotly.js is in"
+        assert not re.search(r"<script[^>]*>\s*window\.PLOTLYENV", text), (
+            f"{name}: a figure drawn before plotly.js is in"
+        )
         if figures or 'class="transformer-playground"' in text:
             assert re.search(r'<script defer="defer" src="[^"]*figures\.js', text), f"{name}: figures.js not deferred"
 
@@ -60,6 +65,7 @@ def test_no_page_blocks_its_parser_on_plotly_and_every_figure_is_queued() -> Non
 @built
 def test_the_server_gzips_what_github_pages_gzips() -> None:
     with BENCH.serve(SITE, PREFIX) as base:
+
         def get(path: str) -> tuple[str | None, bytes]:
             request = urllib.request.Request(f"{base}/{path}", headers={"Accept-Encoding": "gzip"})
             with urllib.request.urlopen(request) as response:
@@ -89,14 +95,21 @@ def test_a_page_paints_before_plotly_arrives_and_draws_every_figure_once_it_has(
         try:
             page.wait_for_function(BENCH.FIGURES_DRAWN, timeout=120_000, polling=100)
             fcp = page.evaluate(BENCH.FIRST_PAINT)
-            plotly = page.evaluate(f"() => performance.getEntriesByType('resource')"
-                                   f".filter(e => e.name.includes('{PLOTLY}')).map(e => [e.startTime, e.responseEnd])")
+            plotly = page.evaluate(
+                f"() => performance.getEntriesByType('resource')"
+                f".filter(e => e.name.includes('{PLOTLY}')).map(e => [e.startTime, e.responseEnd])"
+            )
             assert len(plotly) == 1, plotly
-            assert fcp < plotly[0][1], f"{name}: first paint at {fcp:.0f} ms, after plotly.js arrived ({plotly[0][1]:.0f} ms)"
+            assert fcp < plotly[0][1], (
+                f"{name}: first paint at {fcp:.0f} ms, after plotly.js arrived ({plotly[0][1]:.0f} ms)"
+            )
             figures = page.locator(".plotly-graph-div").count()
             assert figures >= 1
-            page.wait_for_function("() => [...document.querySelectorAll('.plotly-graph-div')]"
-                                   ".every(d => d.dataset.bookFigure === 'ready')", timeout=60_000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.plotly-graph-div')]"
+                ".every(d => d.dataset.bookFigure === 'ready')",
+                timeout=60_000,
+            )
             assert not errors, errors
         finally:
             context.close()
@@ -105,8 +118,15 @@ def test_a_page_paints_before_plotly_arrives_and_draws_every_figure_once_it_has(
 
 @built
 def test_the_pages_benchmark_runs_quick_and_writes_its_results(tmp_path: Path) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "bench_pages.py"), "--quick", "--dwell", "1", "--out",
-               str(tmp_path)]
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "bench_pages.py"),
+        "--quick",
+        "--dwell",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     payload = json.loads((tmp_path / "pages.json").read_text())

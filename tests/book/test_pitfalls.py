@@ -38,7 +38,10 @@ def test_catalogue_case_is_caught(case):
 
 def test_run_check_reports_the_first_line_of_the_error():
     assert P.run_check(P.check_snippet_runs, "x = 1") == (True, "passes")
-    assert P.run_check(P.check_snippet_runs, "raise ValueError('one\\ntwo')") == (False, "AssertionError: ValueError: one")
+    assert P.run_check(P.check_snippet_runs, "raise ValueError('one\\ntwo')") == (
+        False,
+        "AssertionError: ValueError: one",
+    )
 
 
 # ---- 1 (and 14): heads ------------------------------------------------------------------------------------------
@@ -124,9 +127,10 @@ def test_paper_base_model_parameter_count():
         src_vocab_size=37000, tgt_vocab_size=37000, share_embeddings=True, tie_output_embedding=True
     )  # one 37000-token vocabulary, one shared embedding matrix, as in the paper
     assert sum(P.parameter_formula(config).values()) == 63_119_496  # the paper reports "65M"
-    assert sum(p.numel() for p in P.SharedAttentionDecoderLayer(512, 8, 2048).parameters()) == 4 * 512 * 512 + 4 * 512 + (
-        2 * 512 * 2048 + 2048 + 512
-    ) + 3 * 2 * 512
+    assert (
+        sum(p.numel() for p in P.SharedAttentionDecoderLayer(512, 8, 2048).parameters())
+        == 4 * 512 * 512 + 4 * 512 + (2 * 512 * 2048 + 2048 + 512) + 3 * 2 * 512
+    )
 
 
 def test_fresh_layer_norm_is_neither_trained_nor_saved():

@@ -113,7 +113,9 @@ def test_the_book_extension_reruns_playground_notebooks_whose_models_are_missing
     for path in notebooks.values():
         cache.cache_notebook_file(str(path), check_validity=False)
     app = SimpleNamespace(
-        builder=SimpleNamespace(format="html"), outdir=str(tmp_path / "html"), srcdir=str(tmp_path),
+        builder=SimpleNamespace(format="html"),
+        outdir=str(tmp_path / "html"),
+        srcdir=str(tmp_path),
         env=SimpleNamespace(mystnb_config=SimpleNamespace(execution_cache_path=str(tmp_path / "cache"))),
     )
     (tmp_path / "html" / assets.PLAYGROUND_OUT).mkdir(parents=True)
@@ -129,8 +131,12 @@ def test_reference_case_holds_beam_search_best_hypothesis_and_score(model: Trans
     src = [3, 5, 7, 9, 11, 0]
     case = reference_case(model, src, max_new_tokens=5)
     tokens, score = beam_search(model, torch.tensor([src]), BEAM_SIZE, 5, LENGTH_PENALTY)
-    assert case["beam"] == {"size": BEAM_SIZE, "length_penalty": LENGTH_PENALTY, "tokens": tokens[0].tolist(),
-                            "score": pytest.approx(float(score[0]))}
+    assert case["beam"] == {
+        "size": BEAM_SIZE,
+        "length_penalty": LENGTH_PENALTY,
+        "tokens": tokens[0].tolist(),
+        "score": pytest.approx(float(score[0])),
+    }
     assert case["max_new_tokens"] == 5 and len(case["tokens"]) <= 5
 
 
@@ -173,8 +179,12 @@ def test_tokenizer_cases_are_the_vocabulary_s_tokens_and_ids_unknown_words_as_un
 
 def test_the_manifest_gives_the_page_each_vocabulary_s_kind_tokens_and_merges() -> None:
     words, chars = Vocabulary.build(["the third of May"]), Vocabulary.build(["2001-05-03"], level="char")
-    assert vocabulary_manifest(words, chars) == {"input": "word", "output": "char", "src_vocab": words.itos,
-                                                 "tgt_vocab": chars.itos}
+    assert vocabulary_manifest(words, chars) == {
+        "input": "word",
+        "output": "char",
+        "src_vocab": words.itos,
+        "tgt_vocab": chars.itos,
+    }
     subwords = SubwordVocabulary.train(["drei hundert", "three hundred", "dreihundert"], 130)
     info = vocabulary_manifest(subwords, subwords)
     assert (info["input"], info["output"]) == ("subword", "subword")

@@ -51,8 +51,10 @@ const options = {vocabSize: 6, bos: 1, eos: 2, pad: 0, excluded: new Set([0, 1])
 def run_node(body: str) -> object:
     """Run ``body`` (JavaScript: an async function body that returns a JSON-able value) with the engine as ``E`` and the
     toy step; return the value."""
-    script = TOY + f"(async () => {{ {body} }})().then((v) => process.stdout.write(JSON.stringify(v)), " \
+    script = (
+        TOY + f"(async () => {{ {body} }})().then((v) => process.stdout.write(JSON.stringify(v)), "
         "(e) => { console.error(e.stack); process.exit(1); });"
+    )
     done = subprocess.run([NODE, "-e", script, str(ENGINE)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -65,7 +67,17 @@ def test_the_engine_needs_no_page() -> None:
 
 
 def test_tokenizer_equals_the_package_s_word_tokenizer_on_awkward_texts() -> None:
-    texts = [*TOKENIZER_TEXTS, "", "   ", "a_b__c", "ⅫⅢ 3rd", "١٢ مارس", "日本語 テキスト", "tab\tand\nnewline\x1cgroup", "😀 x"]
+    texts = [
+        *TOKENIZER_TEXTS,
+        "",
+        "   ",
+        "a_b__c",
+        "ⅫⅢ 3rd",
+        "١٢ مارس",
+        "日本語 テキスト",
+        "tab\tand\nnewline\x1cgroup",
+        "😀 x",
+    ]
     page = run_node(f"return {json.dumps(texts)}.map((t) => E.tokenize(t, 'word'));")
     for text, tokens in zip(texts, page, strict=True):
         assert tokens == tokenize(text, "word"), text
@@ -99,9 +111,21 @@ def random_texts(n: int, seed: int = 0) -> list[str]:
 
 def test_subword_tokenizer_equals_the_vocabulary_on_awkward_and_random_texts(subwords) -> None:
     vocab, info = subwords
-    texts = [*SUBWORD_TEXTS, "", "   ", "\u2581", "\u2581\u2581x", "<pad> </s>", "ＡＢＣ", "e\u0301", *random_texts(400)]
-    page = run_node(f"const info = {json.dumps(info)}; "
-                    f"return {json.dumps(texts)}.map((t) => [E.encodeSubwords(t, info), E.preTokenize(t)]);")
+    texts = [
+        *SUBWORD_TEXTS,
+        "",
+        "   ",
+        "\u2581",
+        "\u2581\u2581x",
+        "<pad> </s>",
+        "ＡＢＣ",
+        "e\u0301",
+        *random_texts(400),
+    ]
+    page = run_node(
+        f"const info = {json.dumps(info)}; "
+        f"return {json.dumps(texts)}.map((t) => [E.encodeSubwords(t, info), E.preTokenize(t)]);"
+    )
     for text, (encoded, pieces) in zip(texts, page, strict=True):
         expected = {"tokens": vocab.tokenize(text), "ids": vocab.encode(text), "unknown": vocab.unknown(text)}
         assert encoded == expected, f"{text!r}: the page {encoded}, Python {expected}"
@@ -117,20 +141,27 @@ def test_subword_decoding_equals_the_vocabulary_s_on_any_ids(subwords) -> None:
     vocab, info = subwords
     rng = random.Random(0)
     specials = [PAD_ID, BOS_ID, EOS_ID, 3]
-    sequences = [[rng.choice(specials) if rng.random() < 0.15 else rng.randrange(len(vocab)) for _ in range(rng.randint(0, 12))]
-                 for _ in range(300)]
+    sequences = [
+        [rng.choice(specials) if rng.random() < 0.15 else rng.randrange(len(vocab)) for _ in range(rng.randint(0, 12))]
+        for _ in range(300)
+    ]
     sequences += [vocab.encode(text) for text in SUBWORD_TEXTS]
-    page = run_node(f"const info = {json.dumps(info)}, m = {json.dumps(MANIFEST)}; "
-                    f"return {json.dumps(sequences)}.map((ids) => [E.decodeSubwords(ids, info.tgt_vocab, m), "
-                    "E.outputText(info, m, ids)]);")
+    page = run_node(
+        f"const info = {json.dumps(info)}, m = {json.dumps(MANIFEST)}; "
+        f"return {json.dumps(sequences)}.map((ids) => [E.decodeSubwords(ids, info.tgt_vocab, m), "
+        "E.outputText(info, m, ids)]);"
+    )
     for ids, (text, output) in zip(sequences, page, strict=True):
         assert text == output == vocab.decode(ids), ids
 
 
 def test_subword_sources_are_parsed_with_their_unknown_characters_and_limits(subwords) -> None:
     vocab, info = subwords
-    assert parse("in 5 Tagen ☃", info) == {"tokens": vocab.tokenize("in 5 Tagen ☃"), "ids": vocab.encode("in 5 Tagen ☃"),
-                                           "unknown": ["☃"]}
+    assert parse("in 5 Tagen ☃", info) == {
+        "tokens": vocab.tokenize("in 5 Tagen ☃"),
+        "ids": vocab.encode("in 5 Tagen ☃"),
+        "unknown": ["☃"],
+    }
     assert parse("in 5 Tagen ☃", info)["tokens"][-1] == "<unk>"
     assert parse("  \t ", info) == {"error": "type a few words", "field": "source", "input": True}
     assert parse(" ".join(["9"] * 11), info)["error"] == "at most 20 tokens; got 22"  # a "▁" before every digit
@@ -150,8 +181,10 @@ def test_sources_are_read_as_the_model_s_ids_and_bad_ones_rejected_with_the_reas
     assert parse(" a, b  c ", SYMBOLS) == {"ids": [3, 4, 5], "tokens": ["a", "b", "c"], "unknown": []}
     assert parse("The 3RD of", WORDS) == {"ids": [4, 5, 6, 3], "tokens": ["the", "3", "rd", "of"], "unknown": ["of"]}
     rejected = {
-        "a x": 'the symbols are a b c; got "x"', "a </s>": 'the symbols are a b c; got "</s>"',
-        "  ": "type at least one symbol", " ".join(["a"] * 21): "at most 20 symbols; got 21",
+        "a x": 'the symbols are a b c; got "x"',
+        "a </s>": 'the symbols are a b c; got "</s>"',
+        "  ": "type at least one symbol",
+        " ".join(["a"] * 21): "at most 20 symbols; got 21",
     }
     for text, message in rejected.items():
         assert parse(text, SYMBOLS) == {"error": message, "field": "source", "input": True}, text
@@ -159,13 +192,25 @@ def test_sources_are_read_as_the_model_s_ids_and_bad_ones_rejected_with_the_reas
     assert parse("", WORDS)["error"] == "type a few words"
 
 
-@pytest.mark.parametrize(("value", "count", "clamped"), [
-    ("0", 0, False), ("", 0, False), (" 4 ", 4, False), ("10", 10, False), ("99", 10, True), ("-3", 0, True),
-    ("2.5", 2, True), ("1e3", 10, True),
-])
+@pytest.mark.parametrize(
+    ("value", "count", "clamped"),
+    [
+        ("0", 0, False),
+        ("", 0, False),
+        (" 4 ", 4, False),
+        ("10", 10, False),
+        ("99", 10, True),
+        ("-3", 0, True),
+        ("2.5", 2, True),
+        ("1e3", 10, True),
+    ],
+)
 def test_padding_is_brought_into_zero_to_ten_and_says_when_it_was(value: str, count: int, clamped: bool) -> None:
     assert run_node(f"return E.readPadding({json.dumps(value)});") == {
-        "count": count, "asked": float(value) if value.strip() else 0, "clamped": clamped}
+        "count": count,
+        "asked": float(value) if value.strip() else 0,
+        "clamped": clamped,
+    }
 
 
 def test_padding_that_is_not_a_number_is_rejected() -> None:
@@ -226,4 +271,9 @@ def test_beam_search_stops_at_the_budget_with_unfinished_hypotheses() -> None:
       return {steps: r.trace.tokens.length, first: [r.hypotheses[0].tokens, r.hypotheses[0].length], best: r.tokens,
               ended: r.trace.best};""")
     # "a a a", still live at the budget, ends there and beats every hypothesis that took </s> (about e^-10 each)
-    assert result == {"steps": 3, "first": [[3, 3, 3], 3], "best": [3, 3, 3], "ended": {"step": 2, "slot": 0, "ended": "budget"}}
+    assert result == {
+        "steps": 3,
+        "first": [[3, 3, 3], 3],
+        "best": [3, 3, 3],
+        "ended": {"step": 2, "slot": 0, "ended": "budget"},
+    }

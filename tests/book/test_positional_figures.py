@@ -9,11 +9,7 @@ import torch
 from conftest import small_model
 
 from transformer import Transformer, TransformerConfig
-from transformer.embeddings import (
-    LearnedPositionalEncoding,
-    TokenEmbedding,
-    sinusoidal_table,
-)
+from transformer.embeddings import LearnedPositionalEncoding, TokenEmbedding, sinusoidal_table
 from transformer_book.viz import embeddings as emb_viz
 from transformer_book.viz import positional as pos_viz
 
@@ -98,8 +94,9 @@ def test_dot_product_depends_only_on_the_offset_and_is_symmetric():
 
 def test_sharing_and_tying_each_save_one_embedding_matrix():
     def count(share: bool, tie: bool) -> Transformer:
-        config = TransformerConfig(300, 300, d_model=32, n_heads=4, d_ff=64, share_embeddings=share,
-                                   tie_output_embedding=tie)
+        config = TransformerConfig(
+            300, 300, d_model=32, n_heads=4, d_ff=64, share_embeddings=share, tie_output_embedding=tie
+        )
         return Transformer(config)
 
     models = {(s, t): count(s, t) for s in (False, True) for t in (False, True)}

@@ -29,8 +29,10 @@ def test_comments_are_skipped_and_an_unknown_step_is_refused() -> None:
 
 
 def test_the_block_is_the_first_bash_block_under_its_heading() -> None:
-    text = ("## Other\n```bash\nnot this\n```\n## Run the chapters on your machine\ntext\n"
-            "```bash\nthis\n```\n```bash\nnor this\n```\n")
+    text = (
+        "## Other\n```bash\nnot this\n```\n## Run the chapters on your machine\ntext\n"
+        "```bash\nthis\n```\n```bash\nnor this\n```\n"
+    )
     assert readme_block(text) == "this\n"
     with pytest.raises(ValueError, match="no heading"):
         readme_block("## Something else\n")

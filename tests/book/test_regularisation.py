@@ -51,7 +51,11 @@ def test_a_run_scores_the_held_out_set_after_its_last_step_and_reports_both_gaps
     data = split_sequences("copy", n_train=64, n_held_out=40, seed=0)
     run = train_regularised(data, dropout=0.1, label_smoothing=0.1, seed=0, steps=3, batch_size=32)
     assert run.history.step == [1, 2, 3] and run.history.eval_step == [3]
-    assert run.held_out.n == len(data[1]) and run.train.n == len(data[0]) and run.held_out.loss == run.history.eval_loss[-1]
+    assert (
+        run.held_out.n == len(data[1])
+        and run.train.n == len(data[0])
+        and run.held_out.loss == run.history.eval_loss[-1]
+    )
     assert run.loss_gap == pytest.approx(run.held_out.loss - run.train.loss)
     assert run.exact_match_gap == pytest.approx(run.train.exact_match - run.held_out.exact_match)
 
@@ -96,7 +100,10 @@ def test_runs_cover_every_combination_and_seed_and_summary_takes_their_means():
     runs = regularisation.regularisation_runs("copy", n_train=40, seeds=(0, 1), steps=1, batch_size=20)
     assert list(runs) == list(regularisation.REGULARISERS)
     for name, (dropout, smoothing) in regularisation.REGULARISERS.items():
-        assert [(r.dropout, r.label_smoothing, r.seed) for r in runs[name]] == [(dropout, smoothing, 0), (dropout, smoothing, 1)]
+        assert [(r.dropout, r.label_smoothing, r.seed) for r in runs[name]] == [
+            (dropout, smoothing, 0),
+            (dropout, smoothing, 1),
+        ]
     means = regularisation.summary(runs)
     assert means["both"]["held_out_loss"] == pytest.approx(sum(r.held_out.loss for r in runs["both"]) / 2)
     with pytest.raises(ValueError, match="seeds"):
@@ -112,13 +119,22 @@ def test_bad_regulariser_values_are_named():
 
 
 def fake_run(seed: int, train_loss: float, held_loss: float, train_em: float, held_em: float) -> RegularisedRun:
-    return RegularisedRun(0.0, 0.0, seed, History(), EvalResult(train_em, 1.0, train_loss, 10),
-                          EvalResult(held_em, 0.9, held_loss, 10), 0.0)
+    return RegularisedRun(
+        0.0,
+        0.0,
+        seed,
+        History(),
+        EvalResult(train_em, 1.0, train_loss, 10),
+        EvalResult(held_em, 0.9, held_loss, 10),
+        0.0,
+    )
 
 
 def test_figure_shows_each_seeds_training_and_held_out_score_joined_by_its_gap():
-    runs = {"none": [fake_run(0, 0.01, 0.6, 1.0, 0.5), fake_run(1, 0.02, 0.8, 1.0, 0.4)],
-            "dropout 0.1": [fake_run(0, 0.05, 0.3, 0.95, 0.6), fake_run(1, 0.04, 0.35, 0.97, 0.55)]}
+    runs = {
+        "none": [fake_run(0, 0.01, 0.6, 1.0, 0.5), fake_run(1, 0.02, 0.8, 1.0, 0.4)],
+        "dropout 0.1": [fake_run(0, 0.05, 0.3, 0.95, 0.6), fake_run(1, 0.04, 0.35, 0.97, 0.55)],
+    }
     fig = regularisation_figure(runs, title="t")
     assert fig.layout.title.text == "t"
     gaps = [t for t in fig.data if t.mode == "lines"]

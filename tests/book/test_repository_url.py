@@ -17,11 +17,16 @@ def test_every_copy_of_the_repository_address_agrees_with_config() -> None:
     assert stale_copies(ROOT) == [], "run `make sync-url` after changing repository.url in _config.yml"
 
 
-@pytest.mark.parametrize(("url", "pages"), [
-    ("https://github.com/transformer-interactive/transformer-interactive",
-     "https://transformer-interactive.github.io/transformer-interactive/"),
-    ("https://github.com/Someone/Someone.github.io", "https://someone.github.io/"),
-])
+@pytest.mark.parametrize(
+    ("url", "pages"),
+    [
+        (
+            "https://github.com/transformer-interactive/transformer-interactive",
+            "https://transformer-interactive.github.io/transformer-interactive/",
+        ),
+        ("https://github.com/Someone/Someone.github.io", "https://someone.github.io/"),
+    ],
+)
 def test_pages_address_follows_from_the_repository(url: str, pages: str) -> None:
     assert pages_url(url) == pages
 

@@ -24,7 +24,7 @@ def test_long_code_shows_its_signature_and_docstring_and_folds_the_rest() -> Non
     assert len(shown.splitlines()) < source.n_lines
     page = source._repr_html_()
     assert f"Show all {source.n_lines} lines of" in page and "transformer.attention.MultiHeadAttention" in page
-    assert "forward" in page[page.index("<details"):]  # the whole class, behind the toggle
+    assert "forward" in page[page.index("<details") :]  # the whole class, behind the toggle
 
 
 def test_focus_keeps_the_named_method_in_view() -> None:

@@ -35,8 +35,9 @@ def test_adam_steps_follow_the_update_rule_written_out():
     assert np.allclose(tb.adam_steps(gradients, betas=(beta1, beta2), eps=eps), expected, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("scheme, variance", [("xavier", lambda n_in, n_out: 2 / (n_in + n_out)),
-                                              ("he", lambda n_in, n_out: 2 / n_in)])
+@pytest.mark.parametrize(
+    "scheme, variance", [("xavier", lambda n_in, n_out: 2 / (n_in + n_out)), ("he", lambda n_in, n_out: 2 / n_in)]
+)
 def test_initialise_sets_each_linear_layers_variance_and_zeroes_its_bias(scheme, variance):
     torch.manual_seed(0)
     block = tb.initialise(FeedForward(200, 800), scheme)
@@ -59,8 +60,9 @@ def test_signal_through_measures_every_block_and_the_gradient_at_the_input():
     assert np.allclose(plain.rms, [rms, 2 * rms, 4 * rms])
     assert math.isclose(plain.input_gradient, float((4 * readout).norm()), rel_tol=1e-6)
     residual = tb.signal_through([double], x, residual=True, readout=readout)  # h + 2h
-    assert np.allclose(residual.rms, [rms, 3 * rms]) and math.isclose(residual.input_gradient,
-                                                                      float((3 * readout).norm()), rel_tol=1e-6)
+    assert np.allclose(residual.rms, [rms, 3 * rms]) and math.isclose(
+        residual.input_gradient, float((3 * readout).norm()), rel_tol=1e-6
+    )
 
 
 def test_initial_attention_scores_are_the_modules_own_scores_and_start_at_half_the_unit_scale():

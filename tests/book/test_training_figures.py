@@ -1,4 +1,3 @@
-
 import torch
 
 from transformer.tokens import PAD_ID
@@ -8,8 +7,16 @@ from transformer_book.viz.training import history_figure, seeds_figure, shift_fi
 
 
 def test_history_figure_draws_the_loss_floor_across_the_run():
-    history = History(step=[1, 2, 3], loss=[2.0, 1.0, 0.6], token_accuracy=[0.1, 0.5, 0.9], lr=[1e-3] * 3,
-                      eval_step=[3], eval_exact_match=[0.5], eval_token_accuracy=[0.9], eval_loss=[0.7])
+    history = History(
+        step=[1, 2, 3],
+        loss=[2.0, 1.0, 0.6],
+        token_accuracy=[0.1, 0.5, 0.9],
+        lr=[1e-3] * 3,
+        eval_step=[3],
+        eval_exact_match=[0.5],
+        eval_token_accuracy=[0.9],
+        eval_loss=[0.7],
+    )
     floor = [t for t in history_figure({"run": history}, floor=0.537).data if t.name.startswith("lowest")]
     assert len(floor) == 1 and list(floor[0].y) == [0.537, 0.537] and list(floor[0].x) == [1, 3]
     assert not [t for t in history_figure({"run": history}).data if t.name.startswith("lowest")]
@@ -31,8 +38,16 @@ def test_shift_figure_labels_real_tokens_leaves_padding_to_its_colour_and_arrows
 
 def test_seeds_figure_draws_one_legend_entry_per_configuration_and_every_seeds_final_score():
     def run(final: float) -> History:
-        return History(step=[1, 2], loss=[2.0, 1.0], token_accuracy=[0.1, 0.5], lr=[1e-3] * 2,
-                       eval_step=[2], eval_exact_match=[final], eval_token_accuracy=[0.9], eval_loss=[0.7])
+        return History(
+            step=[1, 2],
+            loss=[2.0, 1.0],
+            token_accuracy=[0.1, 0.5],
+            lr=[1e-3] * 2,
+            eval_step=[2],
+            eval_exact_match=[final],
+            eval_token_accuracy=[0.9],
+            eval_loss=[0.7],
+        )
 
     fig = seeds_figure({"pre-norm, warm-up": [run(0.8), run(0.6), run(0.7)], "post-norm": [run(0.2), run(0.4)]})
     assert [t.name for t in fig.data if t.showlegend is not False] == ["pre-norm, warm-up", "post-norm"]

@@ -80,7 +80,9 @@ def test_the_strings_are_the_libraries_own_with_plain_spaces() -> None:
     day = datetime.date(2031, 5, 16)
     assert write("date", (day,), "long").german == format_date(day, "long", locale="de") == "16. Mai 2031"
     money = format_currency(Decimal("12.50"), "EUR", locale="de")
-    assert money == "12,50\u00a0€" and write("money", (1250, "EUR"), "symbol").german == "12,50 €" == plain_spaces(money)
+    assert money == "12,50\u00a0€" and write("money", (1250, "EUR"), "symbol").german == "12,50 €" == plain_spaces(
+        money
+    )
     assert write("time", (9, 5), None).english == "9:05 AM"  # CLDR: "9:05\u202fAM"
     lists = write("list", ("languages", ("de", "fr")), (("fr", "de"), "or"))
     assert (lists.english, lists.german) == ("French or German", "Französisch oder Deutsch")
@@ -121,8 +123,11 @@ def test_the_split_holds_out_the_asked_share_but_never_the_atoms() -> None:
     held_out = [is_held_out("number", (n,), 0.1, seed=0) for n in range(20, 20_020)]
     assert 0.09 < sum(held_out) / len(held_out) < 0.11
     assert [is_held_out("number", (n,), 0.1, seed=0) for n in range(20, 60)] != [
-        is_held_out("number", (n,), 0.1, seed=1) for n in range(20, 60)]  # the seed chooses the values
-    assert not any(is_held_out("number", (n,), 0.99, seed=s) for n in [*range(20), *range(20, 100, 10)] for s in range(5))
+        is_held_out("number", (n,), 0.1, seed=1) for n in range(20, 60)
+    ]  # the seed chooses the values
+    assert not any(
+        is_held_out("number", (n,), 0.99, seed=s) for n in [*range(20), *range(20, 100, 10)] for s in range(5)
+    )
     assert not any(is_held_out("relative", (1, unit), 0.99) for unit in ("day", "hour", "year"))
     assert not is_held_out("unit", (10, "length-mile"), 0.99)
     assert is_held_out("number", (342,), 0.1, seed=0) == is_held_out("number", (342,), 0.1, seed=0)
@@ -151,7 +156,11 @@ def test_learn_merges_merges_the_most_frequent_pair_first() -> None:
     merges = learn_merges(["low lower lowest", "low"], 4)
     # four pairs occur 4 times; ties go to the symbols first in code-point order (l, o, w, then ▁ U+2581)
     assert [(m.left, m.right, m.count) for m in merges] == [
-        ("l", "o", 4), (SPACE, "lo", 4), (f"{SPACE}lo", "w", 4), (f"{SPACE}low", "e", 2)]
+        ("l", "o", 4),
+        (SPACE, "lo", 4),
+        (f"{SPACE}lo", "w", 4),
+        (f"{SPACE}low", "e", 2),
+    ]
     assert apply_merges(f"{SPACE}lowest", merges) == [f"{SPACE}lowe", "s", "t"]
     assert apply_merges(f"{SPACE}lowest", merges[:3]) == [f"{SPACE}low", "e", "s", "t"]
     assert len(learn_merges(["ab"], 5)) == 2  # ▁ab is one symbol after two merges: nothing left to merge
@@ -183,8 +192,9 @@ def test_ids_start_with_the_special_tokens(vocab: SubwordVocabulary) -> None:
     assert len(vocab) == 600 and len(set(vocab.itos)) == len(vocab)
 
 
-def test_decode_encode_is_the_identity_for_both_languages(pairs: tuple[list[Pair], list[Pair]],
-                                                           vocab: SubwordVocabulary) -> None:
+def test_decode_encode_is_the_identity_for_both_languages(
+    pairs: tuple[list[Pair], list[Pair]], vocab: SubwordVocabulary
+) -> None:
     for pair in pairs[0][:2000] + pairs[1]:
         for text in (pair.english, pair.german):
             ids = vocab.encode(text)
@@ -192,10 +202,24 @@ def test_decode_encode_is_the_identity_for_both_languages(pairs: tuple[list[Pair
             assert vocab.decode([BOS_ID, *ids, EOS_ID, PAD_ID, 7]) == text  # stops at EOS, skips BOS
 
 
-def test_the_library_cuts_text_as_the_hand_written_algorithm(pairs: tuple[list[Pair], list[Pair]],
-                                                            vocab: SubwordVocabulary) -> None:
-    awkward = ["THREE Hundred", "Zürich, Österreich, Straße", "in 3  days\n", "€1,234.50 and ½ of 2²", "naïve café",
-               "日本 and Ελλάδα", "tab\tand\u00a0nbsp", "a\u2581b", "", " ", "twenty-five!?", "x" * 40, "A\u0308rger"]
+def test_the_library_cuts_text_as_the_hand_written_algorithm(
+    pairs: tuple[list[Pair], list[Pair]], vocab: SubwordVocabulary
+) -> None:
+    awkward = [
+        "THREE Hundred",
+        "Zürich, Österreich, Straße",
+        "in 3  days\n",
+        "€1,234.50 and ½ of 2²",
+        "naïve café",
+        "日本 and Ελλάδα",
+        "tab\tand\u00a0nbsp",
+        "a\u2581b",
+        "",
+        " ",
+        "twenty-five!?",
+        "x" * 40,
+        "A\u0308rger",
+    ]
     for text in [p.english for p in pairs[1][:300]] + [p.german for p in pairs[1][:300]] + awkward:
         assert vocab.reference_encode(text) == vocab.encode(text), text
         assert [vocab.itos[i] for i in vocab.encode(text)] == vocab.tokenize(text)
@@ -219,7 +243,9 @@ def test_the_json_holds_the_whole_tokenizer(vocab: SubwordVocabulary) -> None:
     saved = json.loads(vocab.to_json())
     assert saved["pre_tokenizer"]["pattern"]["Regex"] == PIECE_PATTERN
     again = SubwordVocabulary.from_json(vocab.to_json())
-    assert again.itos == vocab.itos and again.encode("dreihundertzweiundvierzig") == vocab.encode("dreihundertzweiundvierzig")
+    assert again.itos == vocab.itos and again.encode("dreihundertzweiundvierzig") == vocab.encode(
+        "dreihundertzweiundvierzig"
+    )
 
 
 def test_batches_pad_and_decode_back(vocab: SubwordVocabulary) -> None:
@@ -305,7 +331,9 @@ def test_merges_figure_shows_each_word_cut_after_every_number_of_merges() -> Non
     fig = merges_figure([f"{SPACE}fünfundzwanzig", f"{SPACE}und"], merges)
     assert len(fig.data) == 7 and [t.visible for t in fig.data] == [True] + [False] * 6
     for k, trace in enumerate(fig.data):  # the boxes of each word spell it, cut as apply_merges cuts it
-        assert list(trace.text) == apply_merges(f"{SPACE}fünfundzwanzig", merges[:k]) + apply_merges(f"{SPACE}und", merges[:k])
+        assert list(trace.text) == apply_merges(f"{SPACE}fünfundzwanzig", merges[:k]) + apply_merges(
+            f"{SPACE}und", merges[:k]
+        )
     (menu,) = fig.layout.updatemenus
     assert [b.args[0]["visible"].index(True) for b in menu.buttons] == list(range(7))
     assert menu.buttons[1].args[1]["title.text"].endswith(f"({merges[0].count:,} times)")
@@ -325,7 +353,8 @@ def test_html_table_escapes_cells_and_checks_their_number() -> None:
     page = html_table(["token", "count"], [["<s>", 3], ["und", 1_000]]).data
     assert "<td>&lt;s&gt;</td>" in page and '<td style="text-align: right">1000</td>' in page
     # a region the Tab key reaches, named by its columns: on a phone it scrolls sideways
-    assert page.startswith('<div class="book-table" role="region" tabindex="0" aria-label="table of token, count">'
-                           '<table class="table">')
+    assert page.startswith(
+        '<div class="book-table" role="region" tabindex="0" aria-label="table of token, count"><table class="table">'
+    )
     with pytest.raises(ValueError, match="every row must have the header's 2 cells"):
         html_table(["token", "count"], [["<s>"]])

@@ -15,16 +15,28 @@ from transformer.train.registry import REGISTRY
 from transformer.train.resume import read_training_checkpoint
 from transformer.train.subwords import SubwordVocabulary
 
-SMALL = ["--task", "translation", "--steps", "4", "--batch-size", "16", "--eval-size", "40", "--device", "cpu",
-         "--no-progress"]
+SMALL = [
+    "--task",
+    "translation",
+    "--steps",
+    "4",
+    "--batch-size",
+    "16",
+    "--eval-size",
+    "40",
+    "--device",
+    "cpu",
+    "--no-progress",
+]
 
 
 @pytest.fixture
 def small_data(monkeypatch):
     """The chapter's data with 600 training pairs and 200 subword ids instead of 40,000 and 1,000: the same code,
     fast enough for a test."""
-    monkeypatch.setattr(translation, "translation_data",
-                        functools.partial(translation.translation_data, n_train=600, vocab_size=200))
+    monkeypatch.setattr(
+        translation, "translation_data", functools.partial(translation.translation_data, n_train=600, vocab_size=200)
+    )
 
 
 def _run(capsys, *argv):
@@ -62,7 +74,9 @@ def test_translation_trains_and_evaluate_reports_the_chapters_scores(capsys, tmp
     out = capsys.readouterr().out
     assert "translation, 40 held-out test examples (of values never seen in training)" in out
     assert f"exact match of the subword ids: {metadata['result']['exact_match']:.1%}" in out
-    greedy = f"greedy decoding: exact match {metadata['scores']['exact_match']:.1%}, BLEU {metadata['scores']['bleu']:.1f}"
+    greedy = (
+        f"greedy decoding: exact match {metadata['scores']['exact_match']:.1%}, BLEU {metadata['scores']['bleu']:.1f}"
+    )
     assert greedy in out
     assert main(["evaluate", str(path), "--device", "cpu", "--n", "25", "--beam-size", "4"]) == 0
     out = capsys.readouterr().out
@@ -89,8 +103,9 @@ def test_evaluate_refuses_other_test_pairs_and_options_that_do_not_apply(capsys,
 
 
 @pytest.mark.slow
-def test_a_resumed_translation_run_ends_as_the_uninterrupted_run(capsys, tmp_path, small_data, keep_every_checkpoint,
-                                                                  monkeypatch) -> None:
+def test_a_resumed_translation_run_ends_as_the_uninterrupted_run(
+    capsys, tmp_path, small_data, keep_every_checkpoint, monkeypatch
+) -> None:
     """Saved after step 3 of 6 and resumed from there, the run ends with the whole run's weights, bit for bit, and
     the same scores; the training checkpoint is the one the chapter's train_translation writes (task "translation")."""
     monkeypatch.chdir(tmp_path)

@@ -136,7 +136,11 @@ def test_mask_reasons_match_the_package_masks():
     assert np.array_equal(codes["combined"] == vm.VISIBLE, target_mask(tokens)[0, 0].numpy())
     assert np.array_equal(codes["causal"] == vm.VISIBLE, causal_mask(5)[0, 0].numpy())
     assert (codes["padding"][:, real:] == vm.PADDING).all() and (codes["padding"][:, :real] == vm.VISIBLE).all()
-    assert codes["combined"][0, 4] == vm.BOTH and codes["combined"][4, 3] == vm.PADDING and codes["combined"][0, 1] == vm.FUTURE
+    assert (
+        codes["combined"][0, 4] == vm.BOTH
+        and codes["combined"][4, 3] == vm.PADDING
+        and codes["combined"][0, 1] == vm.FUTURE
+    )
 
 
 def test_mask_explorer_sliders_combine_sentence_length_and_padding_length():
@@ -148,7 +152,11 @@ def test_mask_explorer_sliders_combine_sentence_length_and_padding_length():
     assert [s.label for s in pad_slider.steps] == ["0", "1", "2", "3"] and pad_slider.active == 1
     for n, step in enumerate(real_slider.steps, start=1):
         assert step.method == "restyle" and set(step.args[0]) == {"visible"}
-        assert [i for i, v in enumerate(step.args[0]["visible"]) if v] == [3 * (n - 1), 3 * (n - 1) + 1, 3 * (n - 1) + 2]
+        assert [i for i, v in enumerate(step.args[0]["visible"]) if v] == [
+            3 * (n - 1),
+            3 * (n - 1) + 1,
+            3 * (n - 1) + 2,
+        ]
     for p, step in enumerate(pad_slider.steps):
         update, traces = step.args
         assert set(update) == {"z"} and list(traces) == list(range(3 * max_real))
@@ -222,14 +230,18 @@ def test_masks_figure_draws_the_three_masks_of_any_tokens_and_marks_empty_rows()
     for trace, name in zip(fig.data, vm.PANELS, strict=True):
         assert np.array_equal(np.array(trace.z), expected[name])
     assert [a.text for a in fig.layout.annotations if a.text == "empty"] == ["empty"]  # only row 0 sees nothing
-    assert fig.data[2].customdata[0][0] == vm.REASONS[vm.PADDING] and fig.data[2].customdata[0][3] == vm.REASONS[vm.BOTH]
+    assert (
+        fig.data[2].customdata[0][0] == vm.REASONS[vm.PADDING] and fig.data[2].customdata[0][3] == vm.REASONS[vm.BOTH]
+    )
     with pytest.raises(ValueError, match="tokens must hold at least one token"):
         vm.masks_figure([])
 
 
 def test_dropdown_builds_one_menu_and_rejects_bad_arguments():
-    buttons = [dict(label="a", method="restyle", args=[{"visible": [True, False]}]),
-               dict(label="b", method="restyle", args=[{"visible": [False, True]}])]
+    buttons = [
+        dict(label="a", method="restyle", args=[{"visible": [True, False]}]),
+        dict(label="b", method="restyle", args=[{"visible": [False, True]}]),
+    ]
     menu = go.layout.Updatemenu(dropdown(buttons, x=1.0, xanchor="right", active=1, name="layer", pad=dict(b=30)))
     assert menu.type == "dropdown" and menu.active == 1 and menu.name == "layer" and menu.pad.b == 30
     assert (menu.x, menu.xanchor, menu.y, menu.yanchor) == (1.0, "right", 1.0, "bottom")

@@ -86,8 +86,12 @@ def attention_heads(
     rows = math.ceil(H / cols)
     q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     fig = make_subplots(
-        rows=rows, cols=cols, subplot_titles=[f"head {h}" for h in range(H)],
-        horizontal_spacing=row_label_spacing(q_labels), vertical_spacing=0.12 if rows > 1 else 0.0, shared_yaxes=True,
+        rows=rows,
+        cols=cols,
+        subplot_titles=[f"head {h}" for h in range(H)],
+        horizontal_spacing=row_label_spacing(q_labels),
+        vertical_spacing=0.12 if rows > 1 else 0.0,
+        shared_yaxes=True,
     )
     for g in range(G):
         for h in range(H):
@@ -100,7 +104,9 @@ def attention_heads(
         fig.update_yaxes(title_text="query", row=r + 1, col=1)
     for c in range(cols):
         fig.update_xaxes(title_text="key", row=rows, col=c + 1)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHTS_SCALE, cmin=0, cmax=1, colorbar=dict(title="weight", thickness=12)))
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHTS_SCALE, cmin=0, cmax=1, colorbar=dict(title="weight", thickness=12))
+    )
     height = int(min(900, 160 + rows * (60 + 22 * len(q_tokens))))
     style(fig, title, height=height)
     if G > 1:
@@ -135,7 +141,9 @@ def attention_picker(
     G, H = w.shape[:2]
     _check_tokens(w.shape, q_tokens, k_tokens, ndim=4)
     if not (0 <= group < G and 0 <= head < H):
-        raise ValueError(f"group and head must index the weights' {G} groups and {H} heads; got group={group}, head={head}")
+        raise ValueError(
+            f"group and head must index the weights' {G} groups and {H} heads; got group={group}, head={head}"
+        )
     names = _names(group_names, G, group_label)
     q_labels, k_labels = token_labels(q_tokens), token_labels(k_tokens)
     show_values = w.shape[2] * w.shape[3] <= 100
@@ -144,12 +152,16 @@ def attention_picker(
         trace = _weights_heatmap(w[g, head], q_labels, k_labels, name=names[g], show_values=show_values)
         trace.visible = g == group
         fig.add_trace(trace)
+
     def titled(h: int) -> str:
         return f"{title} · {head_label} {h}" if title else f"{head_label} {h}"
 
     head_buttons = [
-        dict(label=f"{head_label} {h}", method="update",
-             args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))])
+        dict(
+            label=f"{head_label} {h}",
+            method="update",
+            args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))],
+        )
         for h in range(H)
     ]
     fig.update_xaxes(title_text="key", tickfont=dict(size=11))  # plotly stands the labels on end where they do not fit
@@ -158,13 +170,27 @@ def attention_picker(
     fig.update_layout(margin=dict(t=120))
     y = _above(fig, 12)
     menus = [
-        dict(type="buttons", direction="right", buttons=head_buttons, showactive=True, active=head,
-             x=0.0, xanchor="left", y=y, yanchor="bottom", pad=dict(r=4, t=0), name=head_label)
+        dict(
+            type="buttons",
+            direction="right",
+            buttons=head_buttons,
+            showactive=True,
+            active=head,
+            x=0.0,
+            xanchor="left",
+            y=y,
+            yanchor="bottom",
+            pad=dict(r=4, t=0),
+            name=head_label,
+        )
     ]
     if G > 1:
-        group_buttons = [dict(label=names[g], method="restyle", args=[{"visible": [i == g for i in range(G)]}]) for g in range(G)]
-        menus.append(dropdown(group_buttons, x=1.0, y=y, xanchor="right", active=group, name=group_label,
-                              pad=dict(t=0, b=0)))
+        group_buttons = [
+            dict(label=names[g], method="restyle", args=[{"visible": [i == g for i in range(G)]}]) for g in range(G)
+        ]
+        menus.append(
+            dropdown(group_buttons, x=1.0, y=y, xanchor="right", active=group, name=group_label, pad=dict(t=0, b=0))
+        )
     fig.update_layout(updatemenus=menus)
     return fig
 
@@ -196,33 +222,53 @@ def attention_steps(
 
     M = _Matrix
     steps = [
-        ("1. scores = Q Kᵀ: one dot product per (query, key) pair",
-         M(q, q_labels, dims, "Q", "query", "feature"), M(k.T, dims, k_labels, "Kᵀ", "feature", "key"),
-         M(scores, q_labels, k_labels, "scores = Q Kᵀ", "query", "key")),
-        (f"2. scale: divide by √d_k = √{d_k} = {math.sqrt(d_k):.3g}",
-         M(scores, q_labels, k_labels, "scores", "query", "key"), f"÷ √{d_k}<br>→",
-         M(scaled, q_labels, k_labels, f"scores / √{d_k}", "query", "key")),
+        (
+            "1. scores = Q Kᵀ: one dot product per (query, key) pair",
+            M(q, q_labels, dims, "Q", "query", "feature"),
+            M(k.T, dims, k_labels, "Kᵀ", "feature", "key"),
+            M(scores, q_labels, k_labels, "scores = Q Kᵀ", "query", "key"),
+        ),
+        (
+            f"2. scale: divide by √d_k = √{d_k} = {math.sqrt(d_k):.3g}",
+            M(scores, q_labels, k_labels, "scores", "query", "key"),
+            f"÷ √{d_k}<br>→",
+            M(scaled, q_labels, k_labels, f"scores / √{d_k}", "query", "key"),
+        ),
     ]
     softmax_input = scaled
     if weights_mask is not None:
         hidden = torch.finfo(scaled.dtype).min
         masked = scaled.masked_fill(~weights_mask, hidden)  # (T_q, T_k)
         steps.append(
-            ("3. mask: hidden keys get the most negative float, so exp() makes them 0",
-             M(scaled, q_labels, k_labels, "scaled scores", "query", "key"),
-             M(weights_mask, q_labels, k_labels, "mask (True = may attend)", "query", "key", kind="mask"),
-             M(masked, q_labels, k_labels, "masked scores", "query", "key"))
+            (
+                "3. mask: hidden keys get the most negative float, so exp() makes them 0",
+                M(scaled, q_labels, k_labels, "scaled scores", "query", "key"),
+                M(weights_mask, q_labels, k_labels, "mask (True = may attend)", "query", "key", kind="mask"),
+                M(masked, q_labels, k_labels, "masked scores", "query", "key"),
+            )
         )
         softmax_input = masked
     n = len(steps) + 1
     steps += [
-        (f"{n}. softmax over the keys: each row becomes weights that sum to 1",
-         M(softmax_input, q_labels, k_labels, "scores (scaled, masked)" if mask is not None else "scaled scores",
-           "query", "key"), "softmax<br>along each row<br>→",
-         M(weights, q_labels, k_labels, "weights = softmax(row)", "query", "key", kind="weights")),
-        (f"{n + 1}. output = weights V: each query gets a weighted average of the value rows",
-         M(weights, q_labels, k_labels, "weights", "query", "key", kind="weights"),
-         M(v, k_labels, v_dims, "V", "key", "feature"), M(output, q_labels, v_dims, "output", "query", "feature")),
+        (
+            f"{n}. softmax over the keys: each row becomes weights that sum to 1",
+            M(
+                softmax_input,
+                q_labels,
+                k_labels,
+                "scores (scaled, masked)" if mask is not None else "scaled scores",
+                "query",
+                "key",
+            ),
+            "softmax<br>along each row<br>→",
+            M(weights, q_labels, k_labels, "weights = softmax(row)", "query", "key", kind="weights"),
+        ),
+        (
+            f"{n + 1}. output = weights V: each query gets a weighted average of the value rows",
+            M(weights, q_labels, k_labels, "weights", "query", "key", kind="weights"),
+            M(v, k_labels, v_dims, "V", "key", "feature"),
+            M(output, q_labels, v_dims, "output", "query", "feature"),
+        ),
     ]
     return _step_figure(steps)
 
@@ -275,7 +321,10 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
     bins = np.linspace(-edge, edge, 161)
     centres = (bins[:-1] + bins[1:]) / 2
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.12,
+        rows=1,
+        cols=2,
+        column_widths=[0.58, 0.42],
+        horizontal_spacing=0.12,
         subplot_titles=["distribution of the scores", f"sorted weights of a query ({n_keys} keys)"],
     )
     colours = {"raw": "#dc2626", "scaled": "#2563eb"}
@@ -285,16 +334,32 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
             scores = getattr(r, name).flatten().numpy()
             density, _ = np.histogram(np.clip(scores, -edge, edge), bins=bins, density=True)
             fig.add_bar(
-                x=np.round(centres, 3), y=np.round(density, 5), name=labels[name], marker_color=colours[name],
-                opacity=0.7, visible=i == 0, legendgroup=name, showlegend=True,
-                hovertemplate="score %{x:.1f}<br>density %{y:.3f}<extra>" + labels[name] + "</extra>", row=1, col=1,
+                x=np.round(centres, 3),
+                y=np.round(density, 5),
+                name=labels[name],
+                marker_color=colours[name],
+                opacity=0.7,
+                visible=i == 0,
+                legendgroup=name,
+                showlegend=True,
+                hovertemplate="score %{x:.1f}<br>density %{y:.3f}<extra>" + labels[name] + "</extra>",
+                row=1,
+                col=1,
             )
         for name in ("raw", "scaled"):
             sorted_weights = torch.softmax(getattr(r, name), -1).sort(-1, descending=True).values.mean(0).numpy()
             fig.add_scatter(
-                x=list(range(1, n_keys + 1)), y=np.round(sorted_weights, 4), mode="lines+markers",
-                line=dict(color=colours[name], width=2), visible=i == 0, legendgroup=name, showlegend=False, name=labels[name],
-                hovertemplate="rank %{x}<br>mean weight %{y:.3f}<extra>" + labels[name] + "</extra>", row=1, col=2,
+                x=list(range(1, n_keys + 1)),
+                y=np.round(sorted_weights, 4),
+                mode="lines+markers",
+                line=dict(color=colours[name], width=2),
+                visible=i == 0,
+                legendgroup=name,
+                showlegend=False,
+                name=labels[name],
+                hovertemplate="rank %{x}<br>mean weight %{y:.3f}<extra>" + labels[name] + "</extra>",
+                row=1,
+                col=2,
             )
     steps = []
     for i, r in enumerate(results):
@@ -308,14 +373,22 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
     # The legend right under the axis titles, the slider under it (the static book shows it above the figure).
     plot_height = 560 - 110 - 170
     fig.update_layout(
-        barmode="overlay", bargap=0,
+        barmode="overlay",
+        bargap=0,
         sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="d_k = "), pad=dict(t=95), x=0.0, len=1.0)],
         legend=dict(orientation="h", x=0.0, y=-58 / plot_height, xanchor="left", yanchor="top"),
     )
     fig.update_xaxes(title_text="score", range=[-edge, edge], row=1, col=1)
     decades = [10.0**e for e in range(-4, 1)]
-    fig.update_yaxes(title_text="density (log scale)", type="log", range=[-4, 0.3], tickvals=decades,
-                     ticktext=[f"{d:g}" for d in decades], row=1, col=1)
+    fig.update_yaxes(
+        title_text="density (log scale)",
+        type="log",
+        range=[-4, 0.3],
+        tickvals=decades,
+        ticktext=[f"{d:g}" for d in decades],
+        row=1,
+        col=1,
+    )
     fig.update_xaxes(title_text="rank of the key", tickangle=0, row=1, col=2)
     fig.update_yaxes(title_text="mean weight", range=[0, 1.02], row=1, col=2)
     style(fig, steps[0]["args"][1]["title.text"], height=560)
@@ -351,31 +424,65 @@ def _step_figure(steps: list[tuple]) -> go.Figure:
             if isinstance(panel, str):  # an operation between the panels, written in the middle one
                 fig.add_trace(go.Heatmap(z=[[None]], showscale=False, visible=i == 0, hoverinfo="skip"), row=1, col=col)
                 layout.update({f"xaxis{axis}.visible": False, f"yaxis{axis}.visible": False})
-                layout["annotations"].append(dict(
-                    text=panel, x=0.5, y=0.5, xref=f"x{axis} domain", yref=f"y{axis} domain", showarrow=False,
-                    font=dict(size=16),
-                ))
+                layout["annotations"].append(
+                    dict(
+                        text=panel,
+                        x=0.5,
+                        y=0.5,
+                        xref=f"x{axis} domain",
+                        yref=f"y{axis} domain",
+                        showarrow=False,
+                        font=dict(size=16),
+                    )
+                )
                 continue
             fig.add_trace(_panel_heatmap(panel, visible=i == 0), row=1, col=col)
-            layout.update({
-                f"xaxis{axis}.visible": True, f"yaxis{axis}.visible": True,
-                f"xaxis{axis}.title.text": panel.col_title, f"yaxis{axis}.title.text": panel.row_title,
-                f"xaxis{axis}.tickvals": list(range(len(panel.cols))), f"xaxis{axis}.ticktext": panel.cols,
-                f"yaxis{axis}.tickvals": list(range(len(panel.rows))), f"yaxis{axis}.ticktext": panel.rows,
-                f"xaxis{axis}.range": [-0.5, len(panel.cols) - 0.5], f"yaxis{axis}.range": [len(panel.rows) - 0.5, -0.5],
-            })
-            layout["annotations"].append(dict(
-                text=f"<b>{panel.title}</b>", x=0.5, y=1.0, xref=f"x{axis} domain", yref=f"y{axis} domain",
-                xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=13),
-            ))
+            layout.update(
+                {
+                    f"xaxis{axis}.visible": True,
+                    f"yaxis{axis}.visible": True,
+                    f"xaxis{axis}.title.text": panel.col_title,
+                    f"yaxis{axis}.title.text": panel.row_title,
+                    f"xaxis{axis}.tickvals": list(range(len(panel.cols))),
+                    f"xaxis{axis}.ticktext": panel.cols,
+                    f"yaxis{axis}.tickvals": list(range(len(panel.rows))),
+                    f"yaxis{axis}.ticktext": panel.rows,
+                    f"xaxis{axis}.range": [-0.5, len(panel.cols) - 0.5],
+                    f"yaxis{axis}.range": [len(panel.rows) - 0.5, -0.5],
+                }
+            )
+            layout["annotations"].append(
+                dict(
+                    text=f"<b>{panel.title}</b>",
+                    x=0.5,
+                    y=1.0,
+                    xref=f"x{axis} domain",
+                    yref=f"y{axis} domain",
+                    xanchor="center",
+                    yanchor="bottom",
+                    showarrow=False,
+                    font=dict(size=13),
+                )
+            )
         layouts.append(layout)
     n_traces = 3
-    sliders = [dict(
-        active=0, currentvalue=dict(prefix="step "), pad=dict(t=40), x=0.0, len=1.0,
-        steps=[dict(label=str(i + 1), method="update",
-                    args=[{"visible": [j // n_traces == i for j in range(n_traces * len(steps))]}, layouts[i]])
-               for i in range(len(steps))],
-    )]
+    sliders = [
+        dict(
+            active=0,
+            currentvalue=dict(prefix="step "),
+            pad=dict(t=40),
+            x=0.0,
+            len=1.0,
+            steps=[
+                dict(
+                    label=str(i + 1),
+                    method="update",
+                    args=[{"visible": [j // n_traces == i for j in range(n_traces * len(steps))]}, layouts[i]],
+                )
+                for i in range(len(steps))
+            ],
+        )
+    ]
     style(fig, None, height=400)
     fig.update_layout(sliders=sliders, margin=dict(t=90, b=110, l=60, r=20), title=dict(x=0.02, font=dict(size=14)))
     fig.update_layout(layouts[0])
@@ -387,8 +494,21 @@ def _panel_heatmap(panel: _Matrix, visible: bool) -> go.Heatmap:
     x, y = list(range(values.shape[1])), list(range(values.shape[0]))
     if panel.kind == "mask":
         text = np.where(values > 0, "✓", "✗")
-        return go.Heatmap(z=values.astype(int), x=x, y=y, text=text, texttemplate="%{text}", colorscale=MASK_SCALE,
-                          zmin=0, zmax=1, showscale=False, visible=visible, hoverinfo="skip", xgap=1, ygap=1)
+        return go.Heatmap(
+            z=values.astype(int),
+            x=x,
+            y=y,
+            text=text,
+            texttemplate="%{text}",
+            colorscale=MASK_SCALE,
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            visible=visible,
+            hoverinfo="skip",
+            xgap=1,
+            ygap=1,
+        )
     finite = np.abs(values) < 1e30  # masked scores hold the dtype's min: shown as "min", left uncoloured
     shown = np.where(finite, values, 0.0)
     text = np.where(finite, np.char.mod("%.2f", shown + 0.0), "min")
@@ -398,8 +518,19 @@ def _panel_heatmap(panel: _Matrix, visible: bool) -> go.Heatmap:
     else:
         bound = float(np.abs(z[finite]).max()) if finite.any() else 1.0
         scale = dict(colorscale=SIGNED_SCALE, zmid=0, zmin=-bound, zmax=bound)
-    return go.Heatmap(z=z, x=x, y=y, text=text, texttemplate="%{text}", showscale=False, visible=visible,
-                      hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>", xgap=1, ygap=1, **scale)
+    return go.Heatmap(
+        z=z,
+        x=x,
+        y=y,
+        text=text,
+        texttemplate="%{text}",
+        showscale=False,
+        visible=visible,
+        hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
+        xgap=1,
+        ygap=1,
+        **scale,
+    )
 
 
 def _weights_heatmap(
@@ -410,8 +541,12 @@ def _weights_heatmap(
     if show_values:
         kwargs.update(texttemplate="%{z:.2f}", textfont=dict(size=11))
     return go.Heatmap(
-        z=np.round(w, 4), x=k_labels, y=q_labels, name=name,
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra>" + html.escape(name) + "</extra>", **kwargs,
+        z=np.round(w, 4),
+        x=k_labels,
+        y=q_labels,
+        name=name,
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra>" + html.escape(name) + "</extra>",
+        **kwargs,
     )
 
 

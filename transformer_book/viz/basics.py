@@ -16,7 +16,11 @@ PALETTE = (BLUE, ORANGE, GREEN, RED)
 
 
 def lines_figure(
-    series: Mapping[str, Sequence[float]], x_title: str, y_title: str, title: str, log_y: bool = False,
+    series: Mapping[str, Sequence[float]],
+    x_title: str,
+    y_title: str,
+    title: str,
+    log_y: bool = False,
     x: Sequence[float] | None = None,
 ) -> go.Figure:
     """One line per entry of ``series`` (name -> values at ``x``, by default 0, 1, 2, ...), the legend below the
@@ -28,14 +32,20 @@ def lines_figure(
         raise ValueError(f"every series must hold len(x) = {len(x)} values; got {lengths}")
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
-        fig.add_trace(go.Scatter(
-            x=list(range(len(values))) if x is None else list(x), y=[float(v) for v in values], name=name,
-            mode="lines", line=dict(color=PALETTE[i % len(PALETTE)], width=2.5),
-            hovertemplate="%{x}: %{y:.3g}<extra>" + html.escape(name) + "</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(values))) if x is None else list(x),
+                y=[float(v) for v in values],
+                name=name,
+                mode="lines",
+                line=dict(color=PALETTE[i % len(PALETTE)], width=2.5),
+                hovertemplate="%{x}: %{y:.3g}<extra>" + html.escape(name) + "</extra>",
+            )
+        )
     style(fig, title, height=420)
-    fig.update_layout(margin=dict(l=70, r=15, t=60, b=120),
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top"))
+    fig.update_layout(
+        margin=dict(l=70, r=15, t=60, b=120), legend=dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top")
+    )
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear", exponentformat="power")
     return fig

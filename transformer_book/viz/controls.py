@@ -38,8 +38,15 @@ def dropdown(
         if value not in _ANCHORS[key]:
             raise ValueError(f"{key} must be one of {', '.join(_ANCHORS[key])}; got {value!r}")
     menu = dict(
-        type="dropdown", direction="down", buttons=buttons, active=active, showactive=True,
-        x=x, xanchor=xanchor, y=y, yanchor=yanchor,
+        type="dropdown",
+        direction="down",
+        buttons=buttons,
+        active=active,
+        showactive=True,
+        x=x,
+        xanchor=xanchor,
+        y=y,
+        yanchor=yanchor,
     )
     if name is not None:
         menu["name"] = name

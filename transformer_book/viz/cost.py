@@ -56,25 +56,41 @@ def loglog_figure(
     power of ``y_tick_base`` (16 suits bytes: 64 KiB, 1 MiB, 16 MiB), labelled by ``y_format``; the legend sits
     below the plot, clear of the title on a phone."""
     if not series or any(len(values) != len(x) for values in series.values()):
-        raise ValueError(f"series must hold at least one series of len(x) = {len(x)} values; got "
-                         f"{ {name: len(values) for name, values in series.items()} }")
+        raise ValueError(
+            f"series must hold at least one series of len(x) = {len(x)} values; got "
+            f"{ {name: len(values) for name, values in series.items()} }"
+        )
     fig = go.Figure()
     solid = [name for name in series if name not in dashed]
     for name, values in series.items():
         is_dashed = name in dashed
         colour = GREY if is_dashed else PALETTE[solid.index(name) % len(PALETTE)]
-        fig.add_trace(go.Scatter(
-            x=list(x), y=list(values), name=name, mode="lines" if is_dashed else "lines+markers",
-            line=dict(color=colour, dash="dash" if is_dashed else "solid", width=1.5 if is_dashed else 2.5),
-            hovertemplate="%{x}: %{y:.3s}<extra>" + html.escape(name) + "</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=list(x),
+                y=list(values),
+                name=name,
+                mode="lines" if is_dashed else "lines+markers",
+                line=dict(color=colour, dash="dash" if is_dashed else "solid", width=1.5 if is_dashed else 2.5),
+                hovertemplate="%{x}: %{y:.3s}<extra>" + html.escape(name) + "</extra>",
+            )
+        )
     if marker is not None:
         fig.add_vline(x=marker[0], line_dash="dot", line_color="#555")
-        fig.add_annotation(x=math.log10(marker[0]), y=1.0, yref="paper", yanchor="bottom", xanchor="right",
-                           text=marker[1], showarrow=False, font=dict(size=11))
+        fig.add_annotation(
+            x=math.log10(marker[0]),
+            y=1.0,
+            yref="paper",
+            yanchor="bottom",
+            xanchor="right",
+            text=marker[1],
+            showarrow=False,
+            font=dict(size=11),
+        )
     style(fig, title, height=460)
-    fig.update_layout(margin=dict(l=70, r=15, t=60, b=130),
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.2, yanchor="top"))
+    fig.update_layout(
+        margin=dict(l=70, r=15, t=60, b=130), legend=dict(orientation="h", x=0, xanchor="left", y=-0.2, yanchor="top")
+    )
     fig.update_xaxes(type="log", title_text=x_title, tickvals=list(x), ticktext=[short_number(v) for v in x])
     values = [v for vs in series.values() for v in vs if v > 0]
     ticks = _powers(values, y_tick_base)
@@ -95,20 +111,33 @@ def breakdown_figure(shares: Mapping[str, Mapping[str, Mapping[str, float]]], ti
         components = list(dict.fromkeys(c for measure in shares[model].values() for c in measure))
         for measure, colour in zip(measures, PALETTE, strict=False):
             values = [100 * shares[model][measure].get(c, 0.0) for c in components]
-            fig.add_trace(go.Bar(
-                y=components, x=values, name=measure, orientation="h", marker_color=colour, visible=m == 0,
-                text=[f"{v:.0f}%" for v in values], textposition="outside", cliponaxis=False,
-                textfont=dict(size=11),
-                hovertemplate="%{y}: %{x:.1f}%<extra>" + html.escape(measure) + "</extra>",
-            ))
+            fig.add_trace(
+                go.Bar(
+                    y=components,
+                    x=values,
+                    name=measure,
+                    orientation="h",
+                    marker_color=colour,
+                    visible=m == 0,
+                    text=[f"{v:.0f}%" for v in values],
+                    textposition="outside",
+                    cliponaxis=False,
+                    textfont=dict(size=11),
+                    hovertemplate="%{y}: %{x:.1f}%<extra>" + html.escape(measure) + "</extra>",
+                )
+            )
     style(fig, title, height=500)
-    fig.update_layout(barmode="group", margin=dict(l=130, r=40, t=95 if len(models) > 1 else 60, b=110),
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.15, yanchor="top", traceorder="normal"))
+    fig.update_layout(
+        barmode="group",
+        margin=dict(l=130, r=40, t=95 if len(models) > 1 else 60, b=110),
+        legend=dict(orientation="h", x=0, xanchor="left", y=-0.15, yanchor="top", traceorder="normal"),
+    )
     if len(models) > 1:
         n = len(measures)
-        buttons = [dict(label=model, method="restyle",
-                        args=[{"visible": [i // n == m for i in range(n * len(models))]}])
-                   for m, model in enumerate(models)]
+        buttons = [
+            dict(label=model, method="restyle", args=[{"visible": [i // n == m for i in range(n * len(models))]}])
+            for m, model in enumerate(models)
+        ]
         fig.update_layout(updatemenus=[dropdown(buttons, x=0.0, y=1.02, name="model")])
     fig.update_xaxes(title_text="share of a training step (%)", range=[0, 100])
     fig.update_yaxes(autorange="reversed")

@@ -21,7 +21,9 @@ from .training import EDGE_COLOUR, KIND_COLOURS, KIND_SCALE, LINE_COLOURS, OTHER
 
 
 def greedy_stepper(
-    runs: Mapping[str, Sequence[GreedyStep]], row: int = 0, source: Sequence[int] | None = None,
+    runs: Mapping[str, Sequence[GreedyStep]],
+    row: int = 0,
+    source: Sequence[int] | None = None,
     target_probability: float | None = None,
 ) -> go.Figure:
     """Greedy decoding of batch row ``row`` by one or more models (pick one in the menu), one frame per step (slider
@@ -38,9 +40,16 @@ def greedy_stepper(
     labels = [_label(t) for t in range(vocab)]
     probabilities = "probability of each next token"
     if target_probability is not None:
-        probabilities += f"<br><span style='font-size:12px'>dashed: label smoothing's target, {target_probability:.3f}</span>"
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.24, 0.76], vertical_spacing=0.3,
-                        subplot_titles=("decoder input so far", probabilities))
+        probabilities += (
+            f"<br><span style='font-size:12px'>dashed: label smoothing's target, {target_probability:.3f}</span>"
+        )
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        row_heights=[0.24, 0.76],
+        vertical_spacing=0.3,
+        subplot_titles=("decoder input so far", probabilities),
+    )
 
     def state(steps: Sequence[GreedyStep], i: int) -> tuple[go.Heatmap, go.Bar]:
         step = steps[min(i, len(steps) - 1)]
@@ -50,43 +59,101 @@ def greedy_stepper(
         probs = to_numpy(step.log_probs[row].exp())  # on the CPU, whatever device the model decoded on
         chosen = int(step.next_tokens[row])
         inputs = go.Heatmap(
-            z=[[_kind(t) if j < len(tokens) else 0 for j, t in enumerate(shown)]], x=list(range(width)), y=["input"],
-            text=[text], texttemplate="%{text}", textfont=dict(size=13, color="white"), colorscale=KIND_SCALE,
-            zmin=0, zmax=3, showscale=False, xgap=3, ygap=3, hovertemplate="position %{x}: %{text}<extra></extra>",
+            z=[[_kind(t) if j < len(tokens) else 0 for j, t in enumerate(shown)]],
+            x=list(range(width)),
+            y=["input"],
+            text=[text],
+            texttemplate="%{text}",
+            textfont=dict(size=13, color="white"),
+            colorscale=KIND_SCALE,
+            zmin=0,
+            zmax=3,
+            showscale=False,
+            xgap=3,
+            ygap=3,
+            hovertemplate="position %{x}: %{text}<extra></extra>",
         )
         bars = go.Bar(
-            x=labels, y=np.round(probs, 4), text=[f"{p:.2f}" if t == chosen else "" for t, p in enumerate(probs)],
-            textposition="outside", cliponaxis=False,
+            x=labels,
+            y=np.round(probs, 4),
+            text=[f"{p:.2f}" if t == chosen else "" for t, p in enumerate(probs)],
+            textposition="outside",
+            cliponaxis=False,
             marker_color=[KIND_COLOURS["eos"] if t == chosen else OTHER_COLOUR for t in range(vocab)],
-            hovertemplate="next token %{x}: p = %{y:.4f}<extra></extra>", showlegend=False,
+            hovertemplate="next token %{x}: p = %{y:.4f}<extra></extra>",
+            showlegend=False,
         )
         return inputs, bars
 
     for k, name in enumerate(names):  # frames leave each trace's visibility alone: the menu alone sets it
         for trace, subplot_row in zip(state(runs[name], 0), (1, 2), strict=True):
             fig.add_trace(trace.update(visible=k == 0), row=subplot_row, col=1)
-    fig.frames = [go.Frame(data=[t for name in names for t in state(runs[name], i)], traces=list(range(2 * len(names))),
-                           name=str(i)) for i in range(n_steps)]
-    menus = [dict(
-        type="buttons", x=0.0, y=-0.13, xanchor="left", yanchor="top", showactive=False,
-        buttons=[dict(label="▶ Play", method="animate",
-                      args=[None, dict(frame=dict(duration=900, redraw=True), fromcurrent=True,
-                                       transition=dict(duration=0))])],
-    )]
+    fig.frames = [
+        go.Frame(
+            data=[t for name in names for t in state(runs[name], i)], traces=list(range(2 * len(names))), name=str(i)
+        )
+        for i in range(n_steps)
+    ]
+    menus = [
+        dict(
+            type="buttons",
+            x=0.0,
+            y=-0.13,
+            xanchor="left",
+            yanchor="top",
+            showactive=False,
+            buttons=[
+                dict(
+                    label="▶ Play",
+                    method="animate",
+                    args=[
+                        None,
+                        dict(frame=dict(duration=900, redraw=True), fromcurrent=True, transition=dict(duration=0)),
+                    ],
+                )
+            ],
+        )
+    ]
     if len(names) > 1:
-        menus.append(dict(
-            buttons=[dict(label=html.escape(name), method="restyle",
-                          args=[{"visible": [k == shown for k in range(len(names)) for _ in range(2)]}])
-                     for shown, name in enumerate(names)],
-            direction="down", x=1.0, xanchor="right", y=1.0, yanchor="bottom", name="model",
-        ))
+        menus.append(
+            dict(
+                buttons=[
+                    dict(
+                        label=html.escape(name),
+                        method="restyle",
+                        args=[{"visible": [k == shown for k in range(len(names)) for _ in range(2)]}],
+                    )
+                    for shown, name in enumerate(names)
+                ],
+                direction="down",
+                x=1.0,
+                xanchor="right",
+                y=1.0,
+                yanchor="bottom",
+                name="model",
+            )
+        )
     fig.update_layout(
-        sliders=[dict(
-            active=0, x=0.12, len=0.88, y=-0.13, currentvalue=dict(prefix="step ", font=dict(size=13)),
-            steps=[dict(label=str(i + 1), method="animate",
-                        args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
-                                             transition=dict(duration=0))]) for i in range(n_steps)],
-        )],
+        sliders=[
+            dict(
+                active=0,
+                x=0.12,
+                len=0.88,
+                y=-0.13,
+                currentvalue=dict(prefix="step ", font=dict(size=13)),
+                steps=[
+                    dict(
+                        label=str(i + 1),
+                        method="animate",
+                        args=[
+                            [str(i)],
+                            dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0)),
+                        ],
+                    )
+                    for i in range(n_steps)
+                ],
+            )
+        ],
         updatemenus=menus,
     )
     if target_probability is not None:
@@ -109,15 +176,27 @@ def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None)
     tokens = [r["tokens"] for r in rows]
     fig = go.Figure()
     for i, (key, name) in enumerate((("uncached_ms", "without cache"), ("cached_ms", "with cache"))):
-        fig.add_trace(go.Scatter(
-            x=tokens, y=[r[key] for r in rows], mode="lines+markers", name=name,
-            line=dict(color=LINE_COLOURS[i + 1 if i == 0 else 0], width=2.5), marker=dict(size=9),
-            customdata=[r["uncached_ms"] / r["cached_ms"] for r in rows],
-            hovertemplate="%{x} tokens: %{y:.1f} ms<br>speed-up %{customdata:.1f}x<extra>" + name + "</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=tokens,
+                y=[r[key] for r in rows],
+                mode="lines+markers",
+                name=name,
+                line=dict(color=LINE_COLOURS[i + 1 if i == 0 else 0], width=2.5),
+                marker=dict(size=9),
+                customdata=[r["uncached_ms"] / r["cached_ms"] for r in rows],
+                hovertemplate="%{x} tokens: %{y:.1f} ms<br>speed-up %{customdata:.1f}x<extra>" + name + "</extra>",
+            )
+        )
     for r in rows:
-        fig.add_annotation(x=np.log10(r["tokens"]), y=np.log10(r["cached_ms"]), text=f"{r['uncached_ms'] / r['cached_ms']:.1f}x",
-                           showarrow=False, yshift=-16, font=dict(size=12, color=LINE_COLOURS[0]))
+        fig.add_annotation(
+            x=np.log10(r["tokens"]),
+            y=np.log10(r["cached_ms"]),
+            text=f"{r['uncached_ms'] / r['cached_ms']:.1f}x",
+            showarrow=False,
+            yshift=-16,
+            font=dict(size=12, color=LINE_COLOURS[0]),
+        )
     fig.update_xaxes(title_text="tokens generated", type="log", tickvals=tokens)
     fig.update_yaxes(title_text="time to decode (ms)", type="log", dtick="D2")  # labels at 1, 2 and 5 of each decade
     fig = style(fig, title, height=400)
@@ -163,24 +242,55 @@ def beam_figure(steps: Sequence[BeamStep], source_index: int = 0, title: str | N
             if not np.isfinite(scores[t][k]):
                 continue  # an empty slot (the first steps of a beam wider than the choices)
             tokens = live[t][k]
-            node(t + 1, k, tokens[-1], f"step {t + 1}, live {k + 1}: {_label(tokens[-1])}<br>log-probability "
-                 f"{scores[t][k]:.3f}", parent_slot(tokens[:-1]), (t + 1, k) in on_best)
+            node(
+                t + 1,
+                k,
+                tokens[-1],
+                f"step {t + 1}, live {k + 1}: {_label(tokens[-1])}<br>log-probability {scores[t][k]:.3f}",
+                parent_slot(tokens[:-1]),
+                (t + 1, k) in on_best,
+            )
     for rank, (tokens, score) in enumerate(zip(finished, finished_scores, strict=True)):
         if np.isfinite(score):
-            node(len(tokens), K + rank, tokens[-1], f"finished {rank + 1}, ended at step {len(tokens)}: "
-                 f"{html.escape(' '.join(token_label(x) for x in tokens))}<br>penalised score {score:.3f}",
-                 parent_slot(tokens[:-1]), rank == 0)
+            node(
+                len(tokens),
+                K + rank,
+                tokens[-1],
+                f"finished {rank + 1}, ended at step {len(tokens)}: "
+                f"{html.escape(' '.join(token_label(x) for x in tokens))}<br>penalised score {score:.3f}",
+                parent_slot(tokens[:-1]),
+                rank == 0,
+            )
     fig = go.Figure()
     for best, width in ((False, 2), (True, 3)):
-        fig.add_trace(go.Scatter(x=edges[best][0], y=edges[best][1], mode="lines", hoverinfo="skip", showlegend=False,
-                                 line=dict(color=KIND_COLOURS["eos"] if best else EDGE_COLOUR, width=width)))
-    fig.add_trace(go.Scatter(
-        x=xs, y=ys, mode="markers+text", text=texts, textfont=dict(size=12, color="white"),
-        marker=dict(size=28, color=colours, line=dict(color="white", width=1)), hovertext=hovers,
-        hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
-    ))
+        fig.add_trace(
+            go.Scatter(
+                x=edges[best][0],
+                y=edges[best][1],
+                mode="lines",
+                hoverinfo="skip",
+                showlegend=False,
+                line=dict(color=KIND_COLOURS["eos"] if best else EDGE_COLOUR, width=width),
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers+text",
+            text=texts,
+            textfont=dict(size=12, color="white"),
+            marker=dict(size=28, color=colours, line=dict(color="white", width=1)),
+            hovertext=hovers,
+            hovertemplate="%{hovertext}<extra></extra>",
+            showlegend=False,
+        )
+    )
     fig.add_hline(y=K - 0.5, line=dict(color=EDGE_COLOUR, dash="dot", width=1))
     fig.update_xaxes(title_text="step (tokens generated)", dtick=1, range=[-0.6, len(steps) + 0.6])
-    fig.update_yaxes(autorange="reversed", tickvals=list(range(2 * K)),
-                     ticktext=[f"live {k + 1}" for k in range(K)] + [f"finished {k + 1}" for k in range(K)])
+    fig.update_yaxes(
+        autorange="reversed",
+        tickvals=list(range(2 * K)),
+        ticktext=[f"live {k + 1}" for k in range(K)] + [f"finished {k + 1}" for k in range(K)],
+    )
     return style(fig, title, height=max(300, 120 + 45 * 2 * K))

@@ -43,23 +43,37 @@ def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> g
     vocab_labels = [f"{i} {label}" for i, label in enumerate(token_labels(vocab))]
     sentence_labels = [f"{t}: {label}" for t, label in enumerate(token_labels([vocab[i] for i in ids]))]
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.2,
-        subplot_titles=[f"embedding table ({len(table)} × {table.shape[1]})", f"looked up ({len(ids)} × {table.shape[1]})"],
+        rows=1,
+        cols=2,
+        column_widths=[0.5, 0.5],
+        horizontal_spacing=0.2,
+        subplot_titles=[
+            f"embedding table ({len(table)} × {table.shape[1]})",
+            f"looked up ({len(ids)} × {table.shape[1]})",
+        ],
     )
     common = dict(colorscale=SIGNED_SCALE, zmin=-limit, zmax=limit, zmid=0)
     fig.add_trace(
         go.Heatmap(
-            z=table, y=vocab_labels, colorbar=dict(title=dict(text="weight"), thickness=12), **common,
+            z=table,
+            y=vocab_labels,
+            colorbar=dict(title=dict(text="weight"), thickness=12),
+            **common,
             hovertemplate="token %{y}<br>dimension %{x}<br>weight %{z:.3f}<extra></extra>",
         ),
-        row=1, col=1,
+        row=1,
+        col=1,
     )
     fig.add_trace(
         go.Heatmap(
-            z=looked_up, y=sentence_labels, showscale=False, **common,
+            z=looked_up,
+            y=sentence_labels,
+            showscale=False,
+            **common,
             hovertemplate="position %{y}<br>dimension %{x}<br>weight %{z:.3f}<extra></extra>",
         ),
-        row=1, col=2,
+        row=1,
+        col=2,
     )
     width = table.shape[1]
 
@@ -105,7 +119,10 @@ def embedding_scale_figure(
     edges = np.linspace(-4, 4, 81)
     centres = (edges[:-1] + edges[1:]) / 2
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.14,
+        rows=1,
+        cols=2,
+        column_widths=[0.55, 0.45],
+        horizontal_spacing=0.14,
         subplot_titles=["values (one d_model)", "mean square per dimension"],
     )
     for n, d_model in enumerate(d_models):
@@ -113,20 +130,32 @@ def embedding_scale_figure(
             counts, _ = np.histogram(values, bins=edges)
             fig.add_trace(
                 go.Scatter(
-                    x=centres, y=np.maximum(counts / len(values), 1e-6).astype(np.float32), mode="lines",
-                    line=dict(color=colours[key], width=2, shape="hvh"), name=names[key], visible=n == 0,
-                    legendgroup=key, hovertemplate="value %{x:.1f}<br>fraction %{y:.4f}<extra>" + names[key] + "</extra>",
+                    x=centres,
+                    y=np.maximum(counts / len(values), 1e-6).astype(np.float32),
+                    mode="lines",
+                    line=dict(color=colours[key], width=2, shape="hvh"),
+                    name=names[key],
+                    visible=n == 0,
+                    legendgroup=key,
+                    hovertemplate="value %{x:.1f}<br>fraction %{y:.4f}<extra>" + names[key] + "</extra>",
                 ),
-                row=1, col=1,
+                row=1,
+                col=1,
             )
     for key in names:
         fig.add_trace(
             go.Scatter(
-                x=list(d_models), y=[float(np.mean(stats[d][key] ** 2)) for d in d_models], mode="lines+markers",
-                line=dict(color=colours[key], width=2), name=names[key], legendgroup=key, showlegend=False,
+                x=list(d_models),
+                y=[float(np.mean(stats[d][key] ** 2)) for d in d_models],
+                mode="lines+markers",
+                line=dict(color=colours[key], width=2),
+                name=names[key],
+                legendgroup=key,
+                showlegend=False,
                 hovertemplate="d_model %{x}<br>mean square %{y:.4f}<extra>" + names[key] + "</extra>",
             ),
-            row=1, col=2,
+            row=1,
+            col=2,
         )
     per_d = len(names)
     always = [True] * len(names)
@@ -170,12 +199,27 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         unit = vectors / vectors.norm(dim=-1, keepdim=True)
         fig.add_trace(
             go.Heatmap(
-                z=to_numpy(unit @ unit.T), x=ticks, y=ticks, colorscale=SIGNED_SCALE, zmin=-1, zmax=1, zmid=0,
-                visible=n == 0, name=name,
+                z=to_numpy(unit @ unit.T),
+                x=ticks,
+                y=ticks,
+                colorscale=SIGNED_SCALE,
+                zmin=-1,
+                zmax=1,
+                zmid=0,
+                visible=n == 0,
+                name=name,
                 # under the plot, as wide as it: beside it, it would leave a phone's column too little room for a
                 # label per token
-                colorbar=dict(title=dict(text="cosine", side="bottom"), orientation="h", thickness=10, len=1, x=0.5,
-                              xanchor="center", y=-LABEL_ROOM / (size - 110 - 160), yanchor="top"),
+                colorbar=dict(
+                    title=dict(text="cosine", side="bottom"),
+                    orientation="h",
+                    thickness=10,
+                    len=1,
+                    x=0.5,
+                    xanchor="center",
+                    y=-LABEL_ROOM / (size - 110 - 160),
+                    yanchor="top",
+                ),
                 hovertemplate="%{y} · %{x}<br>cosine %{z:.2f}<extra></extra>",
             )
         )
@@ -190,9 +234,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         font=FONT,
         title=dict(text="Cosine similarity between token embeddings", x=0.0),
         margin=dict(l=60, r=10, t=110, b=160),
-        updatemenus=[dropdown(buttons, y=1.02, name="embeddings")]
-        if len(names) > 1
-        else [],
+        updatemenus=[dropdown(buttons, y=1.02, name="embeddings")] if len(names) > 1 else [],
     )
     # A label per token, standing on end under the columns (9 px: 25 of them fit a phone's column).
     fig.update_xaxes(title_text="token", tickfont=dict(size=9), tickangle=-90)

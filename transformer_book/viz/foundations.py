@@ -41,7 +41,9 @@ def weights_dropdown(
     style(fig, title, height=int(min(640, 260 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=110))
     if len(names) > 1:
-        buttons = [dict(label=name, method="restyle", args=[{"visible": [j == i for j in range(len(names))]}])
-                   for i, name in enumerate(names)]
+        buttons = [
+            dict(label=name, method="restyle", args=[{"visible": [j == i for j in range(len(names))]}])
+            for i, name in enumerate(names)
+        ]
         fig.update_layout(updatemenus=[dropdown(buttons, x=0.0, y=_above(fig, 12), name=label, pad=dict(t=0, b=0))])
     return fig

@@ -35,7 +35,9 @@ KIND_TITLES = {
 }
 BERTVIZ_MODEL_VIEW_WIDTH = 970  # bertviz's model_view draws into an SVG of this fixed width (pixels)
 BERTVIZ_THUMBNAIL_WIDTH = 110  # pixels per head that fit_width gives model_view's thumbnails instead
-_BERTVIZ_AXIS_WIDTH = 38  # model_view's layer labels, left of the thumbnails (its HEADING_TEXT_SIZE + paddings + TEXT_SIZE)
+_BERTVIZ_AXIS_WIDTH = (
+    38  # model_view's layer labels, left of the thumbnails (its HEADING_TEXT_SIZE + paddings + TEXT_SIZE)
+)
 _BERTVIZ_VIEWS = {  # what each bertviz view shows, for assistive technology
     "head": "bertviz head view: lines from each token on the left to the tokens it attends to on the right, one colour per head",
     "model": "bertviz model view: the attention of every layer (rows) and head (columns) as a thumbnail",
@@ -69,7 +71,11 @@ class AttentionExample:
         """Take batch item ``item`` of ``model.attention_maps(src, tgt)`` and drop its padding: the token lists give
         the real lengths (positions beyond them are padding)."""
         src_tokens, tgt_tokens = list(src_tokens), list(tgt_tokens)
-        lengths = {"encoder": (src_tokens, src_tokens), "decoder": (tgt_tokens, tgt_tokens), "cross": (tgt_tokens, src_tokens)}
+        lengths = {
+            "encoder": (src_tokens, src_tokens),
+            "decoder": (tgt_tokens, tgt_tokens),
+            "cross": (tgt_tokens, src_tokens),
+        }
         trimmed = {}
         for kind in KINDS:
             queries, keys = lengths[kind]
@@ -131,8 +137,12 @@ def accessible(view: HTML) -> HTML:
         return HTML(page)
     name = _BERTVIZ_VIEWS["head" if 'id="layer"' in page else "model"]
     vid = root.group(1)
-    page = re.sub(r'(Layer|Attention): (<select id=")(layer|filter)(">.*?</select>)',
-                  lambda m: f"<label>{m.group(1)}: {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>", page, flags=re.S)
+    page = re.sub(
+        r'(Layer|Attention): (<select id=")(layer|filter)(">.*?</select>)',
+        lambda m: f"<label>{m.group(1)}: {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>",
+        page,
+        flags=re.S,
+    )
     page = page.replace("<div id='vis'></div>", f"<div id='{vid}-vis' class='bertviz-vis'></div>")
     for part in ("layer", "filter", "vis"):
         page = page.replace(f"#${{config.rootDivId}} #{part}", f"#${{config.rootDivId}}-{part}")
@@ -308,9 +318,7 @@ def attention_grid(
     for kind in kinds:
         for layer in range(len(first.maps[kind])):
             for head in range(n_heads):
-                fig.add_trace(
-                    _heatmap(first, kind, layer, head, visible=kind == kinds[0]), row=layer + 1, col=head + 1
-                )
+                fig.add_trace(_heatmap(first, kind, layer, head, visible=kind == kinds[0]), row=layer + 1, col=head + 1)
                 cells.append((kind, layer, head))
     type_buttons = [
         dict(label=KIND_TITLES[kind], method="restyle", args=[{"visible": [k == kind for k, _, _ in cells]}])
@@ -319,7 +327,9 @@ def attention_grid(
     example_buttons = []
     for example in examples:
         x, y, z = zip(*(_cell_data(example, kind, layer, head) for kind, layer, head in cells), strict=True)
-        example_buttons.append(dict(label=example.name, method="restyle", args=[{"x": list(x), "y": list(y), "z": list(z)}]))
+        example_buttons.append(
+            dict(label=example.name, method="restyle", args=[{"x": list(x), "y": list(y), "z": list(z)}])
+        )
     menus = [dropdown(type_buttons, x=0.12, pad=dict(b=30), name="attention")]
     labels = [_menu_label("attention", x=0.12)]
     if len(examples) > 1:
@@ -333,10 +343,7 @@ def attention_grid(
 
 
 def attention_animation(
-    snapshots: Sequence[AttentionExample],
-    steps: Sequence[int],
-    kind: str = "cross",
-    title: str | None = None,
+    snapshots: Sequence[AttentionExample], steps: Sequence[int], kind: str = "cross", title: str | None = None
 ) -> go.Figure:
     """Attention taking shape during training: one frame per snapshot (the same example, maps taken at training step
     ``steps[i]``), every layer and head of one attention type, a slider and a play button."""
@@ -362,7 +369,11 @@ def attention_animation(
         currentvalue=dict(prefix="training step: "),
         pad=dict(t=40),
         steps=[
-            dict(label=str(step), method="animate", args=[[str(step)], {**frame_args, "frame": dict(duration=0, redraw=True)}])
+            dict(
+                label=str(step),
+                method="animate",
+                args=[[str(step)], {**frame_args, "frame": dict(duration=0, redraw=True)}],
+            )
             for step in steps
         ],
     )
@@ -376,7 +387,9 @@ def attention_animation(
         pad=dict(t=40, r=10),
         buttons=[
             dict(label="Play", method="animate", args=[None, {**frame_args, "fromcurrent": True}]),
-            dict(label="Pause", method="animate", args=[[None], {**frame_args, "frame": dict(duration=0, redraw=False)}]),
+            dict(
+                label="Pause", method="animate", args=[[None], {**frame_args, "frame": dict(duration=0, redraw=False)}]
+            ),
         ],
     )
     _finish_grid(fig, n_layers, n_heads, title or f"{KIND_TITLES[kind]} during training")
@@ -440,7 +453,11 @@ def _rounded(weights: Tensor, decimals: int = _DECIMALS) -> Tensor:
 def _cell_data(example: AttentionExample, kind: str, layer: int, head: int) -> tuple[list[str], list[str], list]:
     keys = example.src_tokens if kind in ("encoder", "cross") else example.tgt_tokens
     queries = example.src_tokens if kind == "encoder" else example.tgt_tokens
-    return token_labels(keys), token_labels(queries), _rounded(example.maps[kind][layer][head], _FIGURE_DECIMALS).tolist()
+    return (
+        token_labels(keys),
+        token_labels(queries),
+        _rounded(example.maps[kind][layer][head], _FIGURE_DECIMALS).tolist(),
+    )
 
 
 def _heatmap(example: AttentionExample, kind: str, layer: int, head: int, visible: bool) -> go.Heatmap:
@@ -481,7 +498,10 @@ def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> Non
     fig.update_layout(
         title=dict(y=0.98, yanchor="top"),
         coloraxis=dict(
-            colorscale=WEIGHTS_SCALE, cmin=0, cmax=1, colorbar=dict(title=dict(text="weight", side="right"), thickness=12)
+            colorscale=WEIGHTS_SCALE,
+            cmin=0,
+            cmax=1,
+            colorbar=dict(title=dict(text="weight", side="right"), thickness=12),
         ),
         margin=dict(l=80, r=20, t=90, b=50),
     )
@@ -491,5 +511,17 @@ def _menu_label(text: str, x: float) -> dict:
     """A label to the left of a dropdown placed at ``x`` on the top edge (as :func:`attention_grid` places its menus);
     named :data:`~transformer_book.viz.controls.MENU_LABEL`, so the static book, which shows the menu as an HTML control
     with its own label, hides it."""
-    return dict(name=MENU_LABEL, text=text, x=x, xref="paper", xanchor="right", xshift=-8, y=1.0, yref="paper", yanchor="bottom",
-                yshift=38, showarrow=False, font=dict(size=13))
+    return dict(
+        name=MENU_LABEL,
+        text=text,
+        x=x,
+        xref="paper",
+        xanchor="right",
+        xshift=-8,
+        y=1.0,
+        yref="paper",
+        yanchor="bottom",
+        yshift=38,
+        showarrow=False,
+        font=dict(size=13),
+    )

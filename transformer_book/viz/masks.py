@@ -67,15 +67,32 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
     labels = token_labels(tokens)
     fig = _mask_panels(labels)
     for col, name in enumerate(PANELS, start=1):
-        fig.add_trace(go.Heatmap(
-            z=codes[name], x=labels, y=labels, coloraxis="coloraxis", xgap=1, ygap=1,
-            customdata=np.vectorize(REASONS.get)(codes[name]),
-            hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>",
-        ), row=1, col=col)
+        fig.add_trace(
+            go.Heatmap(
+                z=codes[name],
+                x=labels,
+                y=labels,
+                coloraxis="coloraxis",
+                xgap=1,
+                ygap=1,
+                customdata=np.vectorize(REASONS.get)(codes[name]),
+                hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
     empty = [i for i, row in enumerate(codes["combined"]) if (row != VISIBLE).all()]
     for i in empty:  # rows with no visible key: the fully-masked-row case
-        fig.add_annotation(text="empty", x=1.0, y=labels[i], xref="x3 domain", yref="y3", xanchor="left",
-                           showarrow=False, font=dict(size=11, color="#b91c1c"))
+        fig.add_annotation(
+            text="empty",
+            x=1.0,
+            y=labels[i],
+            xref="x3 domain",
+            yref="y3",
+            xanchor="left",
+            showarrow=False,
+            font=dict(size=11, color="#b91c1c"),
+        )
     fig.update_xaxes(title_text="key", tickfont=dict(size=11))
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
     fig.update_yaxes(title_text="query", row=1, col=1)
@@ -103,18 +120,29 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
 
     for n_real in range(1, max_real + 1):
         for col, z in enumerate(grids(n_real, pad), start=1):
-            fig.add_trace(go.Heatmap(
-                z=z, coloraxis="coloraxis", xgap=1, ygap=1, visible=n_real == real,
-                hovertemplate="query position %{y}<br>key position %{x}<extra></extra>",
-            ), row=1, col=col)
+            fig.add_trace(
+                go.Heatmap(
+                    z=z,
+                    coloraxis="coloraxis",
+                    xgap=1,
+                    ygap=1,
+                    visible=n_real == real,
+                    hovertemplate="query position %{y}<br>key position %{x}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
     n_traces = 3 * max_real
     real_steps = [
         dict(label=str(n), method="restyle", args=[{"visible": [i // 3 == n - 1 for i in range(n_traces)]}])
         for n in range(1, max_real + 1)
     ]
     pad_steps = [
-        dict(label=str(p), method="restyle",
-             args=[{"z": [z for n in range(1, max_real + 1) for z in grids(n, p)]}, list(range(n_traces))])
+        dict(
+            label=str(p),
+            method="restyle",
+            args=[{"z": [z for n in range(1, max_real + 1) for z in grids(n, p)]}, list(range(n_traces))],
+        )
         for p in range(max_pad + 1)
     ]
     # The colour key right under the axis titles, the sliders under it (the static book shows them above the figure).
@@ -122,10 +150,22 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
     fig.update_layout(
         coloraxis_colorbar=dict(y=-58 / plot_height),
         sliders=[
-            dict(active=real - 1, steps=real_steps, currentvalue=dict(prefix="real tokens: "), x=0.0, len=0.48,
-                 pad=dict(t=110)),
-            dict(active=pad, steps=pad_steps, currentvalue=dict(prefix="padding tokens: "), x=0.52, len=0.48,
-                 pad=dict(t=110)),
+            dict(
+                active=real - 1,
+                steps=real_steps,
+                currentvalue=dict(prefix="real tokens: "),
+                x=0.0,
+                len=0.48,
+                pad=dict(t=110),
+            ),
+            dict(
+                active=pad,
+                steps=pad_steps,
+                currentvalue=dict(prefix="padding tokens: "),
+                x=0.52,
+                len=0.48,
+                pad=dict(t=110),
+            ),
         ],
     )
     ticks = dict(tickvals=list(range(N)), range=[-0.5, N - 0.5], tickfont=dict(size=10), tickangle=0)
@@ -141,16 +181,36 @@ def _mask_panels(row_labels: list[str]) -> go.Figure:
     """Three subplots (padding, causal, combined) sharing one colour axis: a band of colour per reason, explained by a
     horizontal colour bar below them; each panel shows its ``row_labels`` (the queries)."""
     fig = make_subplots(
-        rows=1, cols=3, horizontal_spacing=row_label_spacing(row_labels), shared_yaxes=True,
-        subplot_titles=["padding mask<br>(B, 1, 1, S) broadcast", "causal mask<br>(1, 1, T, T)",
-                        "padding & causal<br>target_mask (B, 1, T, T)"],
+        rows=1,
+        cols=3,
+        horizontal_spacing=row_label_spacing(row_labels),
+        shared_yaxes=True,
+        subplot_titles=[
+            "padding mask<br>(B, 1, 1, S) broadcast",
+            "causal mask<br>(1, 1, T, T)",
+            "padding & causal<br>target_mask (B, 1, T, T)",
+        ],
     )
     scale = [[(code + side) / 4, REASON_COLOURS[code]] for code in sorted(REASONS) for side in (0, 1)]  # one band each
-    fig.update_layout(coloraxis=dict(
-        colorscale=scale, cmin=-0.5, cmax=3.5,
-        colorbar=dict(tickvals=list(REASONS), ticktext=list(REASONS.values()), orientation="h", thickness=14,
-                      len=0.9, x=0.5, xanchor="center", y=-0.45, yanchor="top", tickfont=dict(size=12)),
-    ))
+    fig.update_layout(
+        coloraxis=dict(
+            colorscale=scale,
+            cmin=-0.5,
+            cmax=3.5,
+            colorbar=dict(
+                tickvals=list(REASONS),
+                ticktext=list(REASONS.values()),
+                orientation="h",
+                thickness=14,
+                len=0.9,
+                x=0.5,
+                xanchor="center",
+                y=-0.45,
+                yanchor="top",
+                tickfont=dict(size=12),
+            ),
+        )
+    )
     return fig
 
 
@@ -183,24 +243,43 @@ def masking_methods(scores: Tensor, visible: Tensor) -> list[MaskedRow]:
         return masked, torch.softmax(masked, dim=-1)
 
     rows = [
-        ("masked_fill(dtype min): correct",
-         "Hidden scores become the most negative float32 (−3.4e38): exp() turns them into exactly 0.",
-         visible, *package(visible)),
-        ("scores × mask: wrong",
-         "Multiplying sets hidden scores to 0, and exp(0) = 1: the padding keys still get weight.",
-         visible, scores * visible, torch.softmax(scores * visible, dim=-1)),
-        ("additive −inf mask: correct here",
-         "scores + (0 or −inf), PyTorch's float mask: fine as long as the row keeps one visible key.",
-         visible, *fill(visible, float("-inf"))),
-        ("no visible key, −inf fill: NaN",
-         "Every key hidden with −inf: softmax computes 0 / 0 and the whole row is NaN, which then spreads.",
-         none, *fill(none, float("-inf"))),
-        ("no visible key, −1e9 fill: uniform",
-         "A finite fill on a row with every key hidden: all scores equal, so softmax silently averages the padding.",
-         none, *fill(none, -1e9)),
-        ("no visible key, this package: zeros",
-         "The package fills with the dtype's min, then zeroes rows with no visible key: weights 0, output 0.",
-         none, *package(none)),
+        (
+            "masked_fill(dtype min): correct",
+            "Hidden scores become the most negative float32 (−3.4e38): exp() turns them into exactly 0.",
+            visible,
+            *package(visible),
+        ),
+        (
+            "scores × mask: wrong",
+            "Multiplying sets hidden scores to 0, and exp(0) = 1: the padding keys still get weight.",
+            visible,
+            scores * visible,
+            torch.softmax(scores * visible, dim=-1),
+        ),
+        (
+            "additive −inf mask: correct here",
+            "scores + (0 or −inf), PyTorch's float mask: fine as long as the row keeps one visible key.",
+            visible,
+            *fill(visible, float("-inf")),
+        ),
+        (
+            "no visible key, −inf fill: NaN",
+            "Every key hidden with −inf: softmax computes 0 / 0 and the whole row is NaN, which then spreads.",
+            none,
+            *fill(none, float("-inf")),
+        ),
+        (
+            "no visible key, −1e9 fill: uniform",
+            "A finite fill on a row with every key hidden: all scores equal, so softmax silently averages the padding.",
+            none,
+            *fill(none, -1e9),
+        ),
+        (
+            "no visible key, this package: zeros",
+            "The package fills with the dtype's min, then zeroes rows with no visible key: weights 0, output 0.",
+            none,
+            *package(none),
+        ),
     ]
     return [
         MaskedRow(label, text, to_numpy(mask).astype(bool), to_numpy(masked), to_numpy(weights))
@@ -219,7 +298,9 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
     raw = to_numpy(scores)
     bound = float(np.ceil(np.abs(raw).max() + 0.5))
     fig = make_subplots(
-        rows=1, cols=3, horizontal_spacing=0.11,
+        rows=1,
+        cols=3,
+        horizontal_spacing=0.11,
         subplot_titles=["1. scores of one query", "2. after masking", "3. softmax weights"],
     )
 
@@ -229,38 +310,61 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
         weights_y = np.nan_to_num(method.weights, nan=0.0)
         return [
             dict(y=raw, text=[_score_text(s) for s in raw], position=["outside"] * len(raw)),
-            dict(y=masked_y, text=[_score_text(s) for s in method.masked],
-                 position=np.where(off_axis, "inside", "outside").tolist()),
+            dict(
+                y=masked_y,
+                text=[_score_text(s) for s in method.masked],
+                position=np.where(off_axis, "inside", "outside").tolist(),
+            ),
             dict(y=weights_y, text=[_weight_text(w) for w in method.weights], position=["outside"] * len(raw)),
         ]
 
     def colours(method: MaskedRow) -> dict:
-        return {"marker.color": np.where(method.visible, VISIBLE_COLOUR, HIDDEN_COLOUR).tolist(),
-                "marker.pattern.shape": np.where(method.visible, "", "/").tolist()}
+        return {
+            "marker.color": np.where(method.visible, VISIBLE_COLOUR, HIDDEN_COLOUR).tolist(),
+            "marker.pattern.shape": np.where(method.visible, "", "/").tolist(),
+        }
 
     first = methods[active]
     for col, panel in enumerate(bars(first), start=1):
         fig.add_bar(
-            x=labels, y=np.round(panel["y"], 4), text=panel["text"], textposition=panel["position"],
-            insidetextanchor="middle", textangle=0, constraintext="none", cliponaxis=False, showlegend=False,
-            row=1, col=col,
-            marker=dict(color=colours(first)["marker.color"],
-                        pattern=dict(shape=colours(first)["marker.pattern.shape"], fgcolor="#4b5563", bgcolor=HIDDEN_COLOUR)),
-            hovertemplate="key %{x}: %{text}<extra></extra>", textfont=dict(size=11),
+            x=labels,
+            y=np.round(panel["y"], 4),
+            text=panel["text"],
+            textposition=panel["position"],
+            insidetextanchor="middle",
+            textangle=0,
+            constraintext="none",
+            cliponaxis=False,
+            showlegend=False,
+            row=1,
+            col=col,
+            marker=dict(
+                color=colours(first)["marker.color"],
+                pattern=dict(shape=colours(first)["marker.pattern.shape"], fgcolor="#4b5563", bgcolor=HIDDEN_COLOUR),
+            ),
+            hovertemplate="key %{x}: %{text}<extra></extra>",
+            textfont=dict(size=11),
         )
     buttons = []
     for method in methods:
         panels = bars(method)
         look = colours(method)
-        buttons.append(dict(
-            label=method.label, method="update",
-            args=[
-                {"y": [np.round(p["y"], 4) for p in panels], "text": [p["text"] for p in panels],
-                 "textposition": [p["position"] for p in panels],
-                 "marker.color": [look["marker.color"]] * 3, "marker.pattern.shape": [look["marker.pattern.shape"]] * 3},
-                {"title.text": method.description},
-            ],
-        ))
+        buttons.append(
+            dict(
+                label=method.label,
+                method="update",
+                args=[
+                    {
+                        "y": [np.round(p["y"], 4) for p in panels],
+                        "text": [p["text"] for p in panels],
+                        "textposition": [p["position"] for p in panels],
+                        "marker.color": [look["marker.color"]] * 3,
+                        "marker.pattern.shape": [look["marker.pattern.shape"]] * 3,
+                    },
+                    {"title.text": method.description},
+                ],
+            )
+        )
     fig.update_layout(updatemenus=[dropdown(buttons, y=1.45, active=active, name="masking")])
     fig.update_yaxes(title_text="score", range=[-bound, bound], row=1, col=1)
     fig.update_yaxes(title_text="masked score", range=[-bound, bound], row=1, col=2)

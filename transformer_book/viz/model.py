@@ -81,17 +81,29 @@ def parameter_sunburst(configs: dict[str, TransformerConfig]) -> go.Figure:
         labels = ["model", *groups, *(p for _, p in tree)]
         parents = ["", *("model" for _ in groups), *(f"model/{g}" for g, _ in tree)]
         values = [total, *groups.values(), *tree.values()]
-        fig.add_trace(go.Sunburst(
-            ids=ids, labels=labels, parents=parents, values=values, branchvalues="total", visible=i == 0,
-            customdata=[f"{v:,}" for v in values], insidetextorientation="auto", sort=False,
-            texttemplate="%{label}<br>%{percentRoot:.1%}",
-            hovertemplate="<b>%{label}</b><br>%{customdata} parameters<br>%{percentRoot:.1%} of the model<extra></extra>",
-            marker=dict(colors=[_group_colour(i) for i in ids]),
-        ))
+        fig.add_trace(
+            go.Sunburst(
+                ids=ids,
+                labels=labels,
+                parents=parents,
+                values=values,
+                branchvalues="total",
+                visible=i == 0,
+                customdata=[f"{v:,}" for v in values],
+                insidetextorientation="auto",
+                sort=False,
+                texttemplate="%{label}<br>%{percentRoot:.1%}",
+                hovertemplate="<b>%{label}</b><br>%{customdata} parameters<br>%{percentRoot:.1%} of the model<extra></extra>",
+                marker=dict(colors=[_group_colour(i) for i in ids]),
+            )
+        )
         titles.append(f"{label}: {total:,} parameters")
     buttons = [
-        dict(label=label, method="update",
-             args=[{"visible": [j == i for j in range(len(configs))]}, {"title.text": titles[i]}])
+        dict(
+            label=label,
+            method="update",
+            args=[{"visible": [j == i for j in range(len(configs))]}, {"title.text": titles[i]}],
+        )
         for i, label in enumerate(configs)
     ]
     style(fig, titles[0], height=560)
@@ -135,8 +147,14 @@ def parameter_explorer():
     def update(_=None) -> None:
         try:
             config = TransformerConfig(
-                vocab.value, vocab.value, d_model=d_model.value, n_heads=n_heads.value, d_ff=ff_ratio.value * d_model.value,
-                n_encoder_layers=layers.value, n_decoder_layers=layers.value, share_embeddings=shared.value,
+                vocab.value,
+                vocab.value,
+                d_model=d_model.value,
+                n_heads=n_heads.value,
+                d_ff=ff_ratio.value * d_model.value,
+                n_encoder_layers=layers.value,
+                n_decoder_layers=layers.value,
+                share_embeddings=shared.value,
                 tie_output_embedding=shared.value,
             )
         except ValueError as error:
@@ -145,15 +163,23 @@ def parameter_explorer():
         tree = parameter_tree(config)
         total = sum(tree.values())
         cell = "<td style='padding:1px 1.2em 1px 0; text-align:{}'>{}</td>"
-        header = "".join(f"<th style='padding:1px 1.2em 1px 0; text-align:{a}'>{t}</th>" for a, t in
-                         (("left", "component"), ("left", "part"), ("right", "parameters"), ("right", "share")))
+        header = "".join(
+            f"<th style='padding:1px 1.2em 1px 0; text-align:{a}'>{t}</th>"
+            for a, t in (("left", "component"), ("left", "part"), ("right", "parameters"), ("right", "share"))
+        )
         rows = "".join(
-            "<tr>" + cell.format("left", html.escape(g)) + cell.format("left", html.escape(p))
-            + cell.format("right", f"{n:,}") + cell.format("right", f"{n / total:.1%}") + "</tr>"
+            "<tr>"
+            + cell.format("left", html.escape(g))
+            + cell.format("left", html.escape(p))
+            + cell.format("right", f"{n:,}")
+            + cell.format("right", f"{n / total:.1%}")
+            + "</tr>"
             for (g, p), n in tree.items()
         )
-        out.value = (f"<p><b>{total:,} parameters</b> ({total / 1e6:.1f} M)</p>"
-                     f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>")
+        out.value = (
+            f"<p><b>{total:,} parameters</b> ({total / 1e6:.1f} M)</p>"
+            f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>"
+        )
 
     for control in (d_model, n_heads, ff_ratio, layers, vocab, shared):
         control.observe(update, names="value")
@@ -180,37 +206,83 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     rows = [f"seq {b} · pos {t}" for b in range(B) for t in range(T)]
     cols = [f"f{j}" for j in range(d)]
     fig = make_subplots(
-        rows=2, cols=2, column_widths=[0.74, 0.26], row_heights=[0.28, 0.72], shared_xaxes="columns",
-        shared_yaxes="rows", horizontal_spacing=0.03, vertical_spacing=0.04,
+        rows=2,
+        cols=2,
+        column_widths=[0.74, 0.26],
+        row_heights=[0.28, 0.72],
+        shared_xaxes="columns",
+        shared_yaxes="rows",
+        horizontal_spacing=0.03,
+        vertical_spacing=0.04,
     )
     for i, values in enumerate(states.values()):
         v = values.detach().numpy()
         visible, limit = i == 0, float(abs(v).max())  # each state on its own symmetric scale
-        fig.add_trace(go.Heatmap(
-            z=v, x=cols, y=rows, colorscale=SIGNED_SCALE, zmid=0, zmin=-limit, zmax=limit, visible=visible,
-            colorbar=dict(title="value", thickness=12, len=0.7, y=0.36), texttemplate="%{z:.1f}",
-            hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>",
-        ), row=2, col=1)
+        fig.add_trace(
+            go.Heatmap(
+                z=v,
+                x=cols,
+                y=rows,
+                colorscale=SIGNED_SCALE,
+                zmid=0,
+                zmin=-limit,
+                zmax=limit,
+                visible=visible,
+                colorbar=dict(title="value", thickness=12, len=0.7, y=0.36),
+                texttemplate="%{z:.1f}",
+                hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>",
+            ),
+            row=2,
+            col=1,
+        )
         for axis, name, colour in ((0, "mean", "#4c78a8"), (0, "std", "#f58518")):
             stat = v.mean(axis) if name == "mean" else v.std(axis)
-            fig.add_trace(go.Scatter(
-                x=cols, y=stat, mode="markers+lines", name=f"column {name}", marker=dict(color=colour, size=7),
-                line=dict(color=colour, width=1), visible=visible, legendgroup=name, showlegend=False,
-                hovertemplate=f"%{{x}}: {name} %{{y:.3f}}<extra></extra>",
-            ), row=1, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=cols,
+                    y=stat,
+                    mode="markers+lines",
+                    name=f"column {name}",
+                    marker=dict(color=colour, size=7),
+                    line=dict(color=colour, width=1),
+                    visible=visible,
+                    legendgroup=name,
+                    showlegend=False,
+                    hovertemplate=f"%{{x}}: {name} %{{y:.3f}}<extra></extra>",
+                ),
+                row=1,
+                col=1,
+            )
         for axis, name, colour in ((1, "mean", "#4c78a8"), (1, "std", "#f58518")):
             stat = v.mean(axis) if name == "mean" else v.std(axis)
-            fig.add_trace(go.Scatter(
-                x=stat, y=rows, mode="markers+lines", name=name, marker=dict(color=colour, size=7),
-                line=dict(color=colour, width=1), visible=visible, legendgroup=name, showlegend=visible,
-                hovertemplate=f"%{{y}}: {name} %{{x:.3f}}<extra></extra>",
-            ), row=2, col=2)
+            fig.add_trace(
+                go.Scatter(
+                    x=stat,
+                    y=rows,
+                    mode="markers+lines",
+                    name=name,
+                    marker=dict(color=colour, size=7),
+                    line=dict(color=colour, width=1),
+                    visible=visible,
+                    legendgroup=name,
+                    showlegend=visible,
+                    hovertemplate=f"%{{y}}: {name} %{{x:.3f}}<extra></extra>",
+                ),
+                row=2,
+                col=2,
+            )
     per_state = 5
     buttons = [
-        dict(label=label, method="restyle", args=[
-            {"visible": [j // per_state == i for j in range(per_state * len(states))],
-             "showlegend": [j // per_state == i and j % per_state >= 3 for j in range(per_state * len(states))]},
-        ])
+        dict(
+            label=label,
+            method="restyle",
+            args=[
+                {
+                    "visible": [j // per_state == i for j in range(per_state * len(states))],
+                    "showlegend": [j // per_state == i and j % per_state >= 3 for j in range(per_state * len(states))],
+                }
+            ],
+        )
         for i, label in enumerate(states)
     ]
     style(fig, "Each row's features, with the mean and spread of rows and columns", height=560)
@@ -243,15 +315,29 @@ class DepthStatistics:
 
 
 def depth_statistics(
-    norm_first: bool, n_layers: int = 12, d_model: int = 64, n_heads: int = 4, d_ff: int = 256, batch: int = 4,
-    seq_len: int = 16, vocab_size: int = 100, seed: int = 0,
+    norm_first: bool,
+    n_layers: int = 12,
+    d_model: int = 64,
+    n_heads: int = 4,
+    d_ff: int = 256,
+    batch: int = 4,
+    seq_len: int = 16,
+    vocab_size: int = 100,
+    seed: int = 0,
 ) -> DepthStatistics:
     """Run the package's encoder stack once at initialisation on unit-variance inputs (like scaled embeddings plus
     positions), with a linear read-out and a cross-entropy loss on random labels, and record :class:`DepthStatistics`.
     No dropout, so the numbers are deterministic for a seed."""
     config = TransformerConfig(
-        vocab_size, vocab_size, d_model=d_model, n_heads=n_heads, d_ff=d_ff, n_encoder_layers=n_layers,
-        n_decoder_layers=0, dropout=0.0, norm_first=norm_first,
+        vocab_size,
+        vocab_size,
+        d_model=d_model,
+        n_heads=n_heads,
+        d_ff=d_ff,
+        n_encoder_layers=n_layers,
+        n_decoder_layers=0,
+        dropout=0.0,
+        norm_first=norm_first,
     )
     with seeded(seed):
         encoder, readout = Encoder(config), nn.Linear(d_model, vocab_size)
@@ -294,16 +380,28 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
             (range(1, len(stats.parameter_gradient) + 1), stats.parameter_gradient),
         )
         for col, (xs, ys) in enumerate(series, start=1):
-            fig.add_trace(go.Scatter(
-                x=list(xs), y=ys, mode="lines+markers", name=name, legendgroup=name, showlegend=col == 1,
-                line=dict(color=colour), marker=dict(size=5),
-                hovertemplate=f"{name}<br>layer %{{x}}: %{{y:.4g}}<extra></extra>",
-            ), row=1, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=list(xs),
+                    y=ys,
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    line=dict(color=colour),
+                    marker=dict(size=5),
+                    hovertemplate=f"{name}<br>layer %{{x}}: %{{y:.4g}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
     n = len(statistics)
     options = [("both", [True] * n)]
     options += [(VARIANT_NAMES[s.norm_first], [j == i for j in range(n)]) for i, s in enumerate(statistics)]
-    buttons = [dict(label=label, method="restyle", args=[{"visible": [v for v in show for _ in range(3)]}])
-               for label, show in options]
+    buttons = [
+        dict(label=label, method="restyle", args=[{"visible": [v for v in show for _ in range(3)]}])
+        for label, show in options
+    ]
     style(fig, "Post-norm and pre-norm through the depth of the stack", height=430)
     fig.update_layout(
         margin=dict(l=60, r=20, t=140, b=100),
@@ -332,17 +430,17 @@ class _Box:
 _EXPLAIN = {
     "overview": "Post-norm, as in the paper: each sub-layer's output is added to its input, then layer-normalised.",
     "self": "Encoder self-attention: queries, keys and values all come from the source positions. "
-            "Mask: source padding (B, 1, 1, S). Weights: (B, H, S, S). {attention} parameters per layer.",
+    "Mask: source padding (B, 1, 1, S). Weights: (B, H, S, S). {attention} parameters per layer.",
     "masked": "Decoder masked self-attention: Q, K, V from the target positions. Mask: padding and causal, "
-              "(B, 1, T, T), so position t sees 0..t. Its own weights, not the cross-attention's. {attention} parameters.",
+    "(B, 1, T, T), so position t sees 0..t. Its own weights, not the cross-attention's. {attention} parameters.",
     "cross": "Cross-attention: queries from the decoder, keys and values from the encoder's memory. "
-             "Mask: source padding (B, 1, 1, S). Weights: (B, H, T, S). {attention} parameters.",
+    "Mask: source padding (B, 1, 1, S). Weights: (B, H, T, S). {attention} parameters.",
     "ffn": "Feed-forward: the same d_model -> d_ff -> d_model network at every position, alone (two 1x1 convolutions). "
-           "{ffn} parameters per layer, two thirds of an encoder layer.",
+    "{ffn} parameters per layer, two thirds of an encoder layer.",
     "norm": "Add & norm: x = LayerNorm(x + Dropout(Sublayer(x))). The sum keeps the input; the norm rescales each "
-            "position to mean 0, variance 1, then applies its gain and bias ({norm} parameters).",
+    "position to mean 0, variance 1, then applies its gain and bias ({norm} parameters).",
     "pre": "Pre-norm: x = x + Dropout(Sublayer(LayerNorm(x))). The residual path from the embeddings to the top is "
-           "never normalised (an identity path); one final LayerNorm closes each stack.",
+    "never normalised (an identity path); one final LayerNorm closes each stack.",
 }
 
 
@@ -353,8 +451,11 @@ def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) ->
     for label, role in sublayers:
         start = y - 0.25
         if norm_first:
-            boxes += [_Box(x, y, y + 0.4, "LayerNorm", "norm"), _Box(x, y + 0.6, y + 1.4, label, role),
-                      _Box(x, y + 1.6, y + 2.0, "+", "norm")]
+            boxes += [
+                _Box(x, y, y + 0.4, "LayerNorm", "norm"),
+                _Box(x, y + 0.6, y + 1.4, label, role),
+                _Box(x, y + 1.6, y + 2.0, "+", "norm"),
+            ]
             residuals.append((x, start, y + 1.8))
             y += 2.5
         else:
@@ -371,15 +472,30 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
     and its parameters for ``config``) or redraws both layers in the pre-norm arrangement."""
     numbers = {name: f"{count:,}" for name, count in sublayer_parameters(config.d_model, config.d_ff).items()}
     encoder = [("Multi-head self-attention", "self"), ("Feed-forward", "ffn")]
-    decoder = [("Masked multi-head self-attention", "masked"), ("Multi-head cross-attention", "cross"),
-               ("Feed-forward", "ffn")]
-    layouts = {norm_first: (_column(2.3, encoder, norm_first), _column(7.3, decoder, norm_first)) for norm_first in (False, True)}
+    decoder = [
+        ("Masked multi-head self-attention", "masked"),
+        ("Multi-head cross-attention", "cross"),
+        ("Feed-forward", "ffn"),
+    ]
+    layouts = {
+        norm_first: (_column(2.3, encoder, norm_first), _column(7.3, decoder, norm_first))
+        for norm_first in (False, True)
+    }
     states = [("overview (post-norm, the paper)", False, None, "overview")]
-    states += [(label, False, role, role) for label, role in (
-        ("encoder self-attention", "self"), ("decoder masked self-attention", "masked"), ("cross-attention", "cross"),
-        ("feed-forward", "ffn"), ("add & norm", "norm"))]
+    states += [
+        (label, False, role, role)
+        for label, role in (
+            ("encoder self-attention", "self"),
+            ("decoder masked self-attention", "masked"),
+            ("cross-attention", "cross"),
+            ("feed-forward", "ffn"),
+            ("add & norm", "norm"),
+        )
+    ]
     states.append(("pre-norm instead", True, None, "pre"))
-    drawings = [_drawing(layouts[norm_first], role, _EXPLAIN[key].format(**numbers)) for _, norm_first, role, key in states]
+    drawings = [
+        _drawing(layouts[norm_first], role, _EXPLAIN[key].format(**numbers)) for _, norm_first, role, key in states
+    ]
     # Same scale in every state; the shorter post-norm drawing is centred vertically.
     tallest = max(boxes[-1].y1 for enc_dec in layouts.values() for boxes, _ in enc_dec)
     ranges = []
@@ -394,7 +510,8 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
     ]
     style(fig, "One encoder layer and one decoder layer", height=660)
     fig.update_layout(
-        margin=dict(l=10, r=10, t=90, b=10), dragmode=False,
+        margin=dict(l=10, r=10, t=90, b=10),
+        dragmode=False,
         xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
         yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
         updatemenus=[dropdown(buttons, y=1.0, name="show")],
@@ -407,8 +524,13 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     (enc_boxes, enc_res), (dec_boxes, dec_res) = layout
     width = 3.2
     shapes, notes = [], []
-    colour = {"self": COLOURS["attention"], "masked": COLOURS["attention"], "cross": COLOURS["attention"],
-              "ffn": COLOURS["ffn"], "norm": COLOURS["norm"]}
+    colour = {
+        "self": COLOURS["attention"],
+        "masked": COLOURS["attention"],
+        "cross": COLOURS["attention"],
+        "ffn": COLOURS["ffn"],
+        "norm": COLOURS["norm"],
+    }
 
     for title, x, boxes, residuals, tokens in (
         ("Encoder layer", 2.3, enc_boxes, enc_res, "source x (B, S, d_model)"),
@@ -416,10 +538,28 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     ):
         top = boxes[-1].y1
         layer_top = max(b.y1 for b in boxes if not b.label.startswith("final"))
-        shapes.append(dict(type="rect", x0=x - 2.1, x1=x + 2.0, y0=0.35, y1=layer_top + 0.75, line=dict(color="#999", dash="dot"),
-                           fillcolor="rgba(0,0,0,0.02)", layer="below"))
-        notes.append(dict(x=x - 2.0, y=layer_top + 0.45, text=f"<b>{title}</b> (× N)", showarrow=False, xanchor="left",
-                          font=dict(size=14)))
+        shapes.append(
+            dict(
+                type="rect",
+                x0=x - 2.1,
+                x1=x + 2.0,
+                y0=0.35,
+                y1=layer_top + 0.75,
+                line=dict(color="#999", dash="dot"),
+                fillcolor="rgba(0,0,0,0.02)",
+                layer="below",
+            )
+        )
+        notes.append(
+            dict(
+                x=x - 2.0,
+                y=layer_top + 0.45,
+                text=f"<b>{title}</b> (× N)",
+                showarrow=False,
+                xanchor="left",
+                font=dict(size=14),
+            )
+        )
         notes.append(dict(x=x, y=-0.1, text=tokens, showarrow=False, font=dict(size=12, color="#444")))
         notes.append(arrow(x, 0.05, x, boxes[0].y0))
         for below, above in zip(boxes, boxes[1:], strict=False):
@@ -427,36 +567,87 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
         notes.append(arrow(x, top, x, top + 0.9))
         for x0, y_from, y_to in residuals:
             side = x0 - width / 2 - 0.35
-            shapes.append(dict(type="path", path=f"M {x0},{y_from} L {side},{y_from} L {side},{y_to}",
-                               line=dict(color="#888", width=1.4)))
+            shapes.append(
+                dict(
+                    type="path",
+                    path=f"M {x0},{y_from} L {side},{y_from} L {side},{y_to}",
+                    line=dict(color="#888", width=1.4),
+                )
+            )
             notes.append(arrow(side, y_to, x0 - width / 2, y_to, "#888"))
         for box in boxes:
             on = highlight is None or box.role == highlight
-            shapes.append(dict(
-                type="rect", x0=box.x - width / 2, x1=box.x + width / 2, y0=box.y0, y1=box.y1, layer="below",
-                fillcolor=colour.get(box.role, "#fff"), opacity=1.0 if on else 0.3,
-                line=dict(color="#222" if highlight is not None and on else "#666", width=2.5 if highlight and on else 1),
-            ))
-            notes.append(dict(x=box.x, y=(box.y0 + box.y1) / 2, text=box.label, showarrow=False,
-                              font=dict(size=13 if box.label != "+" else 16, color="#222" if on else "#999")))
+            shapes.append(
+                dict(
+                    type="rect",
+                    x0=box.x - width / 2,
+                    x1=box.x + width / 2,
+                    y0=box.y0,
+                    y1=box.y1,
+                    layer="below",
+                    fillcolor=colour.get(box.role, "#fff"),
+                    opacity=1.0 if on else 0.3,
+                    line=dict(
+                        color="#222" if highlight is not None and on else "#666", width=2.5 if highlight and on else 1
+                    ),
+                )
+            )
+            notes.append(
+                dict(
+                    x=box.x,
+                    y=(box.y0 + box.y1) / 2,
+                    text=box.label,
+                    showarrow=False,
+                    font=dict(size=13 if box.label != "+" else 16, color="#222" if on else "#999"),
+                )
+            )
     # Memory: the encoder's output feeds every decoder layer's cross-attention.
     cross = next((b for b in dec_boxes if b.role == "cross"), None)
     enc_top = enc_boxes[-1].y1 + 0.9
-    notes.append(dict(x=2.3, y=enc_top, yanchor="bottom", yshift=3, text="memory (B, S, d_model)", showarrow=False,
-                      font=dict(size=12)))  # above its line, never crossed by it
+    notes.append(
+        dict(
+            x=2.3,
+            y=enc_top,
+            yanchor="bottom",
+            yshift=3,
+            text="memory (B, S, d_model)",
+            showarrow=False,
+            font=dict(size=12),
+        )
+    )  # above its line, never crossed by it
     if cross is not None:
         y = (cross.y0 + cross.y1) / 2
         bend = 5.0
         on = highlight in (None, "cross")
         memory_colour = "#c2410c" if highlight == "cross" else "#555"
-        shapes.append(dict(type="path", path=f"M 3.9,{enc_top} L {bend},{enc_top} L {bend},{y}",
-                           line=dict(color=memory_colour, width=2.5 if highlight == "cross" else 1.4), opacity=1 if on else 0.5))
+        shapes.append(
+            dict(
+                type="path",
+                path=f"M 3.9,{enc_top} L {bend},{enc_top} L {bend},{y}",
+                line=dict(color=memory_colour, width=2.5 if highlight == "cross" else 1.4),
+                opacity=1 if on else 0.5,
+            )
+        )
         notes.append(arrow(bend, y, 7.3 - width / 2, y, memory_colour))
     dec_top = dec_boxes[-1].y1 + 0.9
-    notes.append(dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12)))
+    notes.append(
+        dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12))
+    )
     text = "<br>".join(textwrap.wrap(html.escape(explanation), 100))
-    notes.append(dict(x=0.0, y=-0.55, xanchor="left", yanchor="top", align="left", showarrow=False, text=text,
-                      font=dict(size=12.5, color="#333"), xref="x", yref="y"))
+    notes.append(
+        dict(
+            x=0.0,
+            y=-0.55,
+            xanchor="left",
+            yanchor="top",
+            align="left",
+            showarrow=False,
+            text=text,
+            font=dict(size=12.5, color="#333"),
+            xref="x",
+            yref="y",
+        )
+    )
     return shapes, notes
 
 

@@ -18,6 +18,8 @@ COLOURS = {
     "output": "#d4edda",
     "tokens": "#ffffff",
 }
+
+
 def meta_model(config: TransformerConfig) -> Transformer:
     """The model built on PyTorch's meta device: real modules and shapes, no memory, no initialisation cost."""
     with torch.device("meta"):
@@ -34,7 +36,9 @@ def _block_params(model: Transformer) -> dict[str, int]:
     def per_stack(layers: torch.nn.ModuleList, attr: str) -> int:
         return sum(n(getattr(layer, attr)) for layer in layers)
 
-    norms = lambda layers: sum(n(m) for layer in layers for name, m in layer.named_children() if name.startswith("norm"))
+    norms = lambda layers: sum(
+        n(m) for layer in layers for name, m in layer.named_children() if name.startswith("norm")
+    )
     return {
         "src_embed": n(model.src_embed),
         "tgt_embed": 0 if c.share_embeddings else n(model.tgt_embed),
@@ -52,8 +56,20 @@ def _block_params(model: Transformer) -> dict[str, int]:
 def arrow(x0: float, y0: float, x1: float, y1: float, colour: str = "#555") -> dict:
     """A plotly annotation drawing an arrow from ``(x0, y0)`` to ``(x1, y1)`` in data coordinates (the diagrams' edges)."""
     return dict(
-        x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
-        arrowhead=2, arrowsize=1.2, arrowwidth=1.4, arrowcolor=colour,
+        x=x1,
+        y=y1,
+        ax=x0,
+        ay=y0,
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        text="",
+        showarrow=True,
+        arrowhead=2,
+        arrowsize=1.2,
+        arrowwidth=1.4,
+        arrowcolor=colour,
     )
 
 
@@ -75,8 +91,15 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
         ys = [y0, y0, y1, y1, y0]
         fig.add_trace(
             go.Scatter(
-                x=xs, y=ys, fill="toself", fillcolor=colour, mode="lines", line=dict(color="#555", width=1.2),
-                hoveron="fills", hoverinfo="text", showlegend=False,
+                x=xs,
+                y=ys,
+                fill="toself",
+                fillcolor=colour,
+                mode="lines",
+                line=dict(color="#555", width=1.2),
+                hoveron="fills",
+                hoverinfo="text",
+                showlegend=False,
                 text=f"<b>{label}</b><br>{hover}" + (f"<br><i>{chapter}</i>" if chapter else ""),
             )
         )
@@ -91,13 +114,23 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
         block(xc, 0.0, 0.7, tokens, COLOURS["tokens"], f"integer ids, padded with pad_id={c.pad_id}", "Chapter: Masks")
         shared = " (shared with the source)" if what == "tgt" and c.share_embeddings else ""
         block(
-            xc, 1.2, 1.9, f"token embedding × √{c.d_model}", COLOURS["embed"],
+            xc,
+            1.2,
+            1.9,
+            f"token embedding × √{c.d_model}",
+            COLOURS["embed"],
             f"(B, {'S' if what == 'src' else 'T'}) → (B, {'S' if what == 'src' else 'T'}, {c.d_model}){shared}<br>"
-            f"{fmt(embed_key)}", "Chapter: Embeddings",
+            f"{fmt(embed_key)}",
+            "Chapter: Embeddings",
         )
         block(
-            xc, 2.4, 3.1, f"+ {c.positional_encoding} positions", COLOURS["position"],
-            f"adds position information, max_positions={c.max_positions}", "Chapter: Positional encoding",
+            xc,
+            2.4,
+            3.1,
+            f"+ {c.positional_encoding} positions",
+            COLOURS["position"],
+            f"adds position information, max_positions={c.max_positions}",
+            "Chapter: Positional encoding",
         )
         fig.add_annotation(arrow(xc, 0.7, xc, 1.2))
         fig.add_annotation(arrow(xc, 1.9, xc, 2.4))
@@ -105,65 +138,183 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
 
     # Encoder stack.
     ne, nd = c.n_encoder_layers, c.n_decoder_layers
-    fig.add_shape(type="rect", x0=enc_x - 2.3, x1=enc_x + 2.3, y0=3.75, y1=8.55, line=dict(color="#888", dash="dot"),
-                  fillcolor="rgba(0,0,0,0.03)", layer="below")
+    fig.add_shape(
+        type="rect",
+        x0=enc_x - 2.3,
+        x1=enc_x + 2.3,
+        y0=3.75,
+        y1=8.55,
+        line=dict(color="#888", dash="dot"),
+        fillcolor="rgba(0,0,0,0.03)",
+        layer="below",
+    )
     fig.add_annotation(x=enc_x - 2.4, y=6.15, text=f"{ne} ×", showarrow=False, xanchor="right", font=dict(size=15))
-    fig.add_annotation(x=enc_x - 2.25, y=8.8, text="<b>Encoder</b>", showarrow=False, xanchor="left", font=dict(size=14))
-    block(enc_x, 4.0, 4.8, "multi-head self-attention", COLOURS["attention"],
-          f"{c.n_heads} heads of d_k={c.d_k}, padding mask on the keys<br>{fmt('enc_attn')} in {ne} layers",
-          "Chapter: Attention")
-    block(enc_x, 5.1, 5.6, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model}), {norm_kind}<br>"
-          f"{fmt('enc_norm')} (all norms, {ne} layers)", "Chapter: The full model")
-    block(enc_x, 6.2, 7.0, "feed-forward", COLOURS["ffn"],
-          f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}, each position alone<br>{fmt('enc_ffn')} in {ne} layers",
-          "Chapter: The full model")
-    block(enc_x, 7.3, 7.8, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
+    fig.add_annotation(
+        x=enc_x - 2.25, y=8.8, text="<b>Encoder</b>", showarrow=False, xanchor="left", font=dict(size=14)
+    )
+    block(
+        enc_x,
+        4.0,
+        4.8,
+        "multi-head self-attention",
+        COLOURS["attention"],
+        f"{c.n_heads} heads of d_k={c.d_k}, padding mask on the keys<br>{fmt('enc_attn')} in {ne} layers",
+        "Chapter: Attention",
+    )
+    block(
+        enc_x,
+        5.1,
+        5.6,
+        "add & layer norm",
+        COLOURS["norm"],
+        f"residual + LayerNorm({c.d_model}), {norm_kind}<br>{fmt('enc_norm')} (all norms, {ne} layers)",
+        "Chapter: The full model",
+    )
+    block(
+        enc_x,
+        6.2,
+        7.0,
+        "feed-forward",
+        COLOURS["ffn"],
+        f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}, each position alone<br>{fmt('enc_ffn')} in {ne} layers",
+        "Chapter: The full model",
+    )
+    block(
+        enc_x,
+        7.3,
+        7.8,
+        "add & layer norm",
+        COLOURS["norm"],
+        f"residual + LayerNorm({c.d_model})",
+        "Chapter: The full model",
+    )
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3)):
         fig.add_annotation(arrow(enc_x, y0, enc_x, y1))
 
     # Decoder stack.
-    fig.add_shape(type="rect", x0=dec_x - 2.3, x1=dec_x + 2.3, y0=3.75, y1=11.05, line=dict(color="#888", dash="dot"),
-                  fillcolor="rgba(0,0,0,0.03)", layer="below")
+    fig.add_shape(
+        type="rect",
+        x0=dec_x - 2.3,
+        x1=dec_x + 2.3,
+        y0=3.75,
+        y1=11.05,
+        line=dict(color="#888", dash="dot"),
+        fillcolor="rgba(0,0,0,0.03)",
+        layer="below",
+    )
     fig.add_annotation(x=dec_x + 2.4, y=7.4, text=f"× {nd}", showarrow=False, xanchor="left", font=dict(size=15))
-    fig.add_annotation(x=dec_x - 2.25, y=11.3, text="<b>Decoder</b>", showarrow=False, xanchor="left", font=dict(size=14))
-    block(dec_x, 4.0, 4.8, "masked self-attention", COLOURS["attention"],
-          f"causal + padding mask: position t sees 0..t<br>{fmt('dec_attn')} in {nd} layers", "Chapters: Masks, Attention")
-    block(dec_x, 5.1, 5.6, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model}), {norm_kind}<br>"
-          f"{fmt('dec_norm')} (all norms, {nd} layers)", "Chapter: The full model")
-    block(dec_x, 6.2, 7.0, "cross-attention", COLOURS["attention"],
-          f"queries from the decoder, keys and values from the encoder's memory (B, S, {c.d_model})<br>"
-          f"{fmt('dec_cross')} in {nd} layers", "Chapter: Attention")
-    block(dec_x, 7.3, 7.8, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
-    block(dec_x, 8.4, 9.2, "feed-forward", COLOURS["ffn"],
-          f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}<br>{fmt('dec_ffn')} in {nd} layers", "Chapter: The full model")
-    block(dec_x, 9.5, 10.0, "add & layer norm", COLOURS["norm"], f"residual + LayerNorm({c.d_model})", "Chapter: The full model")
+    fig.add_annotation(
+        x=dec_x - 2.25, y=11.3, text="<b>Decoder</b>", showarrow=False, xanchor="left", font=dict(size=14)
+    )
+    block(
+        dec_x,
+        4.0,
+        4.8,
+        "masked self-attention",
+        COLOURS["attention"],
+        f"causal + padding mask: position t sees 0..t<br>{fmt('dec_attn')} in {nd} layers",
+        "Chapters: Masks, Attention",
+    )
+    block(
+        dec_x,
+        5.1,
+        5.6,
+        "add & layer norm",
+        COLOURS["norm"],
+        f"residual + LayerNorm({c.d_model}), {norm_kind}<br>{fmt('dec_norm')} (all norms, {nd} layers)",
+        "Chapter: The full model",
+    )
+    block(
+        dec_x,
+        6.2,
+        7.0,
+        "cross-attention",
+        COLOURS["attention"],
+        f"queries from the decoder, keys and values from the encoder's memory (B, S, {c.d_model})<br>"
+        f"{fmt('dec_cross')} in {nd} layers",
+        "Chapter: Attention",
+    )
+    block(
+        dec_x,
+        7.3,
+        7.8,
+        "add & layer norm",
+        COLOURS["norm"],
+        f"residual + LayerNorm({c.d_model})",
+        "Chapter: The full model",
+    )
+    block(
+        dec_x,
+        8.4,
+        9.2,
+        "feed-forward",
+        COLOURS["ffn"],
+        f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}<br>{fmt('dec_ffn')} in {nd} layers",
+        "Chapter: The full model",
+    )
+    block(
+        dec_x,
+        9.5,
+        10.0,
+        "add & layer norm",
+        COLOURS["norm"],
+        f"residual + LayerNorm({c.d_model})",
+        "Chapter: The full model",
+    )
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3), (7.8, 8.4), (9.2, 9.5)):
         fig.add_annotation(arrow(dec_x, y0, dec_x, y1))
     # Memory: encoder output into every decoder layer's cross-attention.
     # The label above the line that leaves the encoder (beside it, a narrow screen's line ran through its words).
-    fig.add_annotation(x=enc_x, y=9.45, yanchor="bottom", yshift=2, text=f"memory (B, S, {c.d_model})", showarrow=False,
-                       font=dict(size=12, color="#444"))
+    fig.add_annotation(
+        x=enc_x,
+        y=9.45,
+        yanchor="bottom",
+        yshift=2,
+        text=f"memory (B, S, {c.d_model})",
+        showarrow=False,
+        font=dict(size=12, color="#444"),
+    )
     fig.add_annotation(arrow(enc_x, 7.8, enc_x, 9.2))
     bend = dec_x - 2.55
-    fig.add_shape(type="path", path=f"M {enc_x},9.2 L {enc_x},9.45 L {bend},9.45 L {bend},6.6",
-                  line=dict(color="#555", width=1.4))
+    fig.add_shape(
+        type="path", path=f"M {enc_x},9.2 L {enc_x},9.45 L {bend},9.45 L {bend},6.6", line=dict(color="#555", width=1.4)
+    )
     fig.add_annotation(arrow(bend, 6.6, dec_x - width / 2, 6.6))
 
     # Output.
     tied = " (weights tied to the target embedding)" if c.tie_output_embedding else ""
-    block(dec_x, 11.6, 12.3, f"linear → logits (B, T, {c.tgt_vocab_size})", COLOURS["output"],
-          f"one score per vocabulary entry{tied}<br>{fmt('lm_head')}", "Chapter: The full model")
-    block(dec_x, 12.8, 13.5, "softmax: in the loss or when decoding", "#ffffff",
-          "never inside the model: cross_entropy applies log-softmax itself", "Chapters: Training, Decoding")
+    block(
+        dec_x,
+        11.6,
+        12.3,
+        f"linear → logits (B, T, {c.tgt_vocab_size})",
+        COLOURS["output"],
+        f"one score per vocabulary entry{tied}<br>{fmt('lm_head')}",
+        "Chapter: The full model",
+    )
+    block(
+        dec_x,
+        12.8,
+        13.5,
+        "softmax: in the loss or when decoding",
+        "#ffffff",
+        "never inside the model: cross_entropy applies log-softmax itself",
+        "Chapters: Training, Decoding",
+    )
     fig.add_annotation(arrow(dec_x, 10.0, dec_x, 11.6))
     fig.add_annotation(arrow(dec_x, 12.3, dec_x, 12.8))
 
     fig.update_layout(
-        title=dict(text="The Transformer: the encoder (left), the decoder (right)", x=0.02, xanchor="left",
-                   font=dict(size=16)),
-        height=800, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white", paper_bgcolor="white",
+        title=dict(
+            text="The Transformer: the encoder (left), the decoder (right)", x=0.02, xanchor="left", font=dict(size=16)
+        ),
+        height=800,
+        margin=dict(l=10, r=10, t=50, b=10),
+        plot_bgcolor="white",
+        paper_bgcolor="white",
         xaxis=dict(visible=False, range=[-0.2, 10.4], fixedrange=True),
         yaxis=dict(visible=False, range=[-0.3, 13.8], fixedrange=True),
-        hoverlabel=dict(align="left"), dragmode=False,
+        hoverlabel=dict(align="left"),
+        dragmode=False,
     )
     return fig

@@ -23,8 +23,15 @@ if TYPE_CHECKING:
 CORRECT_COLOUR, FAULTY_COLOUR = "#2563eb", "#dc2626"
 
 
-def _picker_layout(fig: go.Figure, names: Sequence[str], notes: Mapping[str, str], visible: list[list[bool]],
-                   plot_height: int, bottom: int, gap: int = 0) -> None:
+def _picker_layout(
+    fig: go.Figure,
+    names: Sequence[str],
+    notes: Mapping[str, str],
+    visible: list[list[bool]],
+    plot_height: int,
+    bottom: int,
+    gap: int = 0,
+) -> None:
     """A dropdown over ``names`` (state ``i`` shows the traces ``visible[i]``): each state's title (the name and its
     wrapped note) at the top, the dropdown under the longest title, the plot ``gap`` pixels under the dropdown
     (room for subplot titles). The figure grows with the title, so that nothing overlaps and the plot keeps
@@ -38,12 +45,24 @@ def _picker_layout(fig: go.Figure, names: Sequence[str], notes: Mapping[str, str
         for name, v, title in zip(names, visible, titles, strict=True)
     ]
     fig.update_layout(
-        height=height, margin=dict(t=top, b=bottom),
+        height=height,
+        margin=dict(t=top, b=bottom),
         title=dict(text=titles[0], x=0.02, xanchor="left", y=1 - 12 / height, yanchor="top"),
-        updatemenus=[dict(
-            type="dropdown", buttons=buttons, active=0, showactive=True, direction="down", x=0.0, xanchor="left",
-            y=1 + (top - menu_top) / plot_height, yanchor="top", pad=dict(t=0, b=0), name="variant",
-        )],
+        updatemenus=[
+            dict(
+                type="dropdown",
+                buttons=buttons,
+                active=0,
+                showactive=True,
+                direction="down",
+                x=0.0,
+                xanchor="left",
+                y=1 + (top - menu_top) / plot_height,
+                yanchor="top",
+                pad=dict(t=0, b=0),
+                name="variant",
+            )
+        ],
     )
 
 
@@ -78,34 +97,63 @@ def training_picker(
     faulty = [name for name in runs if name != baseline]
     notes = notes or {}
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.12,
+        rows=1,
+        cols=2,
+        column_widths=[0.62, 0.38],
+        horizontal_spacing=0.12,
         subplot_titles=("training loss (moving average)", "after training, on fresh sequences"),
     )
     metrics = ["token accuracy,<br>teacher forcing", "exact match,<br>greedy decoding"]
 
     def add(name: str, colour: str, visible: bool, showlegend: bool) -> None:
         h = runs[name]
-        fig.add_trace(go.Scatter(
-            x=h.step, y=np.round(_moving_average(h.loss, window), 4), mode="lines", name=html.escape(name),
-            line=dict(color=colour, width=2), visible=visible, legendgroup=name, showlegend=showlegend,
-            hovertemplate="step %{x}<br>loss %{y:.3f}<extra>" + html.escape(name) + "</extra>",
-        ), row=1, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=h.step,
+                y=np.round(_moving_average(h.loss, window), 4),
+                mode="lines",
+                name=html.escape(name),
+                line=dict(color=colour, width=2),
+                visible=visible,
+                legendgroup=name,
+                showlegend=showlegend,
+                hovertemplate="step %{x}<br>loss %{y:.3f}<extra>" + html.escape(name) + "</extra>",
+            ),
+            row=1,
+            col=1,
+        )
         values = [h.eval_token_accuracy[-1], h.eval_exact_match[-1]]
-        fig.add_trace(go.Bar(
-            x=metrics, y=np.round(values, 3), name=html.escape(name), marker_color=colour, visible=visible,
-            legendgroup=name, showlegend=False, text=[f"{v:.0%}" for v in values], textposition="outside",
-            hovertemplate="%{x}: %{y:.1%}<extra>" + html.escape(name) + "</extra>",
-        ), row=1, col=2)
+        fig.add_trace(
+            go.Bar(
+                x=metrics,
+                y=np.round(values, 3),
+                name=html.escape(name),
+                marker_color=colour,
+                visible=visible,
+                legendgroup=name,
+                showlegend=False,
+                text=[f"{v:.0%}" for v in values],
+                textposition="outside",
+                hovertemplate="%{x}: %{y:.1%}<extra>" + html.escape(name) + "</extra>",
+            ),
+            row=1,
+            col=2,
+        )
 
     add(baseline, CORRECT_COLOUR, True, True)
     for i, name in enumerate(faulty):
         add(name, FAULTY_COLOUR, i == 0, True)
     fig.update_yaxes(
-        title_text="cross-entropy (log scale)", type="log", tickvals=[0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3], row=1, col=1
+        title_text="cross-entropy (log scale)",
+        type="log",
+        tickvals=[0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3],
+        row=1,
+        col=1,
     )
     fig.update_xaxes(title_text="training step", row=1, col=1)
-    fig.update_yaxes(title_text="share correct", range=[0, 1.15], tickvals=[0, 0.25, 0.5, 0.75, 1], tickformat=".0%",
-                     row=1, col=2)
+    fig.update_yaxes(
+        title_text="share correct", range=[0, 1.15], tickvals=[0, 0.25, 0.5, 0.75, 1], tickformat=".0%", row=1, col=2
+    )
     fig.update_xaxes(title_text="metric", tickangle=0, tickfont=dict(size=11), row=1, col=2)
     style(fig)
     fig.update_layout(barmode="group", legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top"))

@@ -123,17 +123,30 @@ def wavelength_figure(d_model: int = 32, n_positions: int = 64, pairs: Sequence[
         fig.add_trace(go.Scatter(x=x, y=y, hovertemplate="position %{x}<br>value %{y:.3f}", **style), row=1, col=1)
     fig.add_trace(
         go.Scatter(
-            x=np.arange(d_model // 2), y=_packed(lambdas), mode="lines+markers", name="wavelength",
-            marker=dict(color="#7f7f7f", size=6), line=dict(color="#7f7f7f", width=1), showlegend=False,
+            x=np.arange(d_model // 2),
+            y=_packed(lambdas),
+            mode="lines+markers",
+            name="wavelength",
+            marker=dict(color="#7f7f7f", size=6),
+            line=dict(color="#7f7f7f", width=1),
+            showlegend=False,
             hovertemplate="pair %{x}<br>wavelength %{y:,.1f} positions<extra></extra>",
         ),
-        row=2, col=1,
+        row=2,
+        col=1,
     )
     for value, text in ((2 * math.pi, "2π"), (BASE * 2 * math.pi, "10000·2π")):
         fig.add_hline(y=value, line=dict(color="#aaaaaa", dash="dot", width=1), row=2, col=1)
         fig.add_annotation(
-            text=text, x=d_model // 2 - 1, y=math.log10(value), xref="x2", yref="y2", showarrow=False,
-            xanchor="right", yanchor="bottom", font=dict(size=11, color="#555555"),
+            text=text,
+            x=d_model // 2 - 1,
+            y=math.log10(value),
+            xref="x2",
+            yref="y2",
+            showarrow=False,
+            xanchor="right",
+            yanchor="bottom",
+            font=dict(size=11, color="#555555"),
         )
     fig.add_vline(x=pairs[0], line=dict(color="#ff7f0e", width=2), row=2, col=1)
     highlight = len(fig.layout.shapes) - 1
@@ -194,34 +207,55 @@ def offset_rotation_figure(
         col = n + 1
         fig.add_trace(
             go.Scatter(
-                x=_packed(np.cos(circle)), y=_packed(np.sin(circle)), mode="lines", hoverinfo="skip",
-                line=dict(color="#cccccc", width=1), showlegend=False,
+                x=_packed(np.cos(circle)),
+                y=_packed(np.sin(circle)),
+                mode="lines",
+                hoverinfo="skip",
+                line=dict(color="#cccccc", width=1),
+                showlegend=False,
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
         fig.add_trace(
             go.Scatter(
-                x=[float(table[pos, 2 * i + 1])], y=[float(table[pos, 2 * i])], mode="markers", name="PE(pos)",
-                marker=dict(size=12, color="white", line=dict(color="#1f77b4", width=2)), showlegend=n == 0,
+                x=[float(table[pos, 2 * i + 1])],
+                y=[float(table[pos, 2 * i])],
+                mode="markers",
+                name="PE(pos)",
+                marker=dict(size=12, color="white", line=dict(color="#1f77b4", width=2)),
+                showlegend=n == 0,
                 hovertemplate="PE(pos)<br>cos %{x:.3f}<br>sin %{y:.3f}<extra></extra>",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
         fig.add_trace(
             go.Scatter(
-                x=start[2 * n].x, y=start[2 * n].y, mode="lines+markers", name="positions in between",
-                line=dict(color="#9ecae1", width=1), marker=dict(size=4, color="#9ecae1"), showlegend=n == 0,
+                x=start[2 * n].x,
+                y=start[2 * n].y,
+                mode="lines+markers",
+                name="positions in between",
+                line=dict(color="#9ecae1", width=1),
+                marker=dict(size=4, color="#9ecae1"),
+                showlegend=n == 0,
                 hoverinfo="skip",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
         fig.add_trace(
             go.Scatter(
-                x=start[2 * n + 1].x, y=start[2 * n + 1].y, mode="markers", name="PE(pos + k)",
-                marker=dict(size=11, color="#d62728"), showlegend=n == 0,
+                x=start[2 * n + 1].x,
+                y=start[2 * n + 1].y,
+                mode="markers",
+                name="PE(pos + k)",
+                marker=dict(size=11, color="#d62728"),
+                showlegend=n == 0,
                 hovertemplate="PE(pos + k)<br>cos %{x:.3f}<br>sin %{y:.3f}<extra></extra>",
             ),
-            row=1, col=col,
+            row=1,
+            col=col,
         )
     moving_traces = [t for n in range(len(pairs)) for t in (4 * n + 2, 4 * n + 3)]
     frames = [
@@ -238,7 +272,9 @@ def offset_rotation_figure(
         template=TEMPLATE,
         height=470,
         font=FONT,
-        title=dict(text=f"Shifting by k positions rotates every (sin, cos) pair (d_model = {d_model}, pos = {pos})", x=0.0),
+        title=dict(
+            text=f"Shifting by k positions rotates every (sin, cos) pair (d_model = {d_model}, pos = {pos})", x=0.0
+        ),
         margin=dict(l=50, r=20, t=90, b=150),
         legend=dict(orientation="h", x=0.0, y=-0.17, yanchor="top"),
         annotations=_rotation_annotations(fig, pairs, omegas, 0),
@@ -319,7 +355,10 @@ def offset_dot_product_figure(
     offsets = np.arange(-max_offset, max_offset + 1)
     symbols = ["circle-open", "square-open", "diamond-open", "cross-thin-open", "x-thin-open", "triangle-up-open"]
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.4, 0.6], horizontal_spacing=0.25,
+        rows=1,
+        cols=2,
+        column_widths=[0.4, 0.6],
+        horizontal_spacing=0.25,
         subplot_titles=["PE(p) · PE(q)", "PE(pos) · PE(pos + k)"],
     )
     per_d = 2 + len(positions)
@@ -329,29 +368,48 @@ def offset_dot_product_figure(
         half = d_model / 2
         fig.add_trace(
             go.Heatmap(
-                z=_packed(gram), colorscale=SIGNED_SCALE, zmin=-half, zmax=half, zmid=0, visible=n == 0,
+                z=_packed(gram),
+                colorscale=SIGNED_SCALE,
+                zmin=-half,
+                zmax=half,
+                zmid=0,
+                visible=n == 0,
                 colorbar=dict(title=dict(text="dot"), thickness=12, x=0.32, xanchor="left"),
-                hovertemplate="p %{y}<br>q %{x}<br>PE(p)·PE(q) %{z:.2f}<extra></extra>", showlegend=False,
+                hovertemplate="p %{y}<br>q %{x}<br>PE(p)·PE(q) %{z:.2f}<extra></extra>",
+                showlegend=False,
             ),
-            row=1, col=1,
+            row=1,
+            col=1,
         )
         analytic = torch.cos(torch.as_tensor(offsets, dtype=torch.float64)[:, None] * frequencies(d_model)).sum(-1)
         fig.add_trace(
             go.Scatter(
-                x=offsets, y=_packed(analytic), mode="lines", name="Σ<sub>i</sub> cos(k ω<sub>i</sub>)", visible=n == 0,
-                line=dict(color="#7f7f7f", width=2), legendgroup="analytic",
+                x=offsets,
+                y=_packed(analytic),
+                mode="lines",
+                name="Σ<sub>i</sub> cos(k ω<sub>i</sub>)",
+                visible=n == 0,
+                line=dict(color="#7f7f7f", width=2),
+                legendgroup="analytic",
             ),
-            row=1, col=2,
+            row=1,
+            col=2,
         )
         for m, pos in enumerate(positions):
             dots = table[pos + offsets] @ table[pos]  # (2 * max_offset + 1,)
             fig.add_trace(
                 go.Scatter(
-                    x=offsets, y=_packed(dots), mode="markers", name=f"pos = {pos}", visible=n == 0,
-                    marker=dict(symbol=symbols[m % len(symbols)], size=7), legendgroup=str(pos),
+                    x=offsets,
+                    y=_packed(dots),
+                    mode="markers",
+                    name=f"pos = {pos}",
+                    visible=n == 0,
+                    marker=dict(symbol=symbols[m % len(symbols)], size=7),
+                    legendgroup=str(pos),
                     hovertemplate=f"pos {pos}<br>k %{{x}}<br>dot %{{y:.3f}}<extra></extra>",
                 ),
-                row=1, col=2,
+                row=1,
+                col=2,
             )
     buttons = [
         dict(
@@ -387,8 +445,14 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
         unit = table / table.norm(dim=-1, keepdim=True)
         fig.add_trace(
             go.Heatmap(
-                z=_packed(unit @ unit.T), colorscale=SIGNED_SCALE, zmin=-1, zmax=1, zmid=0, visible=n == 0,
-                colorbar=dict(title=dict(text="cosine"), thickness=14), name=name,
+                z=_packed(unit @ unit.T),
+                colorscale=SIGNED_SCALE,
+                zmin=-1,
+                zmax=1,
+                zmid=0,
+                visible=n == 0,
+                colorbar=dict(title=dict(text="cosine"), thickness=14),
+                name=name,
                 hovertemplate="position %{y}<br>position %{x}<br>cosine %{z:.3f}<extra></extra>",
             )
         )
@@ -459,8 +523,14 @@ def _rotation_annotations(fig: go.Figure, pairs: Sequence[int], omegas: Tensor, 
         notes.append(
             dict(
                 text=f"pair {i}: ω = {omega:.3g}<br>angle k·ω = {k * omega:.2f} rad",
-                x=(domain[0] + domain[1]) / 2, y=1.0, xref="paper", yref="paper", xanchor="center", yanchor="bottom",
-                showarrow=False, font=dict(size=12),
+                x=(domain[0] + domain[1]) / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=12),
             )
         )
     return notes

@@ -50,8 +50,10 @@ def static_outputs(show: Callable[[], None]) -> list[dict]:
             del os.environ[BOOK_ENV]
         else:
             os.environ[BOOK_ENV] = before
-    return [{"output_type": "display_data", "data": dict(out.data), "metadata": dict(out.metadata or {})}
-            for out in captured.outputs]
+    return [
+        {"output_type": "display_data", "data": dict(out.data), "metadata": dict(out.metadata or {})}
+        for out in captured.outputs
+    ]
 
 
 class RecordedBar:
@@ -100,10 +102,13 @@ def to_static(outputs: Iterable[dict]) -> list[dict]:
         static.append(out)
     joined: list[dict] = []
     for out in static:
-        if out["output_type"] == "stream" and joined and joined[-1]["output_type"] == "stream" \
-                and joined[-1]["name"] == out["name"]:
+        if (
+            out["output_type"] == "stream"
+            and joined
+            and joined[-1]["output_type"] == "stream"
+            and joined[-1]["name"] == out["name"]
+        ):
             joined[-1] = {**joined[-1], "text": joined[-1]["text"] + out["text"]}
         else:
             joined.append(dict(out))
     return joined
-

@@ -30,26 +30,55 @@ def regularisation_figure(runs: Mapping[str, Sequence[RegularisedRun]], title: s
             for seed, run in enumerate(runs[name]):
                 x = i + 0.2 * (seed - (len(runs[name]) - 1) / 2)  # the seeds side by side within the combination
                 values = [getattr(run.train, score), getattr(run.held_out, score)]
-                fig.add_trace(go.Scatter(x=[x, x], y=values, mode="lines", line=dict(color=GREY, width=1.5),
-                                         showlegend=False, hoverinfo="skip"), row=1, col=col)
-                for where, value, colour, symbol in (("training set", values[0], BLUE, "circle-open"),
-                                                     ("held-out", values[1], ORANGE, "circle")):
-                    fig.add_trace(go.Scatter(
-                        x=[x], y=[value], mode="markers", marker=dict(color=colour, symbol=symbol, size=9,
-                                                                      line=dict(width=2, color=colour)),
-                        name=where, legendgroup=where, showlegend=col == 1 and i == 0 and seed == 0,
-                        hovertemplate=f"{label}, seed {run.seed}<br>{where}: %{{y:{fmt}}}<extra></extra>",
-                    ), row=1, col=col)
+                fig.add_trace(
+                    go.Scatter(
+                        x=[x, x],
+                        y=values,
+                        mode="lines",
+                        line=dict(color=GREY, width=1.5),
+                        showlegend=False,
+                        hoverinfo="skip",
+                    ),
+                    row=1,
+                    col=col,
+                )
+                for where, value, colour, symbol in (
+                    ("training set", values[0], BLUE, "circle-open"),
+                    ("held-out", values[1], ORANGE, "circle"),
+                ):
+                    fig.add_trace(
+                        go.Scatter(
+                            x=[x],
+                            y=[value],
+                            mode="markers",
+                            marker=dict(color=colour, symbol=symbol, size=9, line=dict(width=2, color=colour)),
+                            name=where,
+                            legendgroup=where,
+                            showlegend=col == 1 and i == 0 and seed == 0,
+                            hovertemplate=f"{label}, seed {run.seed}<br>{where}: %{{y:{fmt}}}<extra></extra>",
+                        ),
+                        row=1,
+                        col=col,
+                    )
         fig.update_yaxes(title_text=axis_title, tickformat=fmt, rangemode="tozero", row=1, col=col)
-        fig.update_xaxes(title_text="regularisation", tickvals=list(range(len(names))),
-                         ticktext=[html.escape(n).replace(" 0.1", "<br>0.1").replace("label ", "label<br>")
-                                   for n in names], tickfont=dict(size=11), row=1, col=col)
+        fig.update_xaxes(
+            title_text="regularisation",
+            tickvals=list(range(len(names))),
+            ticktext=[html.escape(n).replace(" 0.1", "<br>0.1").replace("label ", "label<br>") for n in names],
+            tickfont=dict(size=11),
+            row=1,
+            col=col,
+        )
     fig.update_yaxes(range=[0, 1.02], row=1, col=2)
     fig = style(fig, title, height=470)
-    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.32),
-                      annotations=[*fig.layout.annotations,
-                                   figure_note("one pair of dots per seed; the line is its train/held-out gap", -0.44)],
-                      margin=dict(l=60, r=20, t=80, b=150))
+    fig.update_layout(
+        legend=dict(orientation="h", x=0, y=-0.32),
+        annotations=[
+            *fig.layout.annotations,
+            figure_note("one pair of dots per seed; the line is its train/held-out gap", -0.44),
+        ],
+        margin=dict(l=60, r=20, t=80, b=150),
+    )
     return fig
 
 

@@ -60,9 +60,15 @@ def figure_html(fig: Any, load_plotlyjs: bool = False) -> str:
         del layout["autosize"]
     fig_dict = {**fig_dict, "layout": layout}
     page = pio.to_html(
-        fig_dict, config=PLOTLY_CONFIG if load_plotlyjs else STATIC_CONFIG, auto_play=False,
-        include_plotlyjs=False, include_mathjax=False,
-        full_html=False, default_width="100%", default_height=525, validate=False,
+        fig_dict,
+        config=PLOTLY_CONFIG if load_plotlyjs else STATIC_CONFIG,
+        auto_play=False,
+        include_plotlyjs=False,
+        include_mathjax=False,
+        full_html=False,
+        default_width="100%",
+        default_height=525,
+        validate=False,
     )
     if isinstance(max_width, (int, float)) and max_width > 0:
         page = page.replace("width:100%;", f"width:100%; max-width:{int(max_width)}px;", 1)

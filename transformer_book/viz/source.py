@@ -58,7 +58,7 @@ class Source:
         return (
             f'<div class="book-source">{Code(shown, language="python")._repr_html_()}'
             f'<details class="book-source-whole"><summary>{summary}</summary>'
-            f'{Code(self.text, language="python")._repr_html_()}</details></div>'
+            f"{Code(self.text, language='python')._repr_html_()}</details></div>"
         )
 
     def __repr__(self) -> str:

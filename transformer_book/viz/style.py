@@ -29,9 +29,13 @@ TICK_STANDOFF = 4
 _COLORBAR = dict(title=dict(side="right"))
 pio.templates["book"] = go.layout.Template(
     layout=dict(
-        font=FONT, title=dict(x=0.02, xanchor="left", font=TITLE_FONT), hoverlabel=dict(font_size=12),
-        legend=dict(font=dict(size=12)), xaxis=dict(ticklabelstandoff=TICK_STANDOFF),
-        yaxis=dict(ticklabelstandoff=TICK_STANDOFF), coloraxis=dict(colorbar=_COLORBAR),
+        font=FONT,
+        title=dict(x=0.02, xanchor="left", font=TITLE_FONT),
+        hoverlabel=dict(font_size=12),
+        legend=dict(font=dict(size=12)),
+        xaxis=dict(ticklabelstandoff=TICK_STANDOFF),
+        yaxis=dict(ticklabelstandoff=TICK_STANDOFF),
+        coloraxis=dict(colorbar=_COLORBAR),
     ),
     data=dict(heatmap=[go.Heatmap(colorbar=_COLORBAR)]),
 )
@@ -42,16 +46,29 @@ def figure_note(text: str, y: float = -0.3) -> dict:
     """An annotation about the whole figure (a key to its colours), centred under its panels at ``y`` (paper units).
     Named :data:`FIGURE_NOTE`, so that the static book, stacking side-by-side panels on a phone, keeps it under the
     last panel instead of under the middle one."""
-    return dict(name=FIGURE_NOTE, text=text, x=0.5, y=y, xref="paper", yref="paper", xanchor="center", yanchor="top",
-                showarrow=False, font=dict(size=12, color="#4b5563"))
+    return dict(
+        name=FIGURE_NOTE,
+        text=text,
+        x=0.5,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="top",
+        showarrow=False,
+        font=dict(size=12, color="#4b5563"),
+    )
 
 
 def style(fig: go.Figure, title: str | None = None, height: int = 420, width: int | None = None) -> go.Figure:
     """The book's look: its template, and either a fixed ``width`` (small figures) or, by default, the width of the
     text column it is drawn in (``autosize``), so that nothing is clipped."""
     fig.update_layout(
-        template=TEMPLATE, height=height, margin=dict(l=70, r=30, t=80, b=60),
-        width=None if width is None else min(width, MAX_WIDTH), autosize=width is None,
+        template=TEMPLATE,
+        height=height,
+        margin=dict(l=70, r=30, t=80, b=60),
+        width=None if width is None else min(width, MAX_WIDTH),
+        autosize=width is None,
     )
     if title is not None:
         fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"))
@@ -88,5 +105,23 @@ def label_every_category(fig: go.Figure) -> go.Figure:
     return fig
 
 
-__all__ = ["BLUE", "FIGURE_NOTE", "FONT", "GREEN", "GREY", "MASK_SCALE", "MAX_WIDTH", "ORANGE", "RED", "SIGNED_SCALE", "TEMPLATE",
-           "TICK_STANDOFF", "TITLE_FONT", "WEIGHTS_SCALE", "figure_note", "label_every_category", "row_label_spacing", "style"]
+__all__ = [
+    "BLUE",
+    "FIGURE_NOTE",
+    "FONT",
+    "GREEN",
+    "GREY",
+    "MASK_SCALE",
+    "MAX_WIDTH",
+    "ORANGE",
+    "RED",
+    "SIGNED_SCALE",
+    "TEMPLATE",
+    "TICK_STANDOFF",
+    "TITLE_FONT",
+    "WEIGHTS_SCALE",
+    "figure_note",
+    "label_every_category",
+    "row_label_spacing",
+    "style",
+]

@@ -34,19 +34,41 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
                 texts.append(symbol)
                 fills.append(_FILLS[i % 2])
                 start += len(symbol)
-        fig.add_trace(go.Bar(
-            y=ys, x=widths, base=bases, orientation="h", text=texts, textposition="inside", insidetextanchor="middle",
-            textfont=dict(size=13), marker=dict(color=fills, line=dict(color="#555555", width=1)), visible=k == 0,
-            name=f"after {k} merges", hovertemplate="%{text}<extra></extra>", textangle=0,
-        ))
+        fig.add_trace(
+            go.Bar(
+                y=ys,
+                x=widths,
+                base=bases,
+                orientation="h",
+                text=texts,
+                textposition="inside",
+                insidetextanchor="middle",
+                textfont=dict(size=13),
+                marker=dict(color=fills, line=dict(color="#555555", width=1)),
+                visible=k == 0,
+                name=f"after {k} merges",
+                hovertemplate="%{text}<extra></extra>",
+                textangle=0,
+            )
+        )
     titles = [_merge_title(merges, k) for k in range(len(merges) + 1)]
-    buttons = [dict(label=f"{k} merge" + ("" if k == 1 else "s"), method="update",
-                    args=[{"visible": [i == k for i in range(len(merges) + 1)]}, {"title.text": titles[k]}])
-               for k in range(len(merges) + 1)]
+    buttons = [
+        dict(
+            label=f"{k} merge" + ("" if k == 1 else "s"),
+            method="update",
+            args=[{"visible": [i == k for i in range(len(merges) + 1)]}, {"title.text": titles[k]}],
+        )
+        for k in range(len(merges) + 1)
+    ]
     style(fig, titles[0] if title is None else title, height=130 + 44 * len(pieces))
-    fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, margin=dict(l=20, r=20, t=110, b=30),
-                      updatemenus=[dropdown(buttons, x=0.0, y=1.02, name="merges learned")],
-                      uniformtext=dict(minsize=10, mode="show"))
+    fig.update_layout(
+        barmode="overlay",
+        bargap=0.25,
+        showlegend=False,
+        margin=dict(l=20, r=20, t=110, b=30),
+        updatemenus=[dropdown(buttons, x=0.0, y=1.02, name="merges learned")],
+        uniformtext=dict(minsize=10, mode="show"),
+    )
     fig.update_xaxes(visible=False, range=[-0.05, max(len(piece) for piece in pieces) + 0.05])
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     return fig
@@ -59,20 +81,34 @@ def _merge_title(merges: Sequence[Merge], k: int) -> str:
     return f"After {k} merges; the last: {m.left} + {m.right} → {m.left + m.right} ({m.count:,} times)"
 
 
-def lengths_figure(lengths: Mapping[str, Sequence[float]], sizes: Sequence[int], chosen: int | None = None,
-                   title: str | None = None) -> go.Figure:
+def lengths_figure(
+    lengths: Mapping[str, Sequence[float]], sizes: Sequence[int], chosen: int | None = None, title: str | None = None
+) -> go.Figure:
     """Mean tokens per sentence (one line per language in ``lengths``) against the vocabulary size ``sizes``: each
     merge adds an id and shortens the sentences it applies to. ``chosen`` marks the size the chapter trains with."""
     fig = go.Figure()
     for (name, values), colour in zip(lengths.items(), (BLUE, ORANGE, GREY), strict=False):
-        fig.add_trace(go.Scatter(x=list(sizes), y=list(values), mode="lines+markers", name=name,
-                                 line=dict(color=colour), hovertemplate="%{x} ids: %{y:.1f} tokens<extra>" + name + "</extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=list(sizes),
+                y=list(values),
+                mode="lines+markers",
+                name=name,
+                line=dict(color=colour),
+                hovertemplate="%{x} ids: %{y:.1f} tokens<extra>" + name + "</extra>",
+            )
+        )
     if chosen is not None:
         fig.add_vline(x=chosen, line=dict(color=GREY, dash="dot"))
     style(fig, title, height=380)
     fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom"))
     # Ticks at the measured sizes, written out: plotly's own log ticks label 200 as "2" and crowd "9" against "1000".
-    fig.update_xaxes(title_text="vocabulary size (ids)", type="log", tickvals=list(sizes),
-                     ticktext=[f"{size:,}" for size in sizes], tickfont=dict(size=11))
+    fig.update_xaxes(
+        title_text="vocabulary size (ids)",
+        type="log",
+        tickvals=list(sizes),
+        ticktext=[f"{size:,}" for size in sizes],
+        tickfont=dict(size=11),
+    )
     fig.update_yaxes(title_text="tokens per sentence", rangemode="tozero")
     return fig

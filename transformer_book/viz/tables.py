@@ -18,7 +18,9 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], name: st
     screen narrower than the table it scrolls sideways inside its box, never the page. The box is a named region
     (``name``, by default the table's columns) that the Tab key reaches, so a keyboard can scroll it too."""
     if not header or any(len(row) != len(header) for row in rows):
-        raise ValueError(f"every row must have the header's {len(header)} cells; got rows of {sorted({len(r) for r in rows})}")
+        raise ValueError(
+            f"every row must have the header's {len(header)} cells; got rows of {sorted({len(r) for r in rows})}"
+        )
 
     def cell(tag: str, value: object) -> str:
         align = ' style="text-align: right"' if isinstance(value, (int, float)) and not isinstance(value, bool) else ""

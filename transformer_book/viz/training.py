@@ -25,8 +25,14 @@ KIND_COLOURS = {"pad": "#e5e7eb", "bos": "#16a34a", "eos": "#dc2626", "symbol": 
 OTHER_COLOUR = "#93c5fd"  # a token or hypothesis not chosen (the chosen one is KIND_COLOURS["eos"], red)
 EDGE_COLOUR = "#cbd5e1"  # the beam figure's edges between hypotheses
 KIND_SCALE = [  # discrete colour scale for z = 0 (pad), 1 (bos), 2 (eos), 3 (symbol)
-    [0.0, KIND_COLOURS["pad"]], [0.25, KIND_COLOURS["pad"]], [0.25, KIND_COLOURS["bos"]], [0.5, KIND_COLOURS["bos"]],
-    [0.5, KIND_COLOURS["eos"]], [0.75, KIND_COLOURS["eos"]], [0.75, KIND_COLOURS["symbol"]], [1.0, KIND_COLOURS["symbol"]],
+    [0.0, KIND_COLOURS["pad"]],
+    [0.25, KIND_COLOURS["pad"]],
+    [0.25, KIND_COLOURS["bos"]],
+    [0.5, KIND_COLOURS["bos"]],
+    [0.5, KIND_COLOURS["eos"]],
+    [0.75, KIND_COLOURS["eos"]],
+    [0.75, KIND_COLOURS["symbol"]],
+    [1.0, KIND_COLOURS["symbol"]],
 ]
 LINE_COLOURS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c")
 
@@ -52,31 +58,63 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
     for i in range(examples):
         grid = [batch.src[i].tolist(), batch.tgt_in[i].tolist(), batch.tgt_out[i].tolist()]
         grid = [r + [PAD_ID] * (width - len(r)) for r in grid]
-        fig.add_trace(go.Heatmap(
-            z=[[_kind(t) for t in r] for r in grid], x=list(range(width)), y=rows,
-            text=[["" if t == PAD_ID else _label(t) for t in r] for r in grid],  # grey says PAD
-            customdata=[[_label(t) for t in r] for r in grid], texttemplate="%{text}", textfont=dict(size=13, color="white"),
-            colorscale=KIND_SCALE, zmin=0, zmax=3, showscale=False, xgap=3, ygap=3, visible=i == 0,
-            hovertemplate="%{y}, position %{x}: %{customdata}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Heatmap(
+                z=[[_kind(t) for t in r] for r in grid],
+                x=list(range(width)),
+                y=rows,
+                text=[["" if t == PAD_ID else _label(t) for t in r] for r in grid],  # grey says PAD
+                customdata=[[_label(t) for t in r] for r in grid],
+                texttemplate="%{text}",
+                textfont=dict(size=13, color="white"),
+                colorscale=KIND_SCALE,
+                zmin=0,
+                zmax=3,
+                showscale=False,
+                xgap=3,
+                ygap=3,
+                visible=i == 0,
+                hovertemplate="%{y}, position %{x}: %{customdata}<extra></extra>",
+            )
+        )
         length = int((batch.tgt_out[i] != PAD_ID).sum())  # real output tokens, EOS included
         arrows = [
-            dict(x=t + 1, y=rows[1], ax=t, ay=rows[2], xref="x", yref="y", axref="x", ayref="y",
-                 showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.5, arrowcolor="#6b7280", standoff=12,
-                 startstandoff=12)
+            dict(
+                x=t + 1,
+                y=rows[1],
+                ax=t,
+                ay=rows[2],
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                showarrow=True,
+                arrowhead=2,
+                arrowsize=1.2,
+                arrowwidth=1.5,
+                arrowcolor="#6b7280",
+                standoff=12,
+                startstandoff=12,
+            )
             for t in range(length - 1)
         ]
         visible = [j == i for j in range(examples)]
-        buttons.append(dict(label=f"example {i + 1}", method="update",
-                            args=[{"visible": visible}, {"annotations": arrows}]))
+        buttons.append(
+            dict(label=f"example {i + 1}", method="update", args=[{"visible": visible}, {"annotations": arrows}])
+        )
         if i == 0:
             fig.update_layout(annotations=arrows)
-    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.32, yanchor="top",
-                                        name="example")])
+    fig.update_layout(
+        updatemenus=[
+            dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.32, yanchor="top", name="example")
+        ]
+    )
     fig.update_xaxes(title_text="position", dtick=1)
     fig.update_yaxes(title_text="", autorange="reversed")
-    title = ("Teacher forcing: the output is the input shifted by one<br><span style='font-size:12px;color:#4b5563'>"
-             "grey: PAD · green: BOS · red: EOS · blue: symbols · arrow: output t is input t + 1</span>")
+    title = (
+        "Teacher forcing: the output is the input shifted by one<br><span style='font-size:12px;color:#4b5563'>"
+        "grey: PAD · green: BOS · red: EOS · blue: symbols · arrow: output t is input t + 1</span>"
+    )
     fig = style(fig, title, height=340)
     fig.update_layout(margin=dict(l=80, r=20, t=100, b=50))
     return fig
@@ -89,17 +127,30 @@ def label_smoothing_figure(
     cross-entropy as a function of the probability the model puts on the right token (the rest spread evenly):
     without smoothing it keeps falling towards p = 1; with smoothing it has a minimum below 1, where the KL form
     (the cross-entropy minus the target's entropy) is 0."""
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.14,
-                        subplot_titles=("target distribution q", "loss against confidence"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        column_widths=[0.5, 0.5],
+        horizontal_spacing=0.14,
+        subplot_titles=("target distribution q", "loss against confidence"),
+    )
     labels = [_label(i) for i in range(vocab_size)]
     p_right = np.linspace(0.02, 0.999, 300)
     for i, eps in enumerate(smoothings):
         q = smoothed_targets(torch.tensor(target), vocab_size, eps).numpy()
-        fig.add_trace(go.Bar(
-            x=labels, y=q, marker_color=[KIND_COLOURS["eos"] if j == target else OTHER_COLOUR for j in range(vocab_size)],
-            name=f"q, smoothing {eps}", showlegend=False, visible=i == 1 or len(smoothings) == 1,
-            hovertemplate="token %{x}: q = %{y:.4f}<extra></extra>",
-        ), row=1, col=1)
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=q,
+                marker_color=[KIND_COLOURS["eos"] if j == target else OTHER_COLOUR for j in range(vocab_size)],
+                name=f"q, smoothing {eps}",
+                showlegend=False,
+                visible=i == 1 or len(smoothings) == 1,
+                hovertemplate="token %{x}: q = %{y:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
     for i, eps in enumerate(smoothings):
         q = smoothed_targets(torch.tensor(target), vocab_size, eps)
         probs = torch.tensor((1 - p_right)[:, None] / (vocab_size - 1)).float().repeat(1, vocab_size)
@@ -107,45 +158,80 @@ def label_smoothing_figure(
         loss = F.cross_entropy(probs.log(), torch.full((len(p_right),), target), label_smoothing=eps)  # mean only
         per_point = -(q[None, :] * probs.log()).sum(-1).numpy()  # (N,): the same loss, point by point
         assert np.isclose(per_point.mean(), float(loss), rtol=1e-4)
-        fig.add_trace(go.Scatter(
-            x=p_right, y=per_point, mode="lines", name=f"smoothing {eps}", line=dict(color=LINE_COLOURS[i], width=2.5),
-            hovertemplate="p(right) %{x:.3f}<br>loss %{y:.3f}<extra>smoothing " + f"{eps}</extra>",
-        ), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=p_right,
+                y=per_point,
+                mode="lines",
+                name=f"smoothing {eps}",
+                line=dict(color=LINE_COLOURS[i], width=2.5),
+                hovertemplate="p(right) %{x:.3f}<br>loss %{y:.3f}<extra>smoothing " + f"{eps}</extra>",
+            ),
+            row=1,
+            col=2,
+        )
         best = int(per_point.argmin())
         if eps > 0:
-            fig.add_trace(go.Scatter(
-                x=[p_right[best]], y=[per_point[best]], mode="markers", marker=dict(color=LINE_COLOURS[i], size=9),
-                showlegend=False, hovertemplate="minimum at p(right) = %{x:.3f}<extra></extra>",
-            ), row=1, col=2)
+            fig.add_trace(
+                go.Scatter(
+                    x=[p_right[best]],
+                    y=[per_point[best]],
+                    mode="markers",
+                    marker=dict(color=LINE_COLOURS[i], size=9),
+                    showlegend=False,
+                    hovertemplate="minimum at p(right) = %{x:.3f}<extra></extra>",
+                ),
+                row=1,
+                col=2,
+            )
     n = len(smoothings)
     lines_visible = [True] * (len(fig.data) - n)
     buttons = [
         dict(label=f"smoothing {eps}", method="update", args=[{"visible": [j == i for j in range(n)] + lines_visible}])
         for i, eps in enumerate(smoothings)
     ]
-    fig.update_layout(updatemenus=[dict(buttons=buttons, active=1 if n > 1 else 0, direction="down", x=0.0,
-                                        xanchor="left", y=1.28, yanchor="top", name="smoothing")])
+    fig.update_layout(
+        updatemenus=[
+            dict(
+                buttons=buttons,
+                active=1 if n > 1 else 0,
+                direction="down",
+                x=0.0,
+                xanchor="left",
+                y=1.28,
+                yanchor="top",
+                name="smoothing",
+            )
+        ]
+    )
     fig.update_xaxes(title_text="token", tickangle=-90, row=1, col=1)
     fig.update_yaxes(title_text="probability (log scale)", type="log", range=[-3, 0.05], row=1, col=1)
     fig.update_xaxes(title_text="model's probability on the right token", range=[0, 1], row=1, col=2)
     fig.update_yaxes(title_text="cross-entropy", range=[0, 4], row=1, col=2)
     fig = style(fig, "Label smoothing: the target and its loss", height=450)
     # The legend under the axis titles (the token names stand on end under the left panel).
-    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"),
-                      margin=dict(l=60, r=20, t=140, b=120))
+    fig.update_layout(
+        legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"), margin=dict(l=60, r=20, t=140, b=120)
+    )
     return fig
 
 
-def schedule_figure(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]], title: str | None = None,
-                    log_y: bool = False) -> go.Figure:
+def schedule_figure(
+    curves: Mapping[str, tuple[Sequence[int], Sequence[float]]], title: str | None = None, log_y: bool = False
+) -> go.Figure:
     """Learning rate against step for each named schedule: ``curves[name] = (steps, rates)``."""
     fig = go.Figure()
     for i, (name, (steps, rates)) in enumerate(curves.items()):
-        fig.add_trace(go.Scatter(
-            x=list(steps), y=list(rates), mode="lines", name=html.escape(name),
-            line=dict(color=LINE_COLOURS[i % len(LINE_COLOURS)], width=2.5),
-            hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + html.escape(name) + "</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=list(steps),
+                y=list(rates),
+                mode="lines",
+                name=html.escape(name),
+                line=dict(color=LINE_COLOURS[i % len(LINE_COLOURS)], width=2.5),
+                hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + html.escape(name) + "</extra>",
+            )
+        )
     fig.update_xaxes(title_text="step")
     fig.update_yaxes(title_text="learning rate", type="log" if log_y else "linear", exponentformat="e")
     fig = style(fig, title, height=380)
@@ -153,47 +239,105 @@ def schedule_figure(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]],
     return fig
 
 
-def history_figure(histories: Mapping[str, History], title: str | None = None, floor: float | None = None
-                   ) -> go.Figure:
+def history_figure(histories: Mapping[str, History], title: str | None = None, floor: float | None = None) -> go.Figure:
     """Training curves of one or more runs against the step: the training loss, accuracy and exact match on fresh
     sequences, and the learning rate. ``floor`` draws the lowest loss possible (dashed): with label smoothing, the
     entropy of the smoothed target, which the smoothed cross-entropy approaches but cannot go below."""
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07, row_heights=[0.38, 0.38, 0.24],
-                        subplot_titles=("training loss", "accuracy on fresh sequences", "learning rate"))
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.07,
+        row_heights=[0.38, 0.38, 0.24],
+        subplot_titles=("training loss", "accuracy on fresh sequences", "learning rate"),
+    )
     for i, (name, h) in enumerate(histories.items()):
         colour, label = LINE_COLOURS[i % len(LINE_COLOURS)], html.escape(name)
-        fig.add_trace(go.Scatter(
-            x=h.step, y=np.round(h.loss, 5), mode="lines", line=dict(color=colour, width=1.5), name=label,
-            legendgroup=label, hovertemplate="step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
-        ), row=1, col=1)
-        fig.add_trace(go.Scatter(
-            x=h.eval_step, y=h.eval_exact_match, mode="lines+markers", line=dict(color=colour, width=2.5),
-            name=f"{label}: exact match", legendgroup=label, showlegend=False,
-            hovertemplate="step %{x}<br>exact match %{y:.1%}<extra>" + label + "</extra>",
-        ), row=2, col=1)
-        fig.add_trace(go.Scatter(
-            x=h.eval_step, y=h.eval_token_accuracy, mode="lines+markers", line=dict(color=colour, width=1.5, dash="dot"),
-            name=f"{label}: token accuracy", legendgroup=label, showlegend=False,
-            hovertemplate="step %{x}<br>token accuracy %{y:.2%}<extra>" + label + "</extra>",
-        ), row=2, col=1)
-        fig.add_trace(go.Scatter(
-            x=h.step, y=h.lr, mode="lines", line=dict(color=colour, width=1.5), name=f"{label}: lr",
-            legendgroup=label, showlegend=False, hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + label + "</extra>",
-        ), row=3, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=h.step,
+                y=np.round(h.loss, 5),
+                mode="lines",
+                line=dict(color=colour, width=1.5),
+                name=label,
+                legendgroup=label,
+                hovertemplate="step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=h.eval_step,
+                y=h.eval_exact_match,
+                mode="lines+markers",
+                line=dict(color=colour, width=2.5),
+                name=f"{label}: exact match",
+                legendgroup=label,
+                showlegend=False,
+                hovertemplate="step %{x}<br>exact match %{y:.1%}<extra>" + label + "</extra>",
+            ),
+            row=2,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=h.eval_step,
+                y=h.eval_token_accuracy,
+                mode="lines+markers",
+                line=dict(color=colour, width=1.5, dash="dot"),
+                name=f"{label}: token accuracy",
+                legendgroup=label,
+                showlegend=False,
+                hovertemplate="step %{x}<br>token accuracy %{y:.2%}<extra>" + label + "</extra>",
+            ),
+            row=2,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=h.step,
+                y=h.lr,
+                mode="lines",
+                line=dict(color=colour, width=1.5),
+                name=f"{label}: lr",
+                legendgroup=label,
+                showlegend=False,
+                hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + label + "</extra>",
+            ),
+            row=3,
+            col=1,
+        )
     if floor is not None:
         steps = [s for h in histories.values() for s in h.step]
-        fig.add_trace(go.Scatter(
-            x=[min(steps), max(steps)], y=[floor, floor], mode="lines", line=dict(color="#6b7280", width=1.5, dash="dash"),
-            name=f"lowest possible loss ({floor:.3f})", hovertemplate=f"lowest possible loss {floor:.4f}<extra></extra>",
-        ), row=1, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=[min(steps), max(steps)],
+                y=[floor, floor],
+                mode="lines",
+                line=dict(color="#6b7280", width=1.5, dash="dash"),
+                name=f"lowest possible loss ({floor:.3f})",
+                hovertemplate=f"lowest possible loss {floor:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
     lowest = min((v for h in histories.values() for v in h.eval_exact_match + h.eval_token_accuracy), default=0.0)
     fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="share right", tickformat=".0%", range=[max(0.0, lowest - 0.05), 1.01], row=2, col=1)
     fig.update_yaxes(title_text="lr", exponentformat="e", row=3, col=1)
     fig.update_xaxes(title_text="step", row=3, col=1)
     fig = style(fig, title, height=640)
-    fig.add_annotation(text="solid: exact match · dotted: token accuracy", xref="x2 domain", yref="y2 domain",
-                       x=0.98, y=0.06, xanchor="right", showarrow=False, font=dict(size=12, color="#4b5563"))
+    fig.add_annotation(
+        text="solid: exact match · dotted: token accuracy",
+        xref="x2 domain",
+        yref="y2 domain",
+        x=0.98,
+        y=0.06,
+        xanchor="right",
+        showarrow=False,
+        font=dict(size=12, color="#4b5563"),
+    )
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.1), margin=dict(l=70, r=20, t=60, b=90))
     return fig
 
@@ -202,29 +346,62 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
     """Several configurations, each trained on several seeds: the training loss of every run (one colour per
     configuration, one line per seed) and, beside it, the exact match on fresh sequences at the end of each run (one
     dot per seed, a bar at the mean), so the spread between seeds is seen next to the gap between configurations."""
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.14,
-                        subplot_titles=("training loss", "exact match at the end"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        column_widths=[0.58, 0.42],
+        horizontal_spacing=0.14,
+        subplot_titles=("training loss", "exact match at the end"),
+    )
     names = list(runs)
     categories = [html.escape(name).replace(", ", "<br>") for name in names]
     for i, (name, histories) in enumerate(runs.items()):
         colour, label = LINE_COLOURS[i % len(LINE_COLOURS)], html.escape(name)
         for seed, h in enumerate(histories):
-            fig.add_trace(go.Scatter(
-                x=h.step, y=np.round(h.loss, 5), mode="lines", line=dict(color=colour, width=1.2), opacity=0.8,
-                name=label, legendgroup=label, showlegend=seed == 0,
-                hovertemplate=f"run {seed}<br>" + "step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
-            ), row=1, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=h.step,
+                    y=np.round(h.loss, 5),
+                    mode="lines",
+                    line=dict(color=colour, width=1.2),
+                    opacity=0.8,
+                    name=label,
+                    legendgroup=label,
+                    showlegend=seed == 0,
+                    hovertemplate=f"run {seed}<br>" + "step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
+                ),
+                row=1,
+                col=1,
+            )
         finals = [h.eval_exact_match[-1] for h in histories]
-        fig.add_trace(go.Bar(
-            x=[categories[i]], y=[float(np.mean(finals))], marker=dict(color=colour, opacity=0.25), width=0.6,
-            name=f"{label}: mean", legendgroup=label, showlegend=False,
-            hovertemplate="mean %{y:.1%}<extra>" + label + "</extra>",
-        ), row=1, col=2)
-        fig.add_trace(go.Scatter(
-            x=[categories[i]] * len(finals), y=finals, mode="markers", marker=dict(color=colour, size=9),
-            name=f"{label}: runs", legendgroup=label, showlegend=False,
-            hovertemplate="%{y:.1%}<extra>" + label + "</extra>",
-        ), row=1, col=2)
+        fig.add_trace(
+            go.Bar(
+                x=[categories[i]],
+                y=[float(np.mean(finals))],
+                marker=dict(color=colour, opacity=0.25),
+                width=0.6,
+                name=f"{label}: mean",
+                legendgroup=label,
+                showlegend=False,
+                hovertemplate="mean %{y:.1%}<extra>" + label + "</extra>",
+            ),
+            row=1,
+            col=2,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[categories[i]] * len(finals),
+                y=finals,
+                mode="markers",
+                marker=dict(color=colour, size=9),
+                name=f"{label}: runs",
+                legendgroup=label,
+                showlegend=False,
+                hovertemplate="%{y:.1%}<extra>" + label + "</extra>",
+            ),
+            row=1,
+            col=2,
+        )
     fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title_text="step", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
@@ -234,8 +411,9 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
     return fig
 
 
-def length_figure(results: Mapping[str, Mapping[str, Sequence[float]]], trained_max: int = 10,
-                  title: str | None = None) -> go.Figure:
+def length_figure(
+    results: Mapping[str, Mapping[str, Sequence[float]]], trained_max: int = 10, title: str | None = None
+) -> go.Figure:
     """Exact match (and token accuracy, in the menu) against sequence length for each model; the lengths seen in
     training are shaded. ``results[name] = {"length": [...], "exact_match": [...], "token_accuracy": [...]}``."""
     fig = go.Figure()
@@ -243,23 +421,44 @@ def length_figure(results: Mapping[str, Mapping[str, Sequence[float]]], trained_
     for metric in metrics:
         for i, (name, r) in enumerate(results.items()):
             label = html.escape(name)
-            fig.add_trace(go.Scatter(
-                x=list(r["length"]), y=list(r[metric]), mode="lines+markers", name=label,
-                line=dict(color=LINE_COLOURS[i % len(LINE_COLOURS)], width=2.5), visible=metric == "exact_match",
-                hovertemplate="length %{x}<br>%{y:.1%}<extra>" + label + "</extra>",
-            ))
+            fig.add_trace(
+                go.Scatter(
+                    x=list(r["length"]),
+                    y=list(r[metric]),
+                    mode="lines+markers",
+                    name=label,
+                    line=dict(color=LINE_COLOURS[i % len(LINE_COLOURS)], width=2.5),
+                    visible=metric == "exact_match",
+                    hovertemplate="length %{x}<br>%{y:.1%}<extra>" + label + "</extra>",
+                )
+            )
     n = len(results)
     buttons = [
-        dict(label=metric.replace("_", " "), method="update",
-             args=[{"visible": [m == metric for m in metrics for _ in range(n)]},
-                   {"yaxis.title.text": metric.replace("_", " ")}])
+        dict(
+            label=metric.replace("_", " "),
+            method="update",
+            args=[
+                {"visible": [m == metric for m in metrics for _ in range(n)]},
+                {"yaxis.title.text": metric.replace("_", " ")},
+            ],
+        )
         for metric in metrics
     ]
     lengths = [x for r in results.values() for x in r["length"]]
-    fig.add_vrect(x0=min(lengths) - 0.5, x1=trained_max + 0.5, fillcolor="#16a34a", opacity=0.08, line_width=0,
-                  annotation_text="lengths seen in training", annotation_position="bottom left")
-    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top",
-                                        name="show")])
+    fig.add_vrect(
+        x0=min(lengths) - 0.5,
+        x1=trained_max + 0.5,
+        fillcolor="#16a34a",
+        opacity=0.08,
+        line_width=0,
+        annotation_text="lengths seen in training",
+        annotation_position="bottom left",
+    )
+    fig.update_layout(
+        updatemenus=[
+            dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top", name="show")
+        ]
+    )
     fig.update_xaxes(title_text="sequence length", dtick=1, range=[min(lengths) - 0.5, max(lengths) + 0.5])
     fig.update_yaxes(title_text="exact match", tickformat=".0%", range=[0, 1.05])
     fig = style(fig, title, height=420)
