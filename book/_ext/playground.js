@@ -540,6 +540,7 @@
         + (intact ? `   (all heads: ${printed(info, manifest, intact.tokens)})` : "");
       output.dataset.tokens = JSON.stringify(r.tokens);
       output.dataset.runs = String(Number(output.dataset.runs || 0) + 1);
+      output.dataset.input = input; // what it is for: the model, source, padding and search
       outputNote.textContent = outputNoteFor(info, r, r.src.filter((id) => id !== manifest.pad_id).length);
       beamBox.hidden = !r.beam;
       if (r.beam) drawBeamList(beamBox, manifest, info, r.beam);

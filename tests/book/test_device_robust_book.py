@@ -90,8 +90,15 @@ def test_every_chapter_that_trains_picks_its_device_once_says_which_and_trains_a
             continue
         training.append(path.name)
         assert code.count('select_device("auto")') == 1 and 'print(f"device: {device}")' in code, path.name
-        calls = re.findall(r"(?<![.\w])(?:train_task|load_checkpoint)\((?:[^()]|\([^()]*\))*\)", code)
-        assert all("device=" in call for call in calls), (path.name, [c for c in calls if "device=" not in c])
+        # Where a run goes is its RunConfig's device; a loaded model goes where load_checkpoint is told.
+        placed = re.findall(r"(?<![.\w])(?:RunConfig|load_checkpoint)\((?:[^()]|\([^()]*\))*\)", code)
+        assert all("device=" in call for call in placed), (path.name, [c for c in placed if "device=" not in c])
+        # Every training call is given a run: a RunConfig made there, or one made before (a name that ends in run).
+        runs = re.findall(
+            r"(?<![.\w])train(?:_task|_dates|_translation)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", code
+        )
+        given = re.compile(r"RunConfig\(|\brun\b|_run\b")
+        assert all(given.search(call) for call in runs), (path.name, [c for c in runs if not given.search(c)])
     assert {"07_training.ipynb", "08_decoding.ipynb", "11_inside_the_model.ipynb", "12_pitfalls.ipynb"} <= set(training)
 
 
