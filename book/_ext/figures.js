@@ -589,10 +589,31 @@
 
   /* After a control changed the figure: its title may be new (wrapped on a narrow screen, given the room its lines
      take, the figure named again), so may its numbers. */
+  /* A control that drew other labels (a diagram's relayout of its annotations): they are fitted as the first ones
+     were, shrunk with a narrow column and to their boxes, and what a wider column restores is theirs. */
+  function fitNewLabels(gd, state, update) {
+    if (state.annotations === gd.layout.annotations) return;
+    state.annotations = gd.layout.annotations;
+    Object.keys(state.restore).forEach(function (key) {
+      if (/^annotations\[/.test(key)) delete state.restore[key];
+    });
+    var fit = {};
+    if (state.narrow) scaleDiagram(gd, fit);
+    fitBoxLabels(gd, fit);
+    Object.keys(fit).forEach(function (key) {
+      if (state.narrow) {
+        var value = get(gd.layout, key.replace(/\[(\d+)\]/g, ".$1"));
+        state.restore[key] = value === undefined ? null : JSON.parse(JSON.stringify(value));
+      }
+      update[key] = fit[key];
+    });
+  }
+
   function afterChange(gd) {
     var state = gd._bookFigure;
     if (!state) return;
     var update = {}, above = 0;
+    fitNewLabels(gd, state, update);
     if (state.narrow) fitTitle(gd, update);
     if (update["title.text"] || titleText(gd) !== state.title) {
       above = roomAbove(gd);
@@ -642,6 +663,7 @@
       return fitBottom(gd);
     }).then(function () {
       gd._bookFigure.title = titleText(gd);
+      gd._bookFigure.annotations = gd.layout.annotations;
       nameFigure(gd);
       ready(gd);
     });

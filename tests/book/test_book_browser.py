@@ -554,6 +554,31 @@ def test_page(server: tuple[str, type], browser: object, name: str, size: str, s
         run.close()
 
 
+def test_a_diagrams_menu_on_a_phone_keeps_every_label_in_its_box(server: tuple[str, type], browser: object) -> None:
+    """Chapter 6's layer diagram redraws its boxes and labels for each entry of its menu (a relayout of its shapes and
+    annotations): on a phone each new drawing is fitted as the first was, its labels shrunk or wrapped into their
+    boxes and its explanation inside the figure. (check_page operates every control at the laptop's size only.)"""
+    base, _ = server
+    run = PageRun(browser, f"{base}/book/06_model.html", VIEWPORTS["phone"], **CONTEXTS["phone"])
+    try:
+        page = run.page
+        page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+        page.wait_for_function(READY, timeout=30_000)
+        titles = page.evaluate(
+            "() => [...document.querySelectorAll('.plotly-graph-div')].map(gd => gd.layout.title.text)"
+        )
+        index = next(i for i, title in enumerate(titles) if str(title).startswith("One encoder layer"))
+        controls = page.evaluate(CONTROLS, index)
+        for control, _, actions in _control_actions(page, index, controls):
+            for action in actions:
+                page.wait_for_function(READY, timeout=10_000)
+                defects = figure_text_defects(page, only=index)
+                assert not defects, f"figure {index} after {control} ({action}) on a phone: {defects}"
+        assert not run.errors, "\n".join(run.errors)
+    finally:
+        run.close()
+
+
 def test_index_redirects_to_root(server: tuple[str, type], browser: object) -> None:
     """The site's index.html sends the browser to the first chapter; for a browser that does not follow the redirect
     (or a reader who stops it) it has the book's title and a link there."""

@@ -463,7 +463,7 @@ def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) ->
             residuals.append((x, start, y + 1.275))
             y += 2.0
     if norm_first:
-        boxes.append(_Box(x, y + 0.5, y + 0.9, "final LayerNorm (once per stack)", "norm"))
+        boxes.append(_Box(x, y + 0.5, y + 0.9, "final LayerNorm", "norm"))  # outside the (× N) frame: once per stack
     return boxes, residuals
 
 
@@ -633,7 +633,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     notes.append(
         dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12))
     )
-    text = "<br>".join(textwrap.wrap(html.escape(explanation), 100))
+    text = "<br>".join(textwrap.wrap(html.escape(explanation), 72))  # fits a phone once the diagram is scaled to it
     notes.append(
         dict(
             x=0.0,
