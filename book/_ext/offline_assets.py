@@ -181,6 +181,23 @@ NAV_JS = """document.addEventListener("DOMContentLoaded", function () {
 });"""
 
 
+# A table (or a code block) wider than the column scrolls sideways inside its box, which only shows a cut edge: while
+# more of it lies to the right, the box carries "book-scrolls-more" and book.css fades its right edge, so the cut
+# reads as "there is more" (the box is a stop of the Tab key, whose arrow keys scroll it).
+SCROLL_HINT_JS = """document.addEventListener("DOMContentLoaded", function () {
+  var boxes = document.querySelectorAll(
+    ".bd-article .pst-scrollable-table-container, .bd-article .book-table, .bd-article div.highlight pre");
+  function mark(box) {
+    box.classList.toggle("book-scrolls-more", box.scrollWidth - box.clientWidth - box.scrollLeft > 1);
+  }
+  boxes.forEach(function (box) {
+    mark(box);
+    box.addEventListener("scroll", function () { mark(box); }, {passive: true});
+  });
+  window.addEventListener("resize", function () { boxes.forEach(mark); });
+});"""
+
+
 # Sphinx's search shows a few lines of each page it finds, taken from the page's [role="main"], which in this theme
 # also holds the article's toolbar (download buttons), the page's table of contents for printing ("Contents") and the
 # links to the previous and next chapters, so every snippet started "....pdf Attention Contents". The search page
@@ -205,6 +222,7 @@ SEARCH_JS = """(function () {
 
 def _add_nav_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     app.add_js_file(None, body=NAV_JS, priority=900)
+    app.add_js_file(None, body=SCROLL_HINT_JS, priority=900)
     if pagename == "search":
         app.add_js_file(None, body=SEARCH_JS, priority=900)
 

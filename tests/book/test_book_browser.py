@@ -579,6 +579,28 @@ def test_a_diagrams_menu_on_a_phone_keeps_every_label_in_its_box(server: tuple[s
         run.close()
 
 
+def test_a_table_wider_than_a_phone_fades_where_more_of_it_lies(server: tuple[str, type], browser: object) -> None:
+    """Chapter 16's table of settings is wider than a phone: its box scrolls sideways, and while more of it lies to
+    the right its right edge fades (a visible hint, where a cut edge says nothing); scrolled to its end, it does not."""
+    base, _ = server
+    run = PageRun(browser, f"{base}/book/16_differences_from_the_paper.html", VIEWPORTS["phone"], **CONTEXTS["phone"])
+    hinted = """() => [...document.querySelectorAll('.bd-article .pst-scrollable-table-container, .bd-article .book-table')]
+      .filter(b => b.scrollWidth > b.clientWidth + 1).map(b => ({more: b.classList.contains('book-scrolls-more'),
+        mask: getComputedStyle(b).maskImage || getComputedStyle(b).webkitMaskImage}))"""
+    try:
+        page = run.page
+        page.wait_for_load_state("load")
+        boxes = page.evaluate(hinted)
+        assert boxes and all(b["more"] and b["mask"] != "none" for b in boxes), boxes
+        page.evaluate(
+            """() => document.querySelectorAll('.bd-article .pst-scrollable-table-container, .bd-article .book-table')
+            .forEach(b => { b.scrollLeft = b.scrollWidth; })"""
+        )
+        page.wait_for_function(f"() => ({hinted})().every(b => !b.more && b.mask === 'none')", timeout=5_000)
+    finally:
+        run.close()
+
+
 def test_index_redirects_to_root(server: tuple[str, type], browser: object) -> None:
     """The site's index.html sends the browser to the first chapter; for a browser that does not follow the redirect
     (or a reader who stops it) it has the book's title and a link there."""
