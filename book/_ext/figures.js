@@ -554,6 +554,12 @@
     }, Promise.resolve());
   }
 
+  /* What a wider column puts back: the layout's own value at ``key`` (a relayout key), before a narrow one changes it. */
+  function remember(gd, state, key) {
+    var value = get(gd.layout, key.replace(/\[(\d+)\]/g, ".$1"));
+    state.restore[key] = value === undefined ? null : JSON.parse(JSON.stringify(value));
+  }
+
   function setNarrow(gd, narrow) {
     var state = gd._bookFigure;
     if (narrow === state.narrow) return Promise.resolve();
@@ -575,10 +581,7 @@
     fitTitle(gd, update);
     placeTitle(gd, update, above);
     state.restore = {};
-    Object.keys(update).forEach(function (key) {
-      var value = get(gd.layout, key.replace(/\[(\d+)\]/g, ".$1"));
-      state.restore[key] = value === undefined ? null : JSON.parse(JSON.stringify(value));
-    });
+    Object.keys(update).forEach(function (key) { remember(gd, state, key); });
     return window.Plotly.relayout(gd, update).then(function () {
       fitHeight(gd);
       return settleTitle(gd, above);
@@ -601,10 +604,7 @@
     if (state.narrow) scaleDiagram(gd, fit);
     fitBoxLabels(gd, fit);
     Object.keys(fit).forEach(function (key) {
-      if (state.narrow) {
-        var value = get(gd.layout, key.replace(/\[(\d+)\]/g, ".$1"));
-        state.restore[key] = value === undefined ? null : JSON.parse(JSON.stringify(value));
-      }
+      if (state.narrow) remember(gd, state, key);
       update[key] = fit[key];
     });
   }
