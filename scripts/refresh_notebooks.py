@@ -3,7 +3,7 @@
     python scripts/refresh_notebooks.py book/04_masks.ipynb [book/05_attention.ipynb ...]
     python scripts/refresh_notebooks.py            # every notebook listed in _toc.yml
 
-Each notebook runs top to bottom with nbclient, in book/ (the build's working directory), with the kernel its metadata
+Each notebook runs top to bottom with nbclient, in its own folder (the build's working directory), with the kernel its metadata
 names (``python3``: the Python this script runs with, as in the book build) and as a live kernel, the way
 ``make nbval`` runs it (the static-build marker ``TRANSFORMER_BOOK_STATIC`` is removed from the environment). Then:
 
@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from book_toc import toc_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOK = ROOT / "book"
 CHECK_TAG = "nbval-check-output"
 STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # transformer_book.viz.BOOK_ENV
+STRICT_LANGUAGE_ENV = "TRANSFORMER_BOOK_STRICT_LANGUAGE"  # transformer_book.i18n.STRICT_ENV
 
 
 def toc_notebooks() -> list[Path]:
@@ -66,17 +66,18 @@ def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
     return kept, stripped
 
 
-def execute(nb: nbformat.NotebookNode, timeout: int | None) -> None:
-    """Run ``nb`` top to bottom in a live kernel, in book/, filling in its outputs; ``timeout``: seconds per cell."""
+def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int | None) -> None:
+    """Run ``nb`` top to bottom in a live kernel, in ``folder`` (its own), filling in its outputs; ``timeout``: seconds
+    per cell."""
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(BOOK)}})
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(folder)}})
     client.widget_registry = {}  # no stand-in for ipywidgets' Output widget: see the module docstring
     client.execute()
 
 
 def refresh(path: Path, timeout: int) -> None:
     nb = nbformat.read(path, as_version=4)
-    execute(nb, timeout)
+    execute(nb, path.parent, timeout)
     kept, stripped = strip_outputs(nb)
     nbformat.validate(nb)
     nbformat.write(nb, path)
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
     args = parser.parse_args(argv)
     os.environ.pop(STATIC_ENV, None)  # the kernel inherits this environment: run it live, as nbval does
+    os.environ[STRICT_LANGUAGE_ENV] = "1"  # a Chinese chapter's missing translation is an error here
     notebooks = [p.resolve() for p in args.notebooks] or toc_notebooks()
     missing = [str(p) for p in notebooks if not p.is_file()]
     if missing:

@@ -54,7 +54,7 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 BOOK_ENV = "TRANSFORMER_BOOK_STATIC"  # the same name as transformer_book.viz.BOOK_ENV
-VENDOR_SOURCE = "book/_vendor"  # relative to the book's root (the Sphinx source folder)
+VENDOR_SOURCE = Path(__file__).resolve().parents[1] / "_vendor"  # book/_vendor, for either edition's build
 VENDOR_OUT = "_static/vendor"  # relative to the HTML output folder
 VENDOR_TESTS_ONLY = "tests"  # under VENDOR_SOURCE: what the tests use (axe-core), never copied into the site
 STYLESHEET = "book.css"  # beside this module, copied to _static/
@@ -145,7 +145,7 @@ def _rerun_playground_without_models(app: Sphinx) -> None:
 def _copy_assets(app: Sphinx) -> None:
     if app.builder.format != "html":
         return
-    source = Path(app.srcdir, VENDOR_SOURCE)
+    source = VENDOR_SOURCE
     missing = [name for name in REQUIRED if not (source / name).is_file()]
     if missing:
         raise ExtensionError(
@@ -282,7 +282,7 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
             page.write_text(new, encoding="utf-8")
             changed += 1
     logger.info(f"offline_assets: pointed {changed} page(s) at _static/vendor/ instead of CDNs")
-    _give_the_redirect_a_page(outdir / "index.html", app.config.html_title or app.config.project)
+    _give_the_redirect_a_page(outdir / "index.html", app.config.html_title or app.config.project, edition(app))
     if not (outdir / PLAYGROUND_OUT / "manifest.json").is_file() and any(
         f'class="{PLAYGROUND_CLASS}"' in page.read_text(encoding="utf-8") for page in outdir.glob("book/*.html")
     ):
@@ -296,7 +296,42 @@ HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
 REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"\s*/?>', re.IGNORECASE)
 
 
-def _give_the_redirect_a_page(index: Path, title: str) -> None:
+# Each edition links every page to its twin in the other: the English site's root holds the Chinese under zh/.
+EDITIONS = {"en": ("zh", "中文", "zh-CN", "zh/"), "zh": ("en", "English", "en", "../")}  # other, its name, hreflang, root
+
+
+def edition(app: Sphinx) -> str:
+    """``"zh"`` in the Chinese edition's build (``language: zh_CN``), else ``"en"``."""
+    return "zh" if str(app.config.language or "").startswith("zh") else "en"
+
+
+def twin_url(app: Sphinx, pagename: str) -> str:
+    """The URL, relative to page ``pagename``, of the same page in the other edition (of its first page, where that
+    edition has no such page: the glossary, the search and index pages)."""
+    other_root = EDITIONS[edition(app)][3]
+    srcdir = Path(app.srcdir)
+    other_src = srcdir / "zh" if edition(app) == "en" else srcdir.parent
+    up = "../" * pagename.count("/")
+    if any((other_src / f"{pagename}{suffix}").is_file() for suffix in (".ipynb", ".md")):
+        return f"{up}{other_root}{pagename}.html"
+    return f"{up}{other_root}index.html"
+
+
+def _add_language_switch(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    """A link to the page's twin in the other edition, at the top of the article (and for search engines, in the
+    head)."""
+    if app.builder.format != "html":
+        return
+    _, name, hreflang, _ = EDITIONS[edition(app)]
+    url = html.escape(twin_url(app, pagename))
+    context["metatags"] = context.get("metatags", "") + f'<link rel="alternate" hreflang="{hreflang}" href="{url}">\n'
+    label = "Language / 语言"
+    link = (f'<nav class="book-language" aria-label="{label}"><a href="{url}" hreflang="{hreflang}" lang="{hreflang}">'
+            f"{name}</a></nav>\n")
+    context["body"] = link + context.get("body", "")
+
+
+def _give_the_redirect_a_page(index: Path, title: str, language: str = "en") -> None:
     """Jupyter Book writes the site's index.html as a bare ``<meta http-equiv="Refresh">``: no title (a tab, a
     bookmark or a search engine shows the address) and nothing to follow where a browser does not redirect. Make it a
     page with the book's title, the same redirect and a link to the first chapter."""
@@ -305,11 +340,12 @@ def _give_the_redirect_a_page(index: Path, title: str) -> None:
     if target is None or "<title>" in text:
         return
     url, name = html.escape(target.group(1)), html.escape(title)
+    lang, start = ("zh-CN", "开始阅读") if language == "zh" else ("en", "Start reading")
     index.write_text(
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{name}</title>\n'
+        f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n<title>{name}</title>\n'
         f'<meta http-equiv="Refresh" content="0; url={url}">\n<link rel="canonical" href="{url}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n</head>\n<body>\n'
-        f'<main><h1>{name}</h1>\n<p><a href="{url}">Start reading</a></p></main>\n</body>\n</html>\n',
+        f'<main><h1>{name}</h1>\n<p><a href="{url}">{start}</a></p></main>\n</body>\n</html>\n',
         encoding="utf-8",
     )
 
@@ -323,6 +359,7 @@ def setup(app: Sphinx) -> dict:
     app.add_css_file(STYLESHEET)
     app.connect("html-page-context", _add_figure_js)
     app.connect("html-page-context", _add_nav_js)
+    app.connect("html-page-context", _add_language_switch)
     app.connect("html-page-context", _dedupe_scripts, priority=900)  # after every other extension added its scripts
     app.connect("build-finished", _rewrite_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
