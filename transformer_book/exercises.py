@@ -55,6 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
+from transformer_book.i18n import tr
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -93,26 +94,34 @@ SEEDS = (0, 1, 2)
 def exercise(check: Callable[..., None], answer: Callable, *args: object) -> None:
     """Run ``check(answer, *args)`` and say how the reader's ``answer`` did: "correct", or "not done yet" while it
     raises ``NotImplementedError`` (the starter); a wrong answer raises ``AssertionError`` naming what is wrong."""
-    name = getattr(answer, "__name__", "your answer")
+    name = getattr(answer, "__name__", tr("your answer"))
     try:
         check(answer, *args)
     except NotImplementedError:
-        print(f"{name}: not done yet (it raises NotImplementedError). Write it above, run that cell, then this one.")
+        print(
+            tr(
+                "{name}: not done yet (it raises NotImplementedError). Write it above, run that cell, then this one.",
+                name=name,
+            )
+        )
         return
     except AssertionError as error:
-        raise AssertionError(f"{name} is not right yet: {error}") from None
-    print(f"{name}: correct")
+        raise AssertionError(tr("{name} is not right yet: {error}", name=name, error=error)) from None
+    print(tr("{name}: correct", name=name))
 
 
 def _tensor(value: object, call: str) -> Tensor:
-    assert isinstance(value, Tensor), f"{call} returned {type(value).__name__}, not a torch.Tensor"
+    assert isinstance(value, Tensor), tr(
+        "{call} returned {kind}, not a torch.Tensor", call=call, kind=type(value).__name__
+    )
     return value
 
 
 def _shape(value: Tensor, expected: tuple[int, ...], call: str, hint: str = "") -> None:
-    assert tuple(value.shape) == expected, f"{call} has shape {tuple(value.shape)}, not {expected}" + (
-        f": {hint}" if hint else ""
-    )
+    shape = tuple(value.shape)
+    assert shape == expected, tr(
+        "{call} has shape {shape}, not {expected}", call=call, shape=shape, expected=expected
+    ) + (f": {hint}" if hint else "")
 
 
 def _first_index(differ: Tensor) -> tuple[int, ...]:

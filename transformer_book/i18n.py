@@ -16,9 +16,9 @@ or is new) and on a translation whose English no longer occurs; ``scripts/transl
 
 The language is the notebook's (:func:`notebook_language`): the one its metadata names (``{"transformer_book":
 {"language": "zh"}}``), where the front end tells the kernel which notebook runs (JupyterLab, VS Code, Colab), else
-``zh`` when the kernel works in the book's ``zh/book/`` folder; ``TRANSFORMER_BOOK_LANGUAGE`` overrides it. A template missing from the catalogue shows in English,
-with a warning, so that a reader who edits a chapter's code never breaks it; ``TRANSFORMER_BOOK_STRICT_LANGUAGE=1``
-(the book's own runs of the Chinese chapters) makes that an error.
+``zh`` when the kernel works in the book's ``zh/book/`` folder; ``TRANSFORMER_BOOK_LANGUAGE`` overrides it. A
+template missing from the catalogue shows in English, with a warning, so that a reader who edits a chapter's code never
+breaks it; ``TRANSFORMER_BOOK_STRICT_LANGUAGE=1`` (the book's own runs of the Chinese chapters) makes that an error.
 """
 
 from __future__ import annotations
@@ -129,7 +129,9 @@ def template(text: str) -> str:
         return text
     translated = catalogue(name).get(text)
     if translated is None:
-        message = f"no {name} translation of {text!r} in {LOCALE / name}: scripts/translate.py status lists what is missing"
+        message = (
+            f"no {name} translation of {text!r} in {LOCALE / name}: scripts/translate.py status lists what is missing"
+        )
         if os.environ.get(STRICT_ENV) == "1":
             raise KeyError(message)
         warnings.warn(message, stacklevel=3)
