@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import string
+import sys
 import warnings
 from functools import cache
 from pathlib import Path
@@ -100,12 +101,16 @@ def _metadata_language(path: Path) -> str | None:
 def _colab_notebook_language() -> str | None:
     """On Colab, the language in the open notebook's metadata (Colab's front end sends the notebook on request); None
     elsewhere, or when it does not answer."""
+    if "google.colab" not in sys.modules:  # Colab's kernel has it loaded; nothing else should import it
+        return None
     try:
         from google.colab import _message  # type: ignore[import-not-found]
-
+    except ImportError:
+        return None
+    try:
         notebook = _message.blocking_request("get_ipynb", timeout_sec=10)["ipynb"]
         return notebook["metadata"][METADATA_KEY]["language"]
-    except Exception:  # not on Colab, or an older front end: English
+    except Exception:  # an older or a changed front end: the other signs, else English
         return None
 
 
