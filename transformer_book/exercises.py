@@ -55,6 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
+from transformer_book.i18n import tr
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -327,9 +328,14 @@ def grade_vocabulary_parameters(count: Callable[[TransformerConfig], int]) -> No
     ``share_embeddings`` and ``tie_output_embedding`` and with two vocabularies of different sizes."""
     for config in _count_cases(small=True):
         mine, expected = count(config), _vocabulary_matrices(config)
-        assert mine == expected, (
-            f"count({_describe(config)}) is {mine:,}, but its vocabulary matrices hold {expected:,} parameters "
-            f"({expected // config.d_model:,} rows of d_model = {config.d_model})"
+        assert mine == expected, tr(
+            "count({config}) is {mine:,}, but its vocabulary matrices hold {expected:,} parameters "
+            "({rows:,} rows of d_model = {d_model})",
+            config=_describe(config),
+            mine=mine,
+            expected=expected,
+            rows=expected // config.d_model,
+            d_model=config.d_model,
         )
 
 
@@ -338,18 +344,31 @@ def grade_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
     ``E[i] . E[j] / (|E[i]| |E[j]|)``, for several seeds and shapes."""
     for seed, (V, d) in zip(SEEDS, ((5, 8), (12, 3), (1, 4)), strict=True):
         E = 3 * torch.randn(V, d, generator=make_rng(seed))
-        call = f"similarity(E of shape {(V, d)})"
+        call = tr("similarity(E of shape {shape})", shape=(V, d))
         mine = _tensor(similarity(E), call)
-        _shape(mine, (V, V), call, "one row and one column per token")
+        _shape(mine, (V, V), call, tr("one row and one column per token"))
         expected = F.cosine_similarity(E[:, None], E[None], dim=-1)  # (V, V)
         if not torch.allclose(mine.diagonal().double(), torch.ones(V, dtype=torch.float64), atol=1e-5):
             raise AssertionError(
-                f"{call} has {float(mine[0, 0]):.3f} on the diagonal, not 1: a vector's cosine "
-                "with itself is 1 (divide each dot product by the norms of both rows)"
+                tr(
+                    "{call} has {diagonal:.3f} on the diagonal, not 1: a vector's cosine "
+                    "with itself is 1 (divide each dot product by the norms of both rows)",
+                    call=call,
+                    diagonal=float(mine[0, 0]),
+                )
             )
         if not torch.allclose(mine, expected, atol=1e-5):
             i, j = _first_index((mine - expected).abs() > 1e-5)
-            raise AssertionError(f"{call}[{i}, {j}] is {float(mine[i, j]):.4f}, not {float(expected[i, j]):.4f}")
+            raise AssertionError(
+                tr(
+                    "{call}[{i}, {j}] is {mine:.4f}, not {expected:.4f}",
+                    call=call,
+                    i=i,
+                    j=j,
+                    mine=float(mine[i, j]),
+                    expected=float(expected[i, j]),
+                )
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
