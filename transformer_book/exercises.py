@@ -240,31 +240,48 @@ def grade_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
     for L, d in ((1, 2), (10, 4), (50, 16), (128, 64)):
         call = f"table({L}, {d})"
         mine = _tensor(table(L, d), call)
-        _shape(mine, (L, d), call, "one row per position, one column per dimension")
+        _shape(mine, (L, d), call, tr("one row per position, one column per dimension"))
         mine, expected = mine.double(), sinusoidal_table(L, d).double()
         angles = torch.arange(L, dtype=torch.float64)[:, None] * 10000.0 ** (
             -torch.arange(0, d, 2, dtype=torch.float64) / d
         )
         if L > 1 and torch.allclose(mine, torch.cat([angles.sin(), angles.cos()], dim=1), atol=1e-4):
             raise AssertionError(
-                f"{call} has the sines in the first half of the columns and the cosines in the "
-                "second (tensor2tensor's layout); the paper interleaves them: column 2i is the sine, "
-                "2i+1 the cosine of the same frequency"
+                tr(
+                    "{call} has the sines in the first half of the columns and the cosines in the "
+                    "second (tensor2tensor's layout); the paper interleaves them: column 2i is the sine, "
+                    "2i+1 the cosine of the same frequency",
+                    call=call,
+                )
             )
         if torch.allclose(mine[:, 0::2], expected[:, 1::2], atol=1e-4):
-            raise AssertionError(f"{call} has cosines in the even columns: column 2i is the sine, 2i+1 the cosine")
+            raise AssertionError(
+                tr("{call} has cosines in the even columns: column 2i is the sine, 2i+1 the cosine", call=call)
+            )
         if L > 1 and d > 2 and torch.allclose(mine, sinusoidal_table_base_1000(L, d).double(), atol=1e-4):
             raise AssertionError(
-                f"{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
-                "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)"
+                tr(
+                    "{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
+                    "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)",
+                    call=call,
+                )
             )
         differ = (mine - expected).abs() > 1e-4
         if differ.any():
             pos, col = _first_index(differ)
             raise AssertionError(
-                f"{call}[{pos}, {col}] is {float(mine[pos, col]):.4f}, not "
-                f"{float(expected[pos, col]):.4f} (pair i = {col // 2}, frequency "
-                f"1 / 10000^(2i/{d}) = {10000.0 ** (-2 * (col // 2) / d):.4g})"
+                tr(
+                    "{call}[{pos}, {col}] is {mine:.4f}, not {expected:.4f} (pair i = {pair}, frequency "
+                    "1 / 10000^(2i/{d}) = {frequency:.4g})",
+                    call=call,
+                    pos=pos,
+                    col=col,
+                    mine=float(mine[pos, col]),
+                    expected=float(expected[pos, col]),
+                    pair=col // 2,
+                    d=d,
+                    frequency=10000.0 ** (-2 * (col // 2) / d),
+                )
             )
 
 
@@ -285,13 +302,26 @@ def grade_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
                 continue
             if k and torch.allclose(pe[k:] @ M.T, pe[: L - k], atol=1e-5):
                 raise AssertionError(
-                    f"{call} maps PE(pos) to PE(pos - {k}): it turns the wrong way (transpose each 2x2 block)"
+                    tr(
+                        "{call} maps PE(pos) to PE(pos - {k}): it turns the wrong way (transpose each 2x2 block)",
+                        call=call,
+                        k=k,
+                    )
                 )
             pos, col = _first_index(error > 1e-5)
             raise AssertionError(
-                f"(M_k PE(pos))[{col}] = {float(moved[pos, col]):.4f} but PE(pos + k)[{col}] = "
-                f"{float(pe[pos + k, col]):.4f} for {call}, pos = {pos} (pair i = {col // 2}, "
-                f"rows {2 * (col // 2)} and {2 * (col // 2) + 1})"
+                tr(
+                    "(M_k PE(pos))[{col}] = {moved:.4f} but PE(pos + k)[{col}] = {expected:.4f} for {call}, "
+                    "pos = {pos} (pair i = {pair}, rows {first} and {second})",
+                    col=col,
+                    moved=float(moved[pos, col]),
+                    expected=float(pe[pos + k, col]),
+                    call=call,
+                    pos=pos,
+                    pair=col // 2,
+                    first=2 * (col // 2),
+                    second=2 * (col // 2) + 1,
+                )
             )
 
 
@@ -336,9 +366,14 @@ def grade_vocabulary_parameters(count: Callable[[TransformerConfig], int]) -> No
     ``share_embeddings`` and ``tie_output_embedding`` and with two vocabularies of different sizes."""
     for config in _count_cases(small=True):
         mine, expected = count(config), _vocabulary_matrices(config)
-        assert mine == expected, (
-            f"count({_describe(config)}) is {mine:,}, but its vocabulary matrices hold {expected:,} parameters "
-            f"({expected // config.d_model:,} rows of d_model = {config.d_model})"
+        assert mine == expected, tr(
+            "count({config}) is {mine:,}, but its vocabulary matrices hold {expected:,} parameters "
+            "({rows:,} rows of d_model = {d_model})",
+            config=_describe(config),
+            mine=mine,
+            expected=expected,
+            rows=expected // config.d_model,
+            d_model=config.d_model,
         )
 
 
@@ -347,18 +382,31 @@ def grade_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
     ``E[i] . E[j] / (|E[i]| |E[j]|)``, for several seeds and shapes."""
     for seed, (V, d) in zip(SEEDS, ((5, 8), (12, 3), (1, 4)), strict=True):
         E = 3 * torch.randn(V, d, generator=make_rng(seed))
-        call = f"similarity(E of shape {(V, d)})"
+        call = tr("similarity(E of shape {shape})", shape=(V, d))
         mine = _tensor(similarity(E), call)
-        _shape(mine, (V, V), call, "one row and one column per token")
+        _shape(mine, (V, V), call, tr("one row and one column per token"))
         expected = F.cosine_similarity(E[:, None], E[None], dim=-1)  # (V, V)
         if not torch.allclose(mine.diagonal().double(), torch.ones(V, dtype=torch.float64), atol=1e-5):
             raise AssertionError(
-                f"{call} has {float(mine[0, 0]):.3f} on the diagonal, not 1: a vector's cosine "
-                "with itself is 1 (divide each dot product by the norms of both rows)"
+                tr(
+                    "{call} has {diagonal:.3f} on the diagonal, not 1: a vector's cosine "
+                    "with itself is 1 (divide each dot product by the norms of both rows)",
+                    call=call,
+                    diagonal=float(mine[0, 0]),
+                )
             )
         if not torch.allclose(mine, expected, atol=1e-5):
             i, j = _first_index((mine - expected).abs() > 1e-5)
-            raise AssertionError(f"{call}[{i}, {j}] is {float(mine[i, j]):.4f}, not {float(expected[i, j]):.4f}")
+            raise AssertionError(
+                tr(
+                    "{call}[{i}, {j}] is {mine:.4f}, not {expected:.4f}",
+                    call=call,
+                    i=i,
+                    j=j,
+                    mine=float(mine[i, j]),
+                    expected=float(expected[i, j]),
+                )
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
