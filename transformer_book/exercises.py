@@ -55,6 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
+from transformer_book.i18n import tr
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -124,9 +125,10 @@ def _first_index(differ: Tensor) -> tuple[int, ...]:
 
 
 def _bool_mask(mask: Tensor, call: str) -> None:
-    assert mask.dtype == torch.bool, (
-        f"{call} has dtype {mask.dtype}: a mask is bool, True where the query may attend (compare with ==, or "
-        f"call .bool())"
+    assert mask.dtype == torch.bool, tr(
+        "{call} has dtype {dtype}: a mask is bool, True where the query may attend (compare with ==, or call .bool())",
+        call=call,
+        dtype=mask.dtype,
     )
 
 
@@ -136,27 +138,43 @@ def grade_causal_mask(causal: Callable[[int], Tensor]) -> None:
     for T in (5, 2, 9, 1):
         call = f"causal({T})"
         mine, expected = _tensor(causal(T), call), causal_mask(T)
-        _shape(mine, (1, 1, T, T), call, "two leading axes of size 1 let it broadcast against (B, H, T, T) scores")
+        _shape(mine, (1, 1, T, T), call, tr("two leading axes of size 1 let it broadcast against (B, H, T, T) scores"))
         _bool_mask(mine, call)
         if torch.equal(mine, expected):
             continue
         if torch.equal(mine, ~expected):
             raise AssertionError(
-                f"{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
-                "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')"
+                tr(
+                    "{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
+                    "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')",
+                    call=call,
+                )
             )
         if torch.equal(mine, expected.transpose(-2, -1)):
             raise AssertionError(
-                f"{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
-                "not the past (lower triangle, tril, not triu)"
+                tr(
+                    "{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
+                    "not the past (lower triangle, tril, not triu)",
+                    call=call,
+                )
             )
         if torch.equal(mine, expected & ~torch.eye(T, dtype=torch.bool)):
             raise AssertionError(
-                f"{call} is False on the diagonal: a position must see itself (the first query would see no key at all)"
+                tr(
+                    "{call} is False on the diagonal: a position must see itself (the first query would see no key at "
+                    "all)",
+                    call=call,
+                )
             )
         i, j = _first_index(mine != expected)[2:]
         raise AssertionError(
-            f"{call}[0, 0, {i}, {j}] is {bool(mine[0, 0, i, j])}: query {i} may attend to keys 0..{i} only"
+            tr(
+                "{call}[0, 0, {i}, {j}] is {value}: query {i} may attend to keys 0..{i} only",
+                call=call,
+                i=i,
+                j=j,
+                value=bool(mine[0, 0, i, j]),
+            )
         )
 
 
@@ -178,22 +196,36 @@ def grade_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
     where the *key* is a real token, for several batches, with ``pad_id`` 0 and 3 and padding anywhere."""
     for tokens, pad_id in _mask_cases():
         B, S = tokens.shape
-        call = f"padding(tokens of shape {(B, S)}, pad_id={pad_id})"
+        call = tr("padding(tokens of shape {shape}, pad_id={pad_id})", shape=(B, S), pad_id=pad_id)
         mine, expected = _tensor(padding(tokens, pad_id), call), padding_mask(tokens, pad_id)
         if tuple(mine.shape) == (B, 1, S, 1) and S > 1:
             raise AssertionError(
-                f"{call} has shape {(B, 1, S, 1)}: it hides padding *queries*; a padding mask "
-                f"hides padding keys from every query, shape (B, 1, 1, S)"
+                tr(
+                    "{call} has shape {shape}: it hides padding *queries*; a padding mask "
+                    "hides padding keys from every query, shape (B, 1, 1, S)",
+                    call=call,
+                    shape=(B, 1, S, 1),
+                )
             )
-        _shape(mine, (B, 1, 1, S), call, "one row per sequence, broadcast over heads and queries")
+        _shape(mine, (B, 1, 1, S), call, tr("one row per sequence, broadcast over heads and queries"))
         _bool_mask(mine, call)
         if torch.equal(mine, ~expected):
-            raise AssertionError(f"{call} is True on the padding: True must mean 'a real token, may be attended to'")
+            raise AssertionError(
+                tr("{call} is True on the padding: True must mean 'a real token, may be attended to'", call=call)
+            )
         if not torch.equal(mine, expected):
             b, *_, s = _first_index(mine != expected)
-            hint = " (is pad_id used, or 0 hard-coded?)" if pad_id != 0 else ""
+            hint = tr(" (is pad_id used, or 0 hard-coded?)") if pad_id != 0 else ""
             raise AssertionError(
-                f"{call}[{b}, 0, 0, {s}] is {bool(mine[b, 0, 0, s])} for token {int(tokens[b, s])}{hint}"
+                tr(
+                    "{call}[{b}, 0, 0, {s}] is {value} for token {token}{hint}",
+                    call=call,
+                    b=b,
+                    s=s,
+                    value=bool(mine[b, 0, 0, s]),
+                    token=int(tokens[b, s]),
+                    hint=hint,
+                )
             )
 
 
@@ -202,22 +234,36 @@ def grade_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
     only if it is a real token *and* not in the future."""
     for tokens, pad_id in _mask_cases():
         B, T = tokens.shape
-        call = f"target(tokens of shape {(B, T)}, pad_id={pad_id})"
+        call = tr("target(tokens of shape {shape}, pad_id={pad_id})", shape=(B, T), pad_id=pad_id)
         mine = _tensor(target(tokens, pad_id), call)
         expected = padding_mask(tokens, pad_id) & causal_mask(T)
         _shape(
-            mine, (B, 1, T, T), call, "the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"
+            mine,
+            (B, 1, T, T),
+            call,
+            tr("the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"),
         )
         _bool_mask(mine, call)
         if torch.equal(mine, padding_mask(tokens, pad_id) | causal_mask(T)):
             raise AssertionError(
-                f"{call} shows a key that one of the masks hides: combine them with & (visible if "
-                "real *and* not in the future), not |"
+                tr(
+                    "{call} shows a key that one of the masks hides: combine them with & (visible if "
+                    "real *and* not in the future), not |",
+                    call=call,
+                )
             )
         if not torch.equal(mine, expected):
             b, _, i, j = _first_index(mine != expected)
             raise AssertionError(
-                f"{call}[{b}, 0, {i}, {j}] is {bool(mine[b, 0, i, j])}: key {j} is token {int(tokens[b, j])}, query {i}"
+                tr(
+                    "{call}[{b}, 0, {i}, {j}] is {value}: key {j} is token {token}, query {i}",
+                    call=call,
+                    b=b,
+                    i=i,
+                    j=j,
+                    value=bool(mine[b, 0, i, j]),
+                    token=int(tokens[b, j]),
+                )
             )
 
 
