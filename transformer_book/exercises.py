@@ -982,26 +982,37 @@ def _grade_steps(
         for t, step in enumerate(
             greedy_steps(model, src, max_new_tokens, use_cache=False)
         ):  # the whole prefix, each step
-            call = (
-                f"next_token({'a model that favours <pad> and <s>' if tempted else 'model'}, src of shape "
-                f"{tuple(src.shape)}, decoder_input of shape {tuple(step.decoder_input.shape)})"
+            call = tr(
+                "next_token({model}, src of shape {src_shape}, decoder_input of shape {input_shape})",
+                model=tr("a model that favours <pad> and <s>") if tempted else "model",
+                src_shape=tuple(src.shape),
+                input_shape=tuple(step.decoder_input.shape),
             )
             with torch.no_grad():
                 mine = _tensor(next_token(model, src, step.decoder_input.to(device)), call)
-            _shape(mine, (src.size(0),), call, "one id per row: the logits of the *last* position only")
+            _shape(mine, (src.size(0),), call, tr("one id per row: the logits of the *last* position only"))
             differ = (mine.to(device) != step.next_tokens.to(device)) & ~finished
             if differ.any():
                 b = int(differ.nonzero()[0])
                 chosen = int(mine[b])
                 hint = (
-                    f" ({'<pad>' if chosen == model.config.pad_id else '<s>'}, never a valid output: set the "
-                    "logits of <pad> and <s> to -inf before the argmax)"
+                    tr(
+                        " ({token}, never a valid output: set the logits of <pad> and <s> to -inf before the argmax)",
+                        token="<pad>" if chosen == model.config.pad_id else "<s>",
+                    )
                     if chosen in (model.config.pad_id, BOS_ID)
                     else ""
                 )
                 raise AssertionError(
-                    f"at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding "
-                    f"chose {int(step.next_tokens[b])}"
+                    tr(
+                        "at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding chose {expected}",
+                        t=t,
+                        call=call,
+                        chosen=chosen,
+                        b=b,
+                        hint=hint,
+                        expected=int(step.next_tokens[b]),
+                    )
                 )
             finished = step.finished.to(device)
 
@@ -1015,7 +1026,11 @@ def grade_greedy_decode(
     device = next(model.parameters()).device
     for src in sources:
         src = src.to(device)
-        call = f"decode(model, src of shape {tuple(src.shape)}, max_new_tokens={max_new_tokens})"
+        call = tr(
+            "decode(model, src of shape {shape}, max_new_tokens={max_new_tokens})",
+            shape=tuple(src.shape),
+            max_new_tokens=max_new_tokens,
+        )
         with torch.no_grad():
             mine = _tensor(decode(model, src, max_new_tokens), call).to(device)
         expected = greedy_decode(model, src, max_new_tokens, use_cache=False)  # (B, L): the whole prefix, each step
@@ -1025,7 +1040,7 @@ def grade_greedy_decode(
             and mine.size(1) == expected.size(1) + 1
             and torch.equal(mine[:, 1:], expected)
         ):
-            raise AssertionError(f"{call} starts with <s>: return the generated ids only, after <s>")
+            raise AssertionError(tr("{call} starts with <s>: return the generated ids only, after <s>", call=call))
         if (
             mine.dim() == 2
             and mine.size(0) == src.size(0)
@@ -1033,16 +1048,29 @@ def grade_greedy_decode(
             and torch.equal(mine[:, : expected.size(1)], expected)
         ):
             raise AssertionError(
-                f"{call} has {mine.size(1)} columns, not {expected.size(1)}: stop when every row has said </s>"
+                tr(
+                    "{call} has {columns} columns, not {expected}: stop when every row has said </s>",
+                    call=call,
+                    columns=mine.size(1),
+                    expected=expected.size(1),
+                )
             )
-        _shape(mine, tuple(expected.shape), call, "one row per source, one column per step")
+        _shape(mine, tuple(expected.shape), call, tr("one row per source, one column per step"))
         differ = mine != expected
         if differ.any():
             b, t = _first_index(differ)
             after_eos = bool((expected[b, :t] == EOS_ID).any())
-            hint = ": a row that has said </s> gets <pad> from then on" if after_eos else ""
+            hint = tr(": a row that has said </s> gets <pad> from then on") if after_eos else ""
             raise AssertionError(
-                f"{call}[{b}, {t}] is {int(mine[b, t])}, greedy decoding gives {int(expected[b, t])}{hint}"
+                tr(
+                    "{call}[{b}, {t}] is {mine}, greedy decoding gives {expected}{hint}",
+                    call=call,
+                    b=b,
+                    t=t,
+                    mine=int(mine[b, t]),
+                    expected=int(expected[b, t]),
+                    hint=hint,
+                )
             )
 
 
