@@ -133,9 +133,10 @@ def _first_index(differ: Tensor) -> tuple[int, ...]:
 
 
 def _bool_mask(mask: Tensor, call: str) -> None:
-    assert mask.dtype == torch.bool, (
-        f"{call} has dtype {mask.dtype}: a mask is bool, True where the query may attend (compare with ==, or "
-        f"call .bool())"
+    assert mask.dtype == torch.bool, tr(
+        "{call} has dtype {dtype}: a mask is bool, True where the query may attend (compare with ==, or call .bool())",
+        call=call,
+        dtype=mask.dtype,
     )
 
 
@@ -145,27 +146,43 @@ def grade_causal_mask(causal: Callable[[int], Tensor]) -> None:
     for T in (5, 2, 9, 1):
         call = f"causal({T})"
         mine, expected = _tensor(causal(T), call), causal_mask(T)
-        _shape(mine, (1, 1, T, T), call, "two leading axes of size 1 let it broadcast against (B, H, T, T) scores")
+        _shape(mine, (1, 1, T, T), call, tr("two leading axes of size 1 let it broadcast against (B, H, T, T) scores"))
         _bool_mask(mine, call)
         if torch.equal(mine, expected):
             continue
         if torch.equal(mine, ~expected):
             raise AssertionError(
-                f"{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
-                "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')"
+                tr(
+                    "{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
+                    "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')",
+                    call=call,
+                )
             )
         if torch.equal(mine, expected.transpose(-2, -1)):
             raise AssertionError(
-                f"{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
-                "not the past (lower triangle, tril, not triu)"
+                tr(
+                    "{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
+                    "not the past (lower triangle, tril, not triu)",
+                    call=call,
+                )
             )
         if torch.equal(mine, expected & ~torch.eye(T, dtype=torch.bool)):
             raise AssertionError(
-                f"{call} is False on the diagonal: a position must see itself (the first query would see no key at all)"
+                tr(
+                    "{call} is False on the diagonal: a position must see itself (the first query would see no key at "
+                    "all)",
+                    call=call,
+                )
             )
         i, j = _first_index(mine != expected)[2:]
         raise AssertionError(
-            f"{call}[0, 0, {i}, {j}] is {bool(mine[0, 0, i, j])}: query {i} may attend to keys 0..{i} only"
+            tr(
+                "{call}[0, 0, {i}, {j}] is {value}: query {i} may attend to keys 0..{i} only",
+                call=call,
+                i=i,
+                j=j,
+                value=bool(mine[0, 0, i, j]),
+            )
         )
 
 
@@ -187,22 +204,36 @@ def grade_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
     where the *key* is a real token, for several batches, with ``pad_id`` 0 and 3 and padding anywhere."""
     for tokens, pad_id in _mask_cases():
         B, S = tokens.shape
-        call = f"padding(tokens of shape {(B, S)}, pad_id={pad_id})"
+        call = tr("padding(tokens of shape {shape}, pad_id={pad_id})", shape=(B, S), pad_id=pad_id)
         mine, expected = _tensor(padding(tokens, pad_id), call), padding_mask(tokens, pad_id)
         if tuple(mine.shape) == (B, 1, S, 1) and S > 1:
             raise AssertionError(
-                f"{call} has shape {(B, 1, S, 1)}: it hides padding *queries*; a padding mask "
-                f"hides padding keys from every query, shape (B, 1, 1, S)"
+                tr(
+                    "{call} has shape {shape}: it hides padding *queries*; a padding mask "
+                    "hides padding keys from every query, shape (B, 1, 1, S)",
+                    call=call,
+                    shape=(B, 1, S, 1),
+                )
             )
-        _shape(mine, (B, 1, 1, S), call, "one row per sequence, broadcast over heads and queries")
+        _shape(mine, (B, 1, 1, S), call, tr("one row per sequence, broadcast over heads and queries"))
         _bool_mask(mine, call)
         if torch.equal(mine, ~expected):
-            raise AssertionError(f"{call} is True on the padding: True must mean 'a real token, may be attended to'")
+            raise AssertionError(
+                tr("{call} is True on the padding: True must mean 'a real token, may be attended to'", call=call)
+            )
         if not torch.equal(mine, expected):
             b, *_, s = _first_index(mine != expected)
-            hint = " (is pad_id used, or 0 hard-coded?)" if pad_id != 0 else ""
+            hint = tr(" (is pad_id used, or 0 hard-coded?)") if pad_id != 0 else ""
             raise AssertionError(
-                f"{call}[{b}, 0, 0, {s}] is {bool(mine[b, 0, 0, s])} for token {int(tokens[b, s])}{hint}"
+                tr(
+                    "{call}[{b}, 0, 0, {s}] is {value} for token {token}{hint}",
+                    call=call,
+                    b=b,
+                    s=s,
+                    value=bool(mine[b, 0, 0, s]),
+                    token=int(tokens[b, s]),
+                    hint=hint,
+                )
             )
 
 
@@ -211,22 +242,36 @@ def grade_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
     only if it is a real token *and* not in the future."""
     for tokens, pad_id in _mask_cases():
         B, T = tokens.shape
-        call = f"target(tokens of shape {(B, T)}, pad_id={pad_id})"
+        call = tr("target(tokens of shape {shape}, pad_id={pad_id})", shape=(B, T), pad_id=pad_id)
         mine = _tensor(target(tokens, pad_id), call)
         expected = padding_mask(tokens, pad_id) & causal_mask(T)
         _shape(
-            mine, (B, 1, T, T), call, "the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"
+            mine,
+            (B, 1, T, T),
+            call,
+            tr("the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"),
         )
         _bool_mask(mine, call)
         if torch.equal(mine, padding_mask(tokens, pad_id) | causal_mask(T)):
             raise AssertionError(
-                f"{call} shows a key that one of the masks hides: combine them with & (visible if "
-                "real *and* not in the future), not |"
+                tr(
+                    "{call} shows a key that one of the masks hides: combine them with & (visible if "
+                    "real *and* not in the future), not |",
+                    call=call,
+                )
             )
         if not torch.equal(mine, expected):
             b, _, i, j = _first_index(mine != expected)
             raise AssertionError(
-                f"{call}[{b}, 0, {i}, {j}] is {bool(mine[b, 0, i, j])}: key {j} is token {int(tokens[b, j])}, query {i}"
+                tr(
+                    "{call}[{b}, 0, {i}, {j}] is {value}: key {j} is token {token}, query {i}",
+                    call=call,
+                    b=b,
+                    i=i,
+                    j=j,
+                    value=bool(mine[b, 0, i, j]),
+                    token=int(tokens[b, j]),
+                )
             )
 
 
@@ -993,26 +1038,37 @@ def _grade_steps(
         for t, step in enumerate(
             greedy_steps(model, src, max_new_tokens, use_cache=False)
         ):  # the whole prefix, each step
-            call = (
-                f"next_token({'a model that favours <pad> and <s>' if tempted else 'model'}, src of shape "
-                f"{tuple(src.shape)}, decoder_input of shape {tuple(step.decoder_input.shape)})"
+            call = tr(
+                "next_token({model}, src of shape {src_shape}, decoder_input of shape {input_shape})",
+                model=tr("a model that favours <pad> and <s>") if tempted else "model",
+                src_shape=tuple(src.shape),
+                input_shape=tuple(step.decoder_input.shape),
             )
             with torch.no_grad():
                 mine = _tensor(next_token(model, src, step.decoder_input.to(device)), call)
-            _shape(mine, (src.size(0),), call, "one id per row: the logits of the *last* position only")
+            _shape(mine, (src.size(0),), call, tr("one id per row: the logits of the *last* position only"))
             differ = (mine.to(device) != step.next_tokens.to(device)) & ~finished
             if differ.any():
                 b = int(differ.nonzero()[0])
                 chosen = int(mine[b])
                 hint = (
-                    f" ({'<pad>' if chosen == model.config.pad_id else '<s>'}, never a valid output: set the "
-                    "logits of <pad> and <s> to -inf before the argmax)"
+                    tr(
+                        " ({token}, never a valid output: set the logits of <pad> and <s> to -inf before the argmax)",
+                        token="<pad>" if chosen == model.config.pad_id else "<s>",
+                    )
                     if chosen in (model.config.pad_id, BOS_ID)
                     else ""
                 )
                 raise AssertionError(
-                    f"at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding "
-                    f"chose {int(step.next_tokens[b])}"
+                    tr(
+                        "at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding chose {expected}",
+                        t=t,
+                        call=call,
+                        chosen=chosen,
+                        b=b,
+                        hint=hint,
+                        expected=int(step.next_tokens[b]),
+                    )
                 )
             finished = step.finished.to(device)
 
@@ -1026,7 +1082,11 @@ def grade_greedy_decode(
     device = next(model.parameters()).device
     for src in sources:
         src = src.to(device)
-        call = f"decode(model, src of shape {tuple(src.shape)}, max_new_tokens={max_new_tokens})"
+        call = tr(
+            "decode(model, src of shape {shape}, max_new_tokens={max_new_tokens})",
+            shape=tuple(src.shape),
+            max_new_tokens=max_new_tokens,
+        )
         with torch.no_grad():
             mine = _tensor(decode(model, src, max_new_tokens), call).to(device)
         expected = greedy_decode(model, src, max_new_tokens, use_cache=False)  # (B, L): the whole prefix, each step
@@ -1036,7 +1096,7 @@ def grade_greedy_decode(
             and mine.size(1) == expected.size(1) + 1
             and torch.equal(mine[:, 1:], expected)
         ):
-            raise AssertionError(f"{call} starts with <s>: return the generated ids only, after <s>")
+            raise AssertionError(tr("{call} starts with <s>: return the generated ids only, after <s>", call=call))
         if (
             mine.dim() == 2
             and mine.size(0) == src.size(0)
@@ -1044,16 +1104,29 @@ def grade_greedy_decode(
             and torch.equal(mine[:, : expected.size(1)], expected)
         ):
             raise AssertionError(
-                f"{call} has {mine.size(1)} columns, not {expected.size(1)}: stop when every row has said </s>"
+                tr(
+                    "{call} has {columns} columns, not {expected}: stop when every row has said </s>",
+                    call=call,
+                    columns=mine.size(1),
+                    expected=expected.size(1),
+                )
             )
-        _shape(mine, tuple(expected.shape), call, "one row per source, one column per step")
+        _shape(mine, tuple(expected.shape), call, tr("one row per source, one column per step"))
         differ = mine != expected
         if differ.any():
             b, t = _first_index(differ)
             after_eos = bool((expected[b, :t] == EOS_ID).any())
-            hint = ": a row that has said </s> gets <pad> from then on" if after_eos else ""
+            hint = tr(": a row that has said </s> gets <pad> from then on") if after_eos else ""
             raise AssertionError(
-                f"{call}[{b}, {t}] is {int(mine[b, t])}, greedy decoding gives {int(expected[b, t])}{hint}"
+                tr(
+                    "{call}[{b}, {t}] is {mine}, greedy decoding gives {expected}{hint}",
+                    call=call,
+                    b=b,
+                    t=t,
+                    mine=int(mine[b, t]),
+                    expected=int(expected[b, t]),
+                    hint=hint,
+                )
             )
 
 
