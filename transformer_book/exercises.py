@@ -55,7 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
-from transformer_book.i18n import tr
+from transformer_book.i18n import tr, translatable
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -473,7 +473,7 @@ def _same_mistake(mine: Tensor, wrong: Tensor, atol: float) -> bool:
     )
 
 
-_NAN_HINT = (
+_NAN_HINT = translatable(
     "; it holds NaN: a query whose keys are all hidden gets a softmax over -inf only (fill with "
     "torch.finfo(dtype).min, and check which keys the mask hides)"
 )
@@ -505,40 +505,57 @@ def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) ->
     d_k, d_v, T_q = q.size(-1), v.size(-1), q.size(-2)
     q, k, v = q.float(), k.float(), v.float()
     divided_by = lambda n: lambda: attention_with_scale_dim(q, k, v, mask, scale_dim=n)[1]  # scores / sqrt(n)
+    root = math.sqrt(d_k)
     mistakes = {
-        f"the scores are not divided by sqrt(d_k) = {math.sqrt(d_k):g}: their variance grows with d_k and the "
-        "softmax saturates": divided_by(1),
-        f"the scores are divided by d_k = {d_k}, not by its square root, {math.sqrt(d_k):g}: the dot product of two "
-        "unit-variance vectors has variance d_k, so its standard deviation is sqrt(d_k)": divided_by(d_k**2),
-        f"the scores are divided by sqrt(d_v) = {math.sqrt(d_v):g}, the width of the values: divide by "
-        f"sqrt(d_k) = {math.sqrt(d_k):g}, the width of the queries and keys whose dot products they are": divided_by(
-            d_v
-        ),
-        f"the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
-        f"{1 / math.sqrt(d_k):.3g}, not 1; divide the scores, before the softmax": lambda: _attention_by(
-            q, k, mask, scale_after_softmax=True
-        ),
-        f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
-        f"(here T_q = {T_q}, T_k = {k.size(-2)})": lambda: _attention_by(q, k, mask, axis=-2),
+        tr(
+            "the scores are not divided by sqrt(d_k) = {root:g}: their variance grows with d_k and the "
+            "softmax saturates",
+            root=root,
+        ): divided_by(1),
+        tr(
+            "the scores are divided by d_k = {d_k}, not by its square root, {root:g}: the dot product of two "
+            "unit-variance vectors has variance d_k, so its standard deviation is sqrt(d_k)",
+            d_k=d_k,
+            root=root,
+        ): divided_by(d_k**2),
+        tr(
+            "the scores are divided by sqrt(d_v) = {root_v:g}, the width of the values: divide by "
+            "sqrt(d_k) = {root:g}, the width of the queries and keys whose dot products they are",
+            root_v=math.sqrt(d_v),
+            root=root,
+        ): divided_by(d_v),
+        tr(
+            "the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
+            "{inverse:.3g}, not 1; divide the scores, before the softmax",
+            inverse=1 / root,
+        ): lambda: _attention_by(q, k, mask, scale_after_softmax=True),
+        tr(
+            "the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
+            "(here T_q = {T_q}, T_k = {T_k})",
+            T_q=T_q,
+            T_k=k.size(-2),
+        ): lambda: _attention_by(q, k, mask, axis=-2),
     }
     if mask is not None:
         mistakes |= {
-            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)": lambda: (
-                _attention_by(q, k, mask, inverted=True)
-            ),
-            "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has already "
-            "shared each row among them, so a row sums to less than 1; fill the hidden scores with "
-            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(
-                q, k, mask, mask_after_softmax=True
-            ),
-            "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key about as "
-            "much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min (masked_fill) "
-            "before the softmax": lambda: multiply_mask_attention(q, k, v, mask)[1],
+            tr(
+                "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)"
+            ): lambda: _attention_by(q, k, mask, inverted=True),
+            tr(
+                "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has "
+                "already shared each row among them, so a row sums to less than 1; fill the hidden scores with "
+                "torch.finfo(scores.dtype).min before the softmax"
+            ): lambda: _attention_by(q, k, mask, mask_after_softmax=True),
+            tr(
+                "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key "
+                "about as much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min "
+                "(masked_fill) before the softmax"
+            ): lambda: multiply_mask_attention(q, k, v, mask)[1],
         }
     return mistakes
 
 
-_DROPOUT_HINT = (
+_DROPOUT_HINT = translatable(
     "two calls with the same inputs give different results: dropout is on (F.dropout drops by default, "
     "training=True, and an nn.Dropout drops until .eval()); this function takes no dropout, and the "
     "package compares without it"
@@ -561,12 +578,12 @@ def _attention_cases() -> Iterable[tuple[str, Tensor, Tensor, Tensor, Tensor | N
     B, H, T_q, T_k, d_k, d_v = 2, 3, 4, 6, 16, 5
     q, k, v = (torch.randn(B, H, T, d, generator=g) for T, d in ((T_q, d_k), (T_k, d_k), (T_k, d_v)))
     padding = (torch.arange(T_k) < torch.tensor([T_k, 3])[:, None])[:, None, None, :]  # (B, 1, 1, T_k)
-    yield "a padding mask (B, 1, 1, T_k)", q, k, v, padding
+    yield translatable("a padding mask (B, 1, 1, T_k)"), q, k, v, padding
     T, d = 5, 32
     x = torch.randn(3, T, d, generator=g)  # (B, T, d): self-attention without heads
-    yield "a causal mask (T, T)", x, x, x, causal_mask(T)[0, 0]
+    yield translatable("a causal mask (T, T)"), x, x, x, causal_mask(T)[0, 0]
     yield "mask=None", q[:, 0], k[:, 0], v[:, 0], None
-    yield "float16 inputs and a padding mask", q.half(), k.half(), v.half(), padding
+    yield translatable("float16 inputs and a padding mask"), q.half(), k.half(), v.half(), padding
 
 
 def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None], tuple[Tensor, Tensor]]) -> None:
@@ -577,9 +594,12 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
     division by d_k or sqrt(d_v) or after the softmax, an inverted mask, a mask applied after the softmax or multiplied
     into the scores, a softmax over the wrong axis, dropout left on and a -1e9 that float16 cannot hold."""
     for what, q, k, v, mask in _attention_cases():
-        call = (
-            f"attention(q of shape {tuple(q.shape)}, k of shape {tuple(k.shape)}, v of shape {tuple(v.shape)}, "
-            f"with {what})"
+        call = tr(
+            "attention(q of shape {q}, k of shape {k}, v of shape {v}, with {what})",
+            q=tuple(q.shape),
+            k=tuple(k.shape),
+            v=tuple(v.shape),
+            what=what if what == "mask=None" else tr(what),
         )
         atol = 1e-2 if q.dtype == torch.float16 else 1e-5
         try:
@@ -587,33 +607,41 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
         except RuntimeError as error:
             if q.dtype == torch.float16 and "overflow" in str(error):
                 raise AssertionError(
-                    f"{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
-                    "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
-                    "the most negative number of their own dtype"
+                    tr(
+                        "{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
+                        "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
+                        "the most negative number of their own dtype",
+                        call=call,
+                        error=error,
+                    )
                 ) from None
             raise
-        assert isinstance(result, tuple) and len(result) == 2, (
-            f"{call} returned {type(result).__name__}: return the pair (output, weights)"
+        assert isinstance(result, tuple) and len(result) == 2, tr(
+            "{call} returned {kind}: return the pair (output, weights)", call=call, kind=type(result).__name__
         )
         output, weights = (_tensor(x, call) for x in result)
         expected_output, expected_weights = scaled_dot_product_attention(q, k, v, mask)
-        _shape(weights, tuple(expected_weights.shape), call, "the weights: one per (query, key)")
-        _shape(output, tuple(expected_output.shape), call, "the output: one row of d_v per query")
+        _shape(weights, tuple(expected_weights.shape), call, tr("the weights: one per (query, key)"))
+        _shape(output, tuple(expected_output.shape), call, tr("the output: one row of d_v per query"))
         if _close(weights, expected_weights, atol):
             if _close(output, expected_output, atol):
                 continue
             if _varies(attention, (q, k, v, mask), result):
-                raise AssertionError(f"{call}: {_DROPOUT_HINT}")
-            raise AssertionError(f"{call}: the weights are right, the output is not: it is weights @ v")
+                raise AssertionError(f"{call}: {tr(_DROPOUT_HINT)}")
+            raise AssertionError(tr("{call}: the weights are right, the output is not: it is weights @ v", call=call))
         if _varies(attention, (q, k, v, mask), result):
-            raise AssertionError(f"{call}: {_DROPOUT_HINT}")
+            raise AssertionError(f"{call}: {tr(_DROPOUT_HINT)}")
         for hint, wrong in _attention_mistakes(q, k, v, mask).items():
             if _same_mistake(weights, wrong(), atol):
                 raise AssertionError(f"{call}: {hint}")
         error = float((weights.float() - expected_weights.float()).abs().max())
         raise AssertionError(
-            f"{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}"
-            + (_NAN_HINT if weights.isnan().any() else "")
+            tr(
+                "{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}",
+                call=call,
+                error=error,
+            )
+            + (tr(_NAN_HINT) if weights.isnan().any() else "")
         )
 
 
@@ -660,10 +688,10 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
     or ignored mask, a softmax over the queries, heads split or merged in the wrong order, a missing projection or
     bias, and ``x @ W``."""
     cases = (
-        (0, "self-attention, causal mask", 2, 5, 5, 16, 4),
-        (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
-        (2, "self-attention, causal mask", 1, 6, 6, 32, 8),
-        (3, "cross-attention, padding mask", 2, 3, 5, 8, 1),
+        (0, translatable("self-attention, causal mask"), 2, 5, 5, 16, 4),
+        (1, translatable("cross-attention, padding mask"), 3, 4, 7, 24, 3),
+        (2, translatable("self-attention, causal mask"), 1, 6, 6, 32, 8),
+        (3, translatable("cross-attention, padding mask"), 2, 3, 5, 8, 1),
     )
     for seed, what, B, T_q, T_k, d, H in cases:
         with seeded(seed), torch.no_grad():
@@ -685,37 +713,62 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
         x_q = torch.randn(B, T_q, d, generator=g)
         x_kv = x_q if what.startswith("self") else torch.randn(B, T_k, d, generator=g)
         mask = causal_mask(T_q) if what.startswith("self") else padding_mask(_tokens(seed, B, T_k, pad_id=0))
-        call = f"multi_head(x_q of shape {(B, T_q, d)}, x_kv of shape {(B, T_k, d)}, {what}, params, n_heads={H})"
+        call = tr(
+            "multi_head(x_q of shape {q}, x_kv of shape {kv}, {what}, params, n_heads={H})",
+            q=(B, T_q, d),
+            kv=(B, T_k, d),
+            what=tr(what),
+            H=H,
+        )
         with torch.no_grad():
             mine = _tensor(multi_head(x_q, x_kv, mask, params, H), call)
             expected = module(x_q, x_kv, x_kv, mask)[0]
             assert torch.allclose(_multi_head_by(x_q, x_kv, mask, params, H), expected, atol=1e-5)
-            _shape(mine, (B, T_q, d), call, "one d_model-wide row per query, after the output projection")
+            _shape(mine, (B, T_q, d), call, tr("one d_model-wide row per query, after the output projection"))
             if torch.allclose(mine, expected, atol=1e-5):
                 continue
-            mistakes = {
-                f"the scores are divided by sqrt(d_model) = {math.sqrt(d):g}, not by sqrt(d_k) = {math.sqrt(d // H):g}: "
-                "the dot products happen inside a head, of d_k = d_model / n_heads features": dict(divisor="d_model"),
-                "the scores are not divided by sqrt(d_k)": dict(divisor="none"),
-                "the mask is inverted: True means 'may attend'": dict(inverted=True),
-                "the mask is ignored: "
-                + (
-                    "each query sees the positions after it"
-                    if what.startswith("self")
-                    else "the queries attend to the padding keys"
+            ignored = (
+                tr(
+                    "the mask is ignored: each query sees the positions after it; hide the keys where the mask is "
+                    "False before the softmax (masked_fill)"
                 )
-                + "; hide the keys where the mask is False before the softmax (masked_fill)": dict(mask=None),
-                f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, "
-                f"dim=-1 (here T_q = {T_q}, T_k = {T_k})": dict(axis=-2),
-                "the heads are cut with a raw view(B, H, T, d_k), which takes whole positions: cut each position's "
-                "features into heads, view(B, T, H, d_k), then transpose(1, 2)": dict(split="raw"),
-                "the heads are merged in the wrong order: (B, H, T, d_k) reshaped straight to (B, T, d_model) "
-                "interleaves positions; transpose(1, 2) back to (B, T, H, d_k) first, then reshape": dict(merge="raw"),
-                "the heads are cut and merged with raw reshapes: view(B, T, H, d_k).transpose(1, 2) to split, "
-                "transpose(1, 2).reshape(B, T, d_model) to merge": dict(split="raw", merge="raw"),
-                "the output projection (W_o, b_o) is missing: it mixes the heads": dict(project=False),
-                "the biases are missing: each projection is x @ W.T + b": dict(biases=False),
-                "x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b": dict(
+                if what.startswith("self")
+                else tr(
+                    "the mask is ignored: the queries attend to the padding keys; hide the keys where the mask is "
+                    "False before the softmax (masked_fill)"
+                )
+            )
+            mistakes = {
+                tr(
+                    "the scores are divided by sqrt(d_model) = {root_model:g}, not by sqrt(d_k) = {root:g}: "
+                    "the dot products happen inside a head, of d_k = d_model / n_heads features",
+                    root_model=math.sqrt(d),
+                    root=math.sqrt(d // H),
+                ): dict(divisor="d_model"),
+                tr("the scores are not divided by sqrt(d_k)"): dict(divisor="none"),
+                tr("the mask is inverted: True means 'may attend'"): dict(inverted=True),
+                ignored: dict(mask=None),
+                tr(
+                    "the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, "
+                    "dim=-1 (here T_q = {T_q}, T_k = {T_k})",
+                    T_q=T_q,
+                    T_k=T_k,
+                ): dict(axis=-2),
+                tr(
+                    "the heads are cut with a raw view(B, H, T, d_k), which takes whole positions: cut each "
+                    "position's features into heads, view(B, T, H, d_k), then transpose(1, 2)"
+                ): dict(split="raw"),
+                tr(
+                    "the heads are merged in the wrong order: (B, H, T, d_k) reshaped straight to (B, T, d_model) "
+                    "interleaves positions; transpose(1, 2) back to (B, T, H, d_k) first, then reshape"
+                ): dict(merge="raw"),
+                tr(
+                    "the heads are cut and merged with raw reshapes: view(B, T, H, d_k).transpose(1, 2) to split, "
+                    "transpose(1, 2).reshape(B, T, d_model) to merge"
+                ): dict(split="raw", merge="raw"),
+                tr("the output projection (W_o, b_o) is missing: it mixes the heads"): dict(project=False),
+                tr("the biases are missing: each projection is x @ W.T + b"): dict(biases=False),
+                tr("x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b"): dict(
                     transposed=False
                 ),
             }
@@ -726,8 +779,13 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
                     raise AssertionError(f"{call}: {hint}")
         error = float((mine - expected).abs().max())
         raise AssertionError(
-            f"{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
-            "project, split into heads, attend in each, merge, project" + (_NAN_HINT if mine.isnan().any() else "")
+            tr(
+                "{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
+                "project, split into heads, attend in each, merge, project",
+                call=call,
+                error=error,
+            )
+            + (tr(_NAN_HINT) if mine.isnan().any() else "")
         )
 
 
