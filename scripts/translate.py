@@ -252,8 +252,8 @@ def catalogue_entries(language: str = "zh") -> list[tuple[Path, dict]]:
 
 
 def catalogue_problems(language: str = "zh") -> list[Problem]:
-    """Templates with no translation, translations of English the code no longer has, and translations whose
-    ``{fields}`` differ from their English."""
+    """Templates with no translation, translations of English the code no longer has, English translated differently
+    in two places, and translations whose ``{fields}`` differ from their English."""
     sys.path.insert(0, str(ROOT))
     from transformer_book.i18n import fields
 
@@ -265,8 +265,17 @@ def catalogue_problems(language: str = "zh") -> list[Problem]:
         if template.text not in known:
             problems.append(Problem(template.where, f"no {language} translation of {template.text!r}"))
             known.add(template.text)  # named once, where it is first asked for
+    first: dict[str, tuple[Path, str]] = {}
     for path, entry in entries:
         where = str(path.relative_to(ROOT))
+        earlier = first.setdefault(entry["en"], (path, entry[language]))
+        if earlier[1] != entry[language]:
+            problems.append(
+                Problem(
+                    where,
+                    f"{entry['en']!r} is {entry[language]!r} here, {earlier[1]!r} in {earlier[0].name}: one translation",
+                )
+            )
         if entry["en"] not in asked:
             problems.append(Problem(where, f"the code no longer shows {entry['en']!r}"))
         elif fields(entry["en"]) != fields(entry[language]):
