@@ -55,6 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
+from transformer_book.i18n import tr
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -1016,16 +1017,22 @@ def grade_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
         valid = t < lengths[:, None]  # (B, T)
         call = f"previous(weights of shape {(B, H, T, T)}, valid)"
         mine = _tensor(previous(weights, valid), call)
-        _shape(mine, (H,), call, "one number per head")
+        _shape(mine, (H,), call, tr("one number per head"))
         expected = aligned_weight(weights, (t - 1).expand(B, T), valid & (t >= 1))
         if torch.allclose(mine.double(), expected.double(), atol=1e-5):
             continue
         if torch.allclose(mine, aligned_weight(weights, (t - 1).expand(B, T), (t >= 1).expand(B, T)), atol=1e-5):
-            raise AssertionError(f"{call} averages over padding queries too: keep the queries where valid is True")
+            raise AssertionError(
+                tr("{call} averages over padding queries too: keep the queries where valid is True", call=call)
+            )
         raise AssertionError(
-            f"{call} is {[round(float(w), 3) for w in mine]}, not "
-            f"{[round(float(w), 3) for w in expected]} (the weight of query t on key t - 1, "
-            "averaged over the valid queries with t >= 1)"
+            tr(
+                "{call} is {mine}, not {expected} (the weight of query t on key t - 1, averaged over the valid queries "
+                "with t >= 1)",
+                call=call,
+                mine=[round(float(w), 3) for w in mine],
+                expected=[round(float(w), 3) for w in expected],
+            )
         )
 
 
@@ -1042,7 +1049,7 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
             call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"
             with torch.no_grad():
                 mine = _tensor(silenced(attention, x, head), call)
-                _shape(mine, (B, T, d), call, "the attention's output, (B, T, d_model)")
+                _shape(mine, (B, T, d), call, tr("the attention's output, (B, T, d_model)"))
                 attention.head_mask = torch.ones(H).index_fill(0, torch.tensor([head]), 0.0)
                 expected = attention(x, x, x)[0]
                 attention.head_mask = None
@@ -1052,13 +1059,18 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
             columns = slice(head * d // H, (head + 1) * d // H)
             if torch.allclose(mine, full.index_fill(-1, torch.arange(d)[columns], 0.0), atol=1e-5):
                 raise AssertionError(
-                    f"{call} zeroes the head's columns of the *projected* output; silence the head's "
-                    "output before out_proj, which mixes every head into every column"
+                    tr(
+                        "{call} zeroes the head's columns of the *projected* output; silence the head's output "
+                        "before out_proj, which mixes every head into every column",
+                        call=call,
+                    )
                 )
             if torch.allclose(mine, full, atol=1e-5):
-                raise AssertionError(f"{call} is the output with every head: head {head} is not silenced")
+                raise AssertionError(
+                    tr("{call} is the output with every head: head {head} is not silenced", call=call, head=head)
+                )
             error = float((mine - expected).abs().max())
-            raise AssertionError(f"{call} differs from the package's by up to {error:.2g}")
+            raise AssertionError(tr("{call} differs from the package's by up to {error:.2g}", call=call, error=error))
 
 
 # ---------------------------------------------------------------------------------------------------------------
