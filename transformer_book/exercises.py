@@ -1204,16 +1204,22 @@ def grade_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
         valid = t < lengths[:, None]  # (B, T)
         call = f"previous(weights of shape {(B, H, T, T)}, valid)"
         mine = _tensor(previous(weights, valid), call)
-        _shape(mine, (H,), call, "one number per head")
+        _shape(mine, (H,), call, tr("one number per head"))
         expected = aligned_weight(weights, (t - 1).expand(B, T), valid & (t >= 1))
         if torch.allclose(mine.double(), expected.double(), atol=1e-5):
             continue
         if torch.allclose(mine, aligned_weight(weights, (t - 1).expand(B, T), (t >= 1).expand(B, T)), atol=1e-5):
-            raise AssertionError(f"{call} averages over padding queries too: keep the queries where valid is True")
+            raise AssertionError(
+                tr("{call} averages over padding queries too: keep the queries where valid is True", call=call)
+            )
         raise AssertionError(
-            f"{call} is {[round(float(w), 3) for w in mine]}, not "
-            f"{[round(float(w), 3) for w in expected]} (the weight of query t on key t - 1, "
-            "averaged over the valid queries with t >= 1)"
+            tr(
+                "{call} is {mine}, not {expected} (the weight of query t on key t - 1, averaged over the valid queries "
+                "with t >= 1)",
+                call=call,
+                mine=[round(float(w), 3) for w in mine],
+                expected=[round(float(w), 3) for w in expected],
+            )
         )
 
 
@@ -1230,7 +1236,7 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
             call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"
             with torch.no_grad():
                 mine = _tensor(silenced(attention, x, head), call)
-                _shape(mine, (B, T, d), call, "the attention's output, (B, T, d_model)")
+                _shape(mine, (B, T, d), call, tr("the attention's output, (B, T, d_model)"))
                 attention.head_mask = torch.ones(H).index_fill(0, torch.tensor([head]), 0.0)
                 expected = attention(x, x, x)[0]
                 attention.head_mask = None
@@ -1240,13 +1246,18 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
             columns = slice(head * d // H, (head + 1) * d // H)
             if torch.allclose(mine, full.index_fill(-1, torch.arange(d)[columns], 0.0), atol=1e-5):
                 raise AssertionError(
-                    f"{call} zeroes the head's columns of the *projected* output; silence the head's "
-                    "output before out_proj, which mixes every head into every column"
+                    tr(
+                        "{call} zeroes the head's columns of the *projected* output; silence the head's output "
+                        "before out_proj, which mixes every head into every column",
+                        call=call,
+                    )
                 )
             if torch.allclose(mine, full, atol=1e-5):
-                raise AssertionError(f"{call} is the output with every head: head {head} is not silenced")
+                raise AssertionError(
+                    tr("{call} is the output with every head: head {head} is not silenced", call=call, head=head)
+                )
             error = float((mine - expected).abs().max())
-            raise AssertionError(f"{call} differs from the package's by up to {error:.2g}")
+            raise AssertionError(tr("{call} differs from the package's by up to {error:.2g}", call=call, error=error))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1272,8 +1283,11 @@ def grade_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> Non
     for T, d, d_ff, H in ((100, 8, 32, 1), (10, 64, 256, 4), (33, 32, 48, 2), (7, 16, 100, 8)):
         call = f"flops(T={T}, d_model={d}, d_ff={d_ff}, n_heads={H})"
         mine, expected = flops(T, d, d_ff, H), _counted_layer_flops(T, d, d_ff, H)
-        assert isinstance(mine, int) and not isinstance(mine, bool), (
-            f"{call} returned {type(mine).__name__} {mine!r}, not an int: FLOPs are counted exactly"
+        assert isinstance(mine, int) and not isinstance(mine, bool), tr(
+            "{call} returned {kind} {mine!r}, not an int: FLOPs are counted exactly",
+            call=call,
+            kind=type(mine).__name__,
+            mine=mine,
         )
         terms = encoder_layer_flops(T, d, d_ff, H)
         assert sum(terms.values()) == expected  # the chapter's count is FlopCounterMode's
@@ -1281,21 +1295,38 @@ def grade_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> Non
             continue
         P, A, FF = terms["projections"], terms["attention"], terms["feed-forward"]
         mistakes = {
-            expected // 2: "it counts multiply-adds: a multiply-add is 2 FLOPs, a (m x k)(k x n) product 2 m k n",
-            expected - P // 4: "three projections: W_O, which mixes the heads' outputs, is a fourth (T x d)(d x d) "
-            "product",
-            expected - A // 2: "one of attention's two products per head: the scores Q K^T and the weighted sum of "
-            "the values, (T x T)(T x d_k), each 2 T^2 d_k",
-            expected - FF // 2: "one feed-forward product: it goes d_model -> d_ff and back, two products",
-            expected - A + A // H: "attention for one head: there are n_heads of them, 4 T^2 d_k each",
-            expected + A * (H - 1): "attention with d_model per head: each head works on d_k = d_model / n_heads "
-            "dimensions, so all heads together do 4 T^2 d_model whatever their number",
-            P + A + 16 * T * d * d: "d_ff = 4 d_model assumed: use the d_ff given",
+            expected // 2: tr("it counts multiply-adds: a multiply-add is 2 FLOPs, a (m x k)(k x n) product 2 m k n"),
+            expected - P // 4: tr(
+                "three projections: W_O, which mixes the heads' outputs, is a fourth (T x d)(d x d) product"
+            ),
+            expected - A // 2: tr(
+                "one of attention's two products per head: the scores Q K^T and the weighted sum of the values, "
+                "(T x T)(T x d_k), each 2 T^2 d_k"
+            ),
+            expected - FF // 2: tr("one feed-forward product: it goes d_model -> d_ff and back, two products"),
+            expected - A + A // H: tr("attention for one head: there are n_heads of them, 4 T^2 d_k each"),
+            expected + A * (H - 1): tr(
+                "attention with d_model per head: each head works on d_k = d_model / n_heads dimensions, so all "
+                "heads together do 4 T^2 d_model whatever their number"
+            ),
+            P + A + 16 * T * d * d: tr("d_ff = 4 d_model assumed: use the d_ff given"),
         }
-        hint = mistakes.get(mine, "")
+        values = dict(call=call, mine=mine, expected=expected, P=P, A=A, FF=FF)
+        if mine in mistakes:
+            raise AssertionError(
+                tr(
+                    "{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer (projections "
+                    "{P:,}, attention {A:,}, feed-forward {FF:,}): {hint}",
+                    hint=mistakes[mine],
+                    **values,
+                )
+            )
         raise AssertionError(
-            f"{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer "
-            f"(projections {P:,}, attention {A:,}, feed-forward {FF:,})" + (f": {hint}" if hint else "")
+            tr(
+                "{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer (projections "
+                "{P:,}, attention {A:,}, feed-forward {FF:,})",
+                **values,
+            )
         )
 
 
@@ -1313,8 +1344,11 @@ def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
     for memory, B, H, dtype in cases:
         call = f"longest({memory:,}, batch={B}, n_heads={H}, dtype={dtype})"
         mine = longest(memory, B, H, dtype)
-        assert isinstance(mine, int) and not isinstance(mine, bool), (
-            f"{call} returned {type(mine).__name__} {mine!r}, not an int (a length is a whole number of positions)"
+        assert isinstance(mine, int) and not isinstance(mine, bool), tr(
+            "{call} returned {kind} {mine!r}, not an int (a length is a whole number of positions)",
+            call=call,
+            kind=type(mine).__name__,
+            mine=mine,
         )
         size = torch.empty((), dtype=dtype).element_size()
         expected = math.isqrt(memory // (B * H * size))
@@ -1326,24 +1360,50 @@ def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
         if mine == expected:
             continue
         mistakes = {
-            memory // (B * H * size): "the score tensor grows as T^2: T x T scores per head and sequence",
-            math.isqrt(memory // (B * H)): "that counts numbers, not bytes: each takes the dtype's element size "
-            f"({size} bytes for {dtype})",
-            math.isqrt(memory // (B * H * 4)): f"4 bytes a number assumed: {dtype} takes {size}",
-            math.isqrt(memory // (B * size)): "one T x T matrix per sequence: there is one per head",
-            math.isqrt(memory // (H * size)): "one T x T matrix per head: there is one per sequence of the batch too",
+            memory // (B * H * size): tr("the score tensor grows as T^2: T x T scores per head and sequence"),
+            math.isqrt(memory // (B * H)): tr(
+                "that counts numbers, not bytes: each takes the dtype's element size ({size} bytes for {dtype})",
+                size=size,
+                dtype=dtype,
+            ),
+            math.isqrt(memory // (B * H * 4)): tr(
+                "4 bytes a number assumed: {dtype} takes {size}", dtype=dtype, size=size
+            ),
+            math.isqrt(memory // (B * size)): tr("one T x T matrix per sequence: there is one per head"),
+            math.isqrt(memory // (H * size)): tr(
+                "one T x T matrix per head: there is one per sequence of the batch too"
+            ),
         }
         if mine in mistakes and mine != expected:
-            raise AssertionError(f"{call} is {mine:,}, not {expected:,}: {mistakes[mine]}")
+            raise AssertionError(
+                tr(
+                    "{call} is {mine:,}, not {expected:,}: {hint}",
+                    call=call,
+                    mine=mine,
+                    expected=expected,
+                    hint=mistakes[mine],
+                )
+            )
         if mine > expected:
             raise AssertionError(
-                f"{call} is {mine:,}, but that score tensor takes "
-                f"{score_bytes(B, H, mine, mine, dtype):,} bytes, more than {memory:,} "
-                "(round down: the longest length that fits)"
+                tr(
+                    "{call} is {mine:,}, but that score tensor takes {size:,} bytes, more than {memory:,} (round down: "
+                    "the longest length that fits)",
+                    call=call,
+                    mine=mine,
+                    size=score_bytes(B, H, mine, mine, dtype),
+                    memory=memory,
+                )
             )
         raise AssertionError(
-            f"{call} is {mine:,}, but T = {mine + 1:,} fits too: its score tensor takes "
-            f"{score_bytes(B, H, mine + 1, mine + 1, dtype):,} of the {memory:,} bytes"
+            tr(
+                "{call} is {mine:,}, but T = {longer:,} fits too: its score tensor takes {size:,} of the {memory:,} bytes",
+                call=call,
+                mine=mine,
+                longer=mine + 1,
+                size=score_bytes(B, H, mine + 1, mine + 1, dtype),
+                memory=memory,
+            )
         )
 
 
