@@ -163,6 +163,13 @@ def translatable(text: str) -> str:
     return text
 
 
+NOT_A_TEMPLATE = "(braces that are not fields: shown as written, never formatted)"
+
+
 def fields(text: str) -> set[str]:
-    """The names of ``text``'s ``{fields}`` (a translation must use the same)."""
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+    """The names of ``text``'s ``{fields}`` (a translation must use the same); for text whose braces are not fields
+    (TeX's ``\\sqrt{x}`` in text shown as written), :data:`NOT_A_TEMPLATE` alone."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+    except ValueError:
+        return {NOT_A_TEMPLATE}
