@@ -799,9 +799,19 @@ def grade_parameter_count(count: Callable[[TransformerConfig], int]) -> None:
     norm to each stack) and learned positions (one table, shared by the encoder and the decoder)."""
     for config in _count_cases(small=False)[1:2] + _count_cases(small=True):
         mine, expected = count(config), meta_model(config).num_parameters()
+        values = dict(call=f"count({_describe(config)})", mine=mine, expected=expected, d_model=config.d_model)
         assert mine == expected, (
-            f"count({_describe(config)}) is {mine:,}, but the model has {expected:,} parameters "
-            f"({'short by' if mine < expected else 'over by'} {abs(mine - expected):,}; d_model = {config.d_model})"
+            tr(
+                "{call} is {mine:,}, but the model has {expected:,} parameters (short by {gap:,}; d_model = {d_model})",
+                gap=expected - mine,
+                **values,
+            )
+            if mine < expected
+            else tr(
+                "{call} is {mine:,}, but the model has {expected:,} parameters (over by {gap:,}; d_model = {d_model})",
+                gap=mine - expected,
+                **values,
+            )
         )
 
 
@@ -827,20 +837,33 @@ def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
                     norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
             x = 2 * torch.randn(B, S, d, generator=make_rng(seed))
             mask = padding_mask(_tokens(seed, B, S, pad_id=0))
-            call = f"encoder_layer(layer with norm_first={norm_first}, x of shape {(B, S, d)}, mask)"
+            call = tr(
+                "encoder_layer(layer with norm_first={norm_first}, x of shape {shape}, mask)",
+                norm_first=norm_first,
+                shape=(B, S, d),
+            )
             with torch.no_grad():
                 mine = _tensor(encoder_layer(layer, x, mask), call)
-                _shape(mine, (B, S, d), call, "the layer's output only (the package's layer also returns weights)")
+                _shape(mine, (B, S, d), call, tr("the layer's output only (the package's layer also returns weights)"))
                 expected = layer(x, mask)[0]
                 if torch.allclose(mine, expected, atol=1e-5):
                     continue
                 if torch.allclose(mine, _encoder_layer_by(layer, x, mask, not norm_first), atol=1e-5):
-                    layout = "pre-norm, x + sublayer(norm(x))" if not norm_first else "post-norm, norm(x + sublayer(x))"
-                    raise AssertionError(f"{call} is the {layout}; follow layer.norm_first")
+                    if not norm_first:
+                        raise AssertionError(
+                            tr("{call} is the pre-norm, x + sublayer(norm(x)); follow layer.norm_first", call=call)
+                        )
+                    raise AssertionError(
+                        tr("{call} is the post-norm, norm(x + sublayer(x)); follow layer.norm_first", call=call)
+                    )
             error = float((mine - expected).abs().max())
             raise AssertionError(
-                f"{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
-                "self-attention (with the mask) then the feed-forward network, each with its own norm"
+                tr(
+                    "{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
+                    "self-attention (with the mask) then the feed-forward network, each with its own norm",
+                    call=call,
+                    error=error,
+                )
             )
 
 
@@ -877,18 +900,23 @@ def _decoder_layer_by(
     return block(y, norm3, layer.feed_forward, residuals[2])
 
 
-_DECODER_BLOCKS = ("masked self-attention", "cross-attention", "feed-forward")
+_DECODER_BLOCKS = (  # English names, shown through tr
+    translatable("masked self-attention"),
+    translatable("cross-attention"),
+    translatable("feed-forward"),
+)
 
 
 def _swapped_norms_hint(norms: Sequence[int]) -> str:
     wrong = [
-        f"the {block} block uses norm{i}"
+        tr("the {block} block uses norm{i}", block=tr(block), i=i)
         for right, (block, i) in enumerate(zip(_DECODER_BLOCKS, norms, strict=True), 1)
         if i != right
     ]
-    return (
-        f"the norms are swapped: {', '.join(wrong)}; norm1 belongs to masked self-attention, norm2 to "
-        "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own"
+    return tr(
+        "the norms are swapped: {wrong}; norm1 belongs to masked self-attention, norm2 to "
+        "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own",
+        wrong=tr(", ").join(wrong),
     )
 
 
@@ -910,66 +938,83 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
             tgt = _tokens(seed, B, T, pad_id=0)
             tgt[:, 0] = 1  # BOS: padding only at the end of a target
             src_mask, tgt_mask = padding_mask(_tokens(seed + 10, B, S, pad_id=0)), target_mask(tgt)
-            call = (
-                f"decoder_layer(layer with norm_first={norm_first}, y of shape {(B, T, d)}, memory of shape "
-                f"{(B, S, d)}, src_mask, tgt_mask)"
+            call = tr(
+                "decoder_layer(layer with norm_first={norm_first}, y of shape {y_shape}, memory of shape "
+                "{memory_shape}, src_mask, tgt_mask)",
+                norm_first=norm_first,
+                y_shape=(B, T, d),
+                memory_shape=(B, S, d),
             )
             with torch.no_grad():
                 mine = _tensor(decoder_layer(layer, y, memory, src_mask, tgt_mask), call)
-                _shape(mine, (B, T, d), call, "the layer's output only (the package's layer also returns weights)")
+                _shape(mine, (B, T, d), call, tr("the layer's output only (the package's layer also returns weights)"))
                 expected = layer(y, memory, src_mask, tgt_mask)[0]
                 if torch.allclose(mine, expected, atol=1e-5):
                     continue
                 mistakes = [
                     (
-                        "self-attention sees the future: give it tgt_mask, which holds the causal mask (and the target's "
-                        "padding)",
+                        tr(
+                            "self-attention sees the future: give it tgt_mask, which holds the causal mask (and the "
+                            "target's padding)"
+                        ),
                         dict(tgt_mask=None),
                     ),
                     (
-                        "self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
-                        "together",
+                        tr(
+                            "self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
+                            "together"
+                        ),
                         dict(tgt_mask=padding_mask(tgt)),
                     ),
                     (
-                        "cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, which "
-                        "hides the padding keys of the memory",
+                        tr(
+                            "cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, "
+                            "which hides the padding keys of the memory"
+                        ),
                         dict(cross_mask=None),
                     ),
                     *[
                         (
-                            "cross-attention takes its keys and values from the decoder: its queries come from the "
-                            "decoder, its keys and values from the encoder's memory, with src_mask",
+                            tr(
+                                "cross-attention takes its keys and values from the decoder: its queries come from the "
+                                "decoder, its keys and values from the encoder's memory, with src_mask"
+                            ),
                             dict(cross="decoder", cross_mask=m),
                         )
                         for m in (None, tgt_mask, src_mask)
                     ],
                     *[
                         (
-                            "cross-attention is the wrong way round: queries from the decoder, keys and values from the "
-                            "memory",
+                            tr(
+                                "cross-attention is the wrong way round: queries from the decoder, keys and values from "
+                                "the memory"
+                            ),
                             dict(cross="swapped", cross_mask=m),
                         )
                         for m in (None, src_mask)
                     ],
                     *[
                         (
-                            "cross-attention runs layer.self_attn: a decoder layer has two attention modules, each with "
-                            "weights of its own; the encoder-decoder attention is layer.cross_attn (one module for both "
-                            "jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)",
+                            tr(
+                                "cross-attention runs layer.self_attn: a decoder layer has two attention modules, each "
+                                "with weights of its own; the encoder-decoder attention is layer.cross_attn (one module "
+                                "for both jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)"
+                            ),
                             dict(cross="self_attn", cross_mask=m),
                         )
                         for m in (src_mask, None)
                     ],
                     (
-                        "cross-attention comes before self-attention: masked self-attention, then cross-attention, then "
-                        "the feed-forward network",
+                        tr(
+                            "cross-attention comes before self-attention: masked self-attention, then cross-attention, "
+                            "then the feed-forward network"
+                        ),
                         dict(order="cross first"),
                     ),
                     (
-                        "pre-norm, x + sublayer(norm(x)); follow layer.norm_first"
+                        tr("pre-norm, x + sublayer(norm(x)); follow layer.norm_first")
                         if not norm_first
-                        else "post-norm, norm(x + sublayer(x)); follow layer.norm_first",
+                        else tr("post-norm, norm(x + sublayer(x)); follow layer.norm_first"),
                         dict(norm_first=not norm_first),
                     ),
                     *[
@@ -979,9 +1024,11 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                     ],
                     *[
                         (
-                            f"the {_DECODER_BLOCKS[i]} block has no residual connection: "
-                            + ("x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))")
-                            + ", the input added back",
+                            tr(
+                                "the {block} block has no residual connection: {layout}, the input added back",
+                                block=tr(_DECODER_BLOCKS[i]),
+                                layout="x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))",
+                            ),
                             dict(residuals=tuple(j != i for j in range(3))),
                         )
                         for i in range(3)
@@ -994,12 +1041,16 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                     except (RuntimeError, ValueError):
                         continue  # that mistake cannot run with these shapes
                     if wrong.shape == mine.shape and torch.allclose(mine, wrong, atol=1e-5):
-                        raise AssertionError(f"{call}: {hint}")
+                        raise AssertionError(tr("{call}: {hint}", call=call, hint=hint))
             error = float((mine - expected).abs().max())
             raise AssertionError(
-                f"{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
-                "three residual blocks, masked self-attention, cross-attention on the memory, "
-                "feed-forward, each with its own norm"
+                tr(
+                    "{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
+                    "three residual blocks, masked self-attention, cross-attention on the memory, "
+                    "feed-forward, each with its own norm",
+                    call=call,
+                    error=error,
+                )
             )
 
 
