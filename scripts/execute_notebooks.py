@@ -105,6 +105,7 @@ def main() -> None:
     timeout = yaml.safe_load((edition.root / "_config.yml").read_text())["execute"]["timeout"]
     os.environ["TRANSFORMER_BOOK_STATIC"] = "1"
     os.environ["TRANSFORMER_BOOK_PLAYGROUND"] = str(edition.playground)
+    os.environ["TRANSFORMER_BOOK_STRICT_LANGUAGE"] = "1"  # a missing translation fails the Chinese chapter's run
     cache = get_cache(str(edition.cache))
     root = edition.root
     notebooks = [root / f"{name}.ipynb" for name in toc_files(root) if (root / f"{name}.ipynb").is_file()]
