@@ -55,6 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
+from transformer_book.i18n import tr
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -1169,30 +1170,36 @@ def grade_ordinal_words(ordinal: Callable[[int], str]) -> None:
     for n in range(1, 32):
         call = f"ordinal({n})"
         mine, expected = ordinal(n), ordinal_words(n)
-        assert isinstance(mine, str), f"{call} returned {type(mine).__name__} {mine!r}, not a str"
+        assert isinstance(mine, str), tr(
+            "{call} returned {kind} {mine!r}, not a str", call=call, kind=type(mine).__name__, mine=mine
+        )
         if mine == expected:
             continue
         last = number_words(n).split("-")[-1]
         if mine == ordinal_suffix(n):
-            hint = "that is the numeric style's digits; write the ordinal in words"
+            hint = tr("that is the numeric style's digits; write the ordinal in words")
         elif mine.replace(" ", "-") == expected:
-            hint = "a ten and a unit are joined by a hyphen"
+            hint = tr("a ten and a unit are joined by a hyphen")
         elif mine.lower() == expected:
-            hint = "the dates write ordinals in lower case"
+            hint = tr("the dates write ordinals in lower case")
         elif mine.endswith("yth"):
-            hint = "a ten ending in -y becomes -ieth: twentieth, thirtieth"
+            hint = tr("a ten ending in -y becomes -ieth: twentieth, thirtieth")
         elif mine.split("-")[-1] == last + "th":
-            hint = "some ordinals are irregular: first, second, third, fifth, eighth, ninth, twelfth"
+            hint = tr("some ordinals are irregular: first, second, third, fifth, eighth, ninth, twelfth")
         elif "-" in expected and mine.split("-")[0] != expected.split("-")[0]:
-            hint = "only the last word becomes an ordinal: twenty-first, not twentieth-first"
+            hint = tr("only the last word becomes an ordinal: twenty-first, not twentieth-first")
         else:
             hint = ""
-        raise AssertionError(f"{call} is {mine!r}, not {expected!r}" + (f": {hint}" if hint else ""))
+        if hint:
+            raise AssertionError(
+                tr("{call} is {mine!r}, not {expected!r}: {hint}", call=call, mine=mine, expected=expected, hint=hint)
+            )
+        raise AssertionError(tr("{call} is {mine!r}, not {expected!r}", call=call, mine=mine, expected=expected))
 
 
 def _index_batches(batches: object, call: str) -> list[list[int]]:
-    assert isinstance(batches, Sequence) and all(isinstance(b, Sequence | Tensor) for b in batches), (
-        f"{call} returned {type(batches).__name__}, not a list of batches (lists of indices)"
+    assert isinstance(batches, Sequence) and all(isinstance(b, Sequence | Tensor) for b in batches), tr(
+        "{call} returned {kind}, not a list of batches (lists of indices)", call=call, kind=type(batches).__name__
     )
     return [[int(i) for i in batch] for batch in batches]
 
@@ -1206,38 +1213,57 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
         SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)), strict=True
     ):
         lengths = torch.randint(low, high + 1, (n,), generator=make_rng(seed)).tolist()
-        call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, rng)"
+        call = tr("batches_of(lengths of {n} examples, batch_size={batch_size}, rng)", n=n, batch_size=batch_size)
         mine = _index_batches(batches_of(lengths, batch_size, make_rng(seed)), call)
         seen = [i for batch in mine for i in batch]
         missing, repeated = n - len(set(seen) & set(range(n))), len(seen) - len(set(seen))
         if missing or repeated or sorted(seen) != list(range(n)):
-            hint = " (is the last, smaller batch dropped?)" if 0 < missing < batch_size and not repeated else ""
+            hint = tr(" (is the last, smaller batch dropped?)") if 0 < missing < batch_size and not repeated else ""
             raise AssertionError(
-                f"{call} does not hold every index 0..{n - 1} exactly once: {missing} missing, "
-                f"{repeated} repeated{hint}"
+                tr(
+                    "{call} does not hold every index 0..{last} exactly once: {missing} missing, {repeated} repeated"
+                    "{hint}",
+                    call=call,
+                    last=n - 1,
+                    missing=missing,
+                    repeated=repeated,
+                    hint=hint,
+                )
             )
         sizes = sorted(len(batch) for batch in mine)
-        assert sizes[0] >= 1 and sizes[-1] <= batch_size, (
-            f"{call} has batches of {sizes[0]} to {sizes[-1]} examples: at most batch_size = {batch_size}, none empty"
+        assert sizes[0] >= 1 and sizes[-1] <= batch_size, tr(
+            "{call} has batches of {smallest} to {largest} examples: at most batch_size = {batch_size}, none empty",
+            call=call,
+            smallest=sizes[0],
+            largest=sizes[-1],
+            batch_size=batch_size,
         )
-        assert len(mine) == math.ceil(n / batch_size), (
-            f"{call} makes {len(mine)} batches, not {math.ceil(n / batch_size)}: cut full batches of "
-            f"{batch_size}, at most one smaller (a batch per length leaves many batches half empty)"
+        assert len(mine) == math.ceil(n / batch_size), tr(
+            "{call} makes {made} batches, not {expected}: cut full batches of {batch_size}, at most one smaller (a "
+            "batch per length leaves many batches half empty)",
+            call=call,
+            made=len(mine),
+            expected=math.ceil(n / batch_size),
+            batch_size=batch_size,
         )
         mine_padding = padding_fraction(lengths, mine)
         random_padding = padding_fraction(lengths, random_batches(n, batch_size, make_rng(seed)))
-        assert mine_padding <= random_padding / 2, (
-            f"{call} pads {mine_padding:.1%} of the slots, random batches {random_padding:.1%}: sort examples by "
-            "length before cutting them into batches"
+        assert mine_padding <= random_padding / 2, tr(
+            "{call} pads {mine:.1%} of the slots, random batches {random:.1%}: sort examples by length before cutting "
+            "them into batches",
+            call=call,
+            mine=mine_padding,
+            random=random_padding,
         )
         longest = [max(lengths[i] for i in batch) for batch in mine]
-        assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), (
-            f"{call} serves its batches in order of length, every epoch the same way: shuffle the batches"
+        assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), tr(
+            "{call} serves its batches in order of length, every epoch the same way: shuffle the batches", call=call
         )
         again = _index_batches(batches_of(lengths, batch_size, make_rng(seed + 10)), call)
-        assert again != mine, (
-            f"{call} gives the same batches with another rng: every epoch would see the same batches in the same "
-            "order; shuffle with the rng (before sorting within pools, and the batches after)"
+        assert again != mine, tr(
+            "{call} gives the same batches with another rng: every epoch would see the same batches in the same "
+            "order; shuffle with the rng (before sorting within pools, and the batches after)",
+            call=call,
         )
 
 
