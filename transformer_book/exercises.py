@@ -1468,30 +1468,36 @@ def grade_ordinal_words(ordinal: Callable[[int], str]) -> None:
     for n in range(1, 32):
         call = f"ordinal({n})"
         mine, expected = ordinal(n), ordinal_words(n)
-        assert isinstance(mine, str), f"{call} returned {type(mine).__name__} {mine!r}, not a str"
+        assert isinstance(mine, str), tr(
+            "{call} returned {kind} {mine!r}, not a str", call=call, kind=type(mine).__name__, mine=mine
+        )
         if mine == expected:
             continue
         last = number_words(n).split("-")[-1]
         if mine == ordinal_suffix(n):
-            hint = "that is the numeric style's digits; write the ordinal in words"
+            hint = tr("that is the numeric style's digits; write the ordinal in words")
         elif mine.replace(" ", "-") == expected:
-            hint = "a ten and a unit are joined by a hyphen"
+            hint = tr("a ten and a unit are joined by a hyphen")
         elif mine.lower() == expected:
-            hint = "the dates write ordinals in lower case"
+            hint = tr("the dates write ordinals in lower case")
         elif mine.endswith("yth"):
-            hint = "a ten ending in -y becomes -ieth: twentieth, thirtieth"
+            hint = tr("a ten ending in -y becomes -ieth: twentieth, thirtieth")
         elif mine.split("-")[-1] == last + "th":
-            hint = "some ordinals are irregular: first, second, third, fifth, eighth, ninth, twelfth"
+            hint = tr("some ordinals are irregular: first, second, third, fifth, eighth, ninth, twelfth")
         elif "-" in expected and mine.split("-")[0] != expected.split("-")[0]:
-            hint = "only the last word becomes an ordinal: twenty-first, not twentieth-first"
+            hint = tr("only the last word becomes an ordinal: twenty-first, not twentieth-first")
         else:
             hint = ""
-        raise AssertionError(f"{call} is {mine!r}, not {expected!r}" + (f": {hint}" if hint else ""))
+        if hint:
+            raise AssertionError(
+                tr("{call} is {mine!r}, not {expected!r}: {hint}", call=call, mine=mine, expected=expected, hint=hint)
+            )
+        raise AssertionError(tr("{call} is {mine!r}, not {expected!r}", call=call, mine=mine, expected=expected))
 
 
 def _index_batches(batches: object, call: str) -> list[list[int]]:
-    assert isinstance(batches, Sequence) and all(isinstance(b, Sequence | Tensor) for b in batches), (
-        f"{call} returned {type(batches).__name__}, not a list of batches (lists of indices)"
+    assert isinstance(batches, Sequence) and all(isinstance(b, Sequence | Tensor) for b in batches), tr(
+        "{call} returned {kind}, not a list of batches (lists of indices)", call=call, kind=type(batches).__name__
     )
     return [[int(i) for i in batch] for batch in batches]
 
@@ -1505,38 +1511,57 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
         SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)), strict=True
     ):
         lengths = torch.randint(low, high + 1, (n,), generator=make_rng(seed)).tolist()
-        call = f"batches_of(lengths of {n} examples, batch_size={batch_size}, rng)"
+        call = tr("batches_of(lengths of {n} examples, batch_size={batch_size}, rng)", n=n, batch_size=batch_size)
         mine = _index_batches(batches_of(lengths, batch_size, make_rng(seed)), call)
         seen = [i for batch in mine for i in batch]
         missing, repeated = n - len(set(seen) & set(range(n))), len(seen) - len(set(seen))
         if missing or repeated or sorted(seen) != list(range(n)):
-            hint = " (is the last, smaller batch dropped?)" if 0 < missing < batch_size and not repeated else ""
+            hint = tr(" (is the last, smaller batch dropped?)") if 0 < missing < batch_size and not repeated else ""
             raise AssertionError(
-                f"{call} does not hold every index 0..{n - 1} exactly once: {missing} missing, "
-                f"{repeated} repeated{hint}"
+                tr(
+                    "{call} does not hold every index 0..{last} exactly once: {missing} missing, {repeated} repeated"
+                    "{hint}",
+                    call=call,
+                    last=n - 1,
+                    missing=missing,
+                    repeated=repeated,
+                    hint=hint,
+                )
             )
         sizes = sorted(len(batch) for batch in mine)
-        assert sizes[0] >= 1 and sizes[-1] <= batch_size, (
-            f"{call} has batches of {sizes[0]} to {sizes[-1]} examples: at most batch_size = {batch_size}, none empty"
+        assert sizes[0] >= 1 and sizes[-1] <= batch_size, tr(
+            "{call} has batches of {smallest} to {largest} examples: at most batch_size = {batch_size}, none empty",
+            call=call,
+            smallest=sizes[0],
+            largest=sizes[-1],
+            batch_size=batch_size,
         )
-        assert len(mine) == math.ceil(n / batch_size), (
-            f"{call} makes {len(mine)} batches, not {math.ceil(n / batch_size)}: cut full batches of "
-            f"{batch_size}, at most one smaller (a batch per length leaves many batches half empty)"
+        assert len(mine) == math.ceil(n / batch_size), tr(
+            "{call} makes {made} batches, not {expected}: cut full batches of {batch_size}, at most one smaller (a "
+            "batch per length leaves many batches half empty)",
+            call=call,
+            made=len(mine),
+            expected=math.ceil(n / batch_size),
+            batch_size=batch_size,
         )
         mine_padding = padding_fraction(lengths, mine)
         random_padding = padding_fraction(lengths, random_batches(n, batch_size, make_rng(seed)))
-        assert mine_padding <= random_padding / 2, (
-            f"{call} pads {mine_padding:.1%} of the slots, random batches {random_padding:.1%}: sort examples by "
-            "length before cutting them into batches"
+        assert mine_padding <= random_padding / 2, tr(
+            "{call} pads {mine:.1%} of the slots, random batches {random:.1%}: sort examples by length before cutting "
+            "them into batches",
+            call=call,
+            mine=mine_padding,
+            random=random_padding,
         )
         longest = [max(lengths[i] for i in batch) for batch in mine]
-        assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), (
-            f"{call} serves its batches in order of length, every epoch the same way: shuffle the batches"
+        assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), tr(
+            "{call} serves its batches in order of length, every epoch the same way: shuffle the batches", call=call
         )
         again = _index_batches(batches_of(lengths, batch_size, make_rng(seed + 10)), call)
-        assert again != mine, (
-            f"{call} gives the same batches with another rng: every epoch would see the same batches in the same "
-            "order; shuffle with the rng (before sorting within pools, and the batches after)"
+        assert again != mine, tr(
+            "{call} gives the same batches with another rng: every epoch would see the same batches in the same "
+            "order; shuffle with the rng (before sorting within pools, and the batches after)",
+            call=call,
         )
 
 
@@ -1597,22 +1622,27 @@ def _merge_mistake(before: tuple[str, ...], mine: tuple[str, ...], pair: tuple[s
     """The hint for a word merged wrongly, naming the classic mistakes."""
     left, right = pair
     if tuple(_spelled(before).replace(f"{left} {right}", left + right).split()) == mine:
-        return (
-            f"str.replace on the symbols joined by spaces also matches '{left} {right}' inside longer symbols; "
+        return tr(
+            "str.replace on the symbols joined by spaces also matches '{left} {right}' inside longer symbols; "
             "Sennrich et al.'s code bounds the pattern by spaces, re.sub(r'(?<!\\S)' + re.escape(bigram) + "
-            "r'(?!\\S)', ...), or merge symbol by symbol"
+            "r'(?!\\S)', ...), or merge symbol by symbol",
+            left=left,
+            right=right,
         )
     if left == right and any(before[i : i + 3] == (left,) * 3 for i in range(len(before) - 2)):
-        return (
-            f"'{left} {right}' overlaps itself in '{_spelled(before)}': merge from the left, each symbol at most "
-            "once, and move past the merged pair"
+        return tr(
+            "'{left} {right}' overlaps itself in '{word}': merge from the left, each symbol at most once, and move "
+            "past the merged pair",
+            left=left,
+            right=right,
+            word=_spelled(before),
         )
     first = list(before)
     i = next((i for i, p in enumerate(zip(before, before[1:], strict=False)) if p == pair), None)
     if i is not None:
         first[i : i + 2] = [left + right]
     if tuple(first) == mine:
-        return "only the first occurrence is merged: merge the pair everywhere in the word"
+        return tr("only the first occurrence is merged: merge the pair everywhere in the word")
     return ""
 
 
@@ -1628,56 +1658,92 @@ def grade_merge_step(merge_step: Callable[[Words], tuple[tuple[str, str], Words]
         rows, pair = _merge_step_case(texts, k)
         words = {before: n for before, _, n in rows}
         shown = ", ".join(repr(text) for text in dict.fromkeys(texts))
-        call = f"merge_step(the pieces of {shown}" + (f", after {k} merges)" if k else ")")
+        if k:
+            call = tr("merge_step(the pieces of {texts}, after {k} merges)", texts=shown, k=k)
+        else:
+            call = tr("merge_step(the pieces of {texts})", texts=shown)
         result = merge_step(dict(words))  # a copy: the answer may change it in place
-        assert isinstance(result, tuple) and len(result) == 2, (
-            f"{call} returned {type(result).__name__}: return the pair (pair merged, words after the merge)"
+        assert isinstance(result, tuple) and len(result) == 2, tr(
+            "{call} returned {kind}: return the pair (pair merged, words after the merge)",
+            call=call,
+            kind=type(result).__name__,
         )
         mine_pair, mine_words = result
-        assert isinstance(mine_pair, tuple) and len(mine_pair) == 2 and all(isinstance(s, str) for s in mine_pair), (
-            f"{call} merged {mine_pair!r}: a pair is a tuple of two symbols, such as {pair!r}"
+        assert isinstance(mine_pair, tuple) and len(mine_pair) == 2 and all(isinstance(s, str) for s in mine_pair), tr(
+            "{call} merged {mine!r}: a pair is a tuple of two symbols, such as {pair!r}",
+            call=call,
+            mine=mine_pair,
+            pair=pair,
         )
         counts = _pair_counts(words)
         if mine_pair != pair:
             unweighted = _pair_counts(words, weighted=False)
             if counts[mine_pair] == counts[pair]:
-                hint = (
-                    f"a tie: both occur {counts[pair]} times, and a tie goes to the pair first in code-point order, "
-                    f"{pair!r}, as learn_merges and tokenizers break it (Counter.most_common and max keep the pair "
-                    "counted first)"
+                hint = tr(
+                    "a tie: both occur {count} times, and a tie goes to the pair first in code-point order, {pair!r}, "
+                    "as learn_merges and tokenizers break it (Counter.most_common and max keep the pair counted first)",
+                    count=counts[pair],
+                    pair=pair,
                 )
             elif mine_pair == _most_frequent(unweighted):
-                hint = (
-                    f"{mine_pair!r} is in the most words ({unweighted[mine_pair]}), but a word counts as often as "
-                    f"it occurs: {pair!r} occurs {counts[pair]} times, {mine_pair!r} {counts[mine_pair]}"
+                hint = tr(
+                    "{mine!r} is in the most words ({words}), but a word counts as often as it occurs: {pair!r} occurs "
+                    "{count} times, {mine!r} {mine_count}",
+                    mine=mine_pair,
+                    words=unweighted[mine_pair],
+                    pair=pair,
+                    count=counts[pair],
+                    mine_count=counts[mine_pair],
                 )
             elif counts[mine_pair] == 0:
-                hint = f"{mine_pair!r} is not a pair of neighbouring symbols in any word"
+                hint = tr("{mine!r} is not a pair of neighbouring symbols in any word", mine=mine_pair)
             else:
-                hint = f"{mine_pair!r} occurs {counts[mine_pair]} times, {pair!r} {counts[pair]}"
-            raise AssertionError(f"{call} merges {mine_pair!r}, not {pair!r}: {hint}")
-        assert isinstance(mine_words, dict) and all(isinstance(w, tuple) for w in mine_words), (
-            f"{call} returned words of type {type(mine_words).__name__}: return a dict from each word's symbols (a "
-            "tuple) to its count, as words is"
+                hint = tr(
+                    "{mine!r} occurs {mine_count} times, {pair!r} {count}",
+                    mine=mine_pair,
+                    mine_count=counts[mine_pair],
+                    pair=pair,
+                    count=counts[pair],
+                )
+            raise AssertionError(
+                tr("{call} merges {mine!r}, not {pair!r}: {hint}", call=call, mine=mine_pair, pair=pair, hint=hint)
+            )
+        assert isinstance(mine_words, dict) and all(isinstance(w, tuple) for w in mine_words), tr(
+            "{call} returned words of type {kind}: return a dict from each word's symbols (a tuple) to its count, as "
+            "words is",
+            call=call,
+            kind=type(mine_words).__name__,
         )
         by_text = {"".join(word): word for word in mine_words}
         for before, after, n in rows:
             mine = by_text.get("".join(before))
             if mine is None:
                 raise AssertionError(
-                    f"{call} has no word '{_spelled(after)}' (count {n}): keep every word, those "
-                    "without the pair as they are"
+                    tr(
+                        "{call} has no word '{word}' (count {n}): keep every word, those without the pair as they are",
+                        call=call,
+                        word=_spelled(after),
+                        n=n,
+                    )
                 )
             if mine != after:
                 hint = _merge_mistake(before, mine, pair)
-                raise AssertionError(
-                    f"{call} turns '{_spelled(before)}' into '{_spelled(mine)}', not "
-                    f"'{_spelled(after)}'" + (f": {hint}" if hint else "")
-                )
-            assert mine_words[mine] == n, (
-                f"{call} counts '{_spelled(after)}' {mine_words[mine]!r} times, not {n}: a merge keeps each word's count"
+                values = dict(call=call, before=_spelled(before), mine=_spelled(mine), after=_spelled(after))
+                if hint:
+                    raise AssertionError(
+                        tr("{call} turns '{before}' into '{mine}', not '{after}': {hint}", hint=hint, **values)
+                    )
+                raise AssertionError(tr("{call} turns '{before}' into '{mine}', not '{after}'", **values))
+            assert mine_words[mine] == n, tr(
+                "{call} counts '{word}' {count!r} times, not {n}: a merge keeps each word's count",
+                call=call,
+                word=_spelled(after),
+                count=mine_words[mine],
+                n=n,
             )
-        assert len(mine_words) == len(rows), f"{call} returns {len(mine_words)} words, not {len(rows)}"
+        assert len(mine_words) == len(rows), tr(
+            "{call} returns {mine} words, not {expected}", call=call, mine=len(mine_words), expected=len(rows)
+        )
 
 
 def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
@@ -1718,44 +1784,58 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
             isinstance(mine, tuple)
             and len(mine) == 2
             and all(isinstance(x, int) and not isinstance(x, bool) for x in mine)
-        ), f"{call} returned {mine!r}: return the pair of counts (matches, total), two ints"
+        ), tr("{call} returned {mine!r}: return the pair of counts (matches, total), two ints", call=call, mine=mine)
         expected = clipped_matches(hypothesis, references, n)
         if mine == expected:
             continue
         length = len(hypothesis.split())
         if mine[1] != expected[1]:
             if mine[1] == max(0, length - n):
-                hint = f"a text of L = {length} words has L - n + 1 = {expected[1]} n-grams (the last one is missed)"
+                hint = tr(
+                    "a text of L = {length} words has L - n + 1 = {total} n-grams (the last one is missed)",
+                    length=length,
+                    total=expected[1],
+                )
             elif mine[1] in {sum(_ngrams(r.split(), n).values()) for r in references}:
-                hint = (
-                    "the total counts a reference's n-grams (that is recall): precision divides by the "
-                    f"hypothesis' n-grams, L - n + 1 = {expected[1]}"
+                hint = tr(
+                    "the total counts a reference's n-grams (that is recall): precision divides by the hypothesis' "
+                    "n-grams, L - n + 1 = {total}",
+                    total=expected[1],
                 )
             elif mine[1] == len(_ngrams(hypothesis.split(), n)):
-                hint = "each distinct n-gram is counted once: an n-gram that occurs twice counts twice"
+                hint = tr("each distinct n-gram is counted once: an n-gram that occurs twice counts twice")
             else:
-                hint = f"the total is the hypothesis' number of n-grams, L - n + 1 = {expected[1]}"
-            raise AssertionError(f"{call} is {mine}, not {expected}: {hint}")
+                hint = tr("the total is the hypothesis' number of n-grams, L - n + 1 = {total}", total=expected[1])
+            raise AssertionError(
+                tr("{call} is {mine}, not {expected}: {hint}", call=call, mine=mine, expected=expected, hint=hint)
+            )
         ngrams = _ngrams(hypothesis.split(), n)
         each = [_ngrams(r.split(), n) for r in references]
         lower_case, _ = clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)
         mistakes = {
-            sum(
-                c for g, c in ngrams.items() if any(g in r for r in each)
-            ): "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
-            "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')",
-            sum(
-                (ngrams & sum(each, Counter())).values()
-            ): "each n-gram is clipped by its count in all references together: clip by its largest count in any "
-            "single reference",
-            sum((ngrams & each[0]).values()): "only the first reference is used: clip by an n-gram's largest count "
-            "in any of them",
-            max(
-                sum((ngrams & r).values()) for r in each
-            ): "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
-            "count in any reference (two references can each supply different n-grams)",
-            lower_case: "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive",
+            sum(c for g, c in ngrams.items() if any(g in r for r in each)): tr(
+                "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
+                "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')"
+            ),
+            sum((ngrams & sum(each, Counter())).values()): tr(
+                "each n-gram is clipped by its count in all references together: clip by its largest count in any "
+                "single reference"
+            ),
+            sum((ngrams & each[0]).values()): tr(
+                "only the first reference is used: clip by an n-gram's largest count in any of them"
+            ),
+            max(sum((ngrams & r).values()) for r in each): tr(
+                "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
+                "count in any reference (two references can each supply different n-grams)"
+            ),
+            lower_case: tr(
+                "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive"
+            ),
         }
         mistakes.pop(expected[0], None)
         hint = mistakes.get(mine[0], "")
-        raise AssertionError(f"{call} is {mine}, not {expected}" + (f": {hint}" if hint else ""))
+        if hint:
+            raise AssertionError(
+                tr("{call} is {mine}, not {expected}: {hint}", call=call, mine=mine, expected=expected, hint=hint)
+            )
+        raise AssertionError(tr("{call} is {mine}, not {expected}", call=call, mine=mine, expected=expected))

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from transformer.train.bpe import Merge, apply_merges
+from transformer_book.i18n import tr
 
 from .attention import token_labels
 from .controls import dropdown
@@ -46,7 +47,7 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
                 textfont=dict(size=13),
                 marker=dict(color=fills, line=dict(color="#555555", width=1)),
                 visible=k == 0,
-                name=f"after {k} merges",
+                name=tr("after {k} merges", k=k),
                 hovertemplate="%{text}<extra></extra>",
                 textangle=0,
             )
@@ -54,7 +55,7 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
     titles = [_merge_title(merges, k) for k in range(len(merges) + 1)]
     buttons = [
         dict(
-            label=f"{k} merge" + ("" if k == 1 else "s"),
+            label=tr("{k} merge", k=k) if k == 1 else tr("{k} merges", k=k),
             method="update",
             args=[{"visible": [i == k for i in range(len(merges) + 1)]}, {"title.text": titles[k]}],
         )
@@ -66,7 +67,7 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
         bargap=0.25,
         showlegend=False,
         margin=dict(l=20, r=20, t=110, b=30),
-        updatemenus=[dropdown(buttons, x=0.0, y=1.02, name="merges learned")],
+        updatemenus=[dropdown(buttons, x=0.0, y=1.02, name=tr("merges learned"))],
         uniformtext=dict(minsize=10, mode="show"),
     )
     fig.update_xaxes(visible=False, range=[-0.05, max(len(piece) for piece in pieces) + 0.05])
@@ -76,9 +77,16 @@ def merges_figure(pieces: Sequence[str], merges: Sequence[Merge], title: str | N
 
 def _merge_title(merges: Sequence[Merge], k: int) -> str:
     if k == 0:
-        return "Before any merge: one symbol per character"
+        return tr("Before any merge: one symbol per character")
     m = merges[k - 1]
-    return f"After {k} merges; the last: {m.left} + {m.right} → {m.left + m.right} ({m.count:,} times)"
+    return tr(
+        "After {k} merges; the last: {left} + {right} → {merged} ({count:,} times)",
+        k=k,
+        left=m.left,
+        right=m.right,
+        merged=m.left + m.right,
+        count=m.count,
+    )
 
 
 def lengths_figure(
@@ -95,7 +103,7 @@ def lengths_figure(
                 mode="lines+markers",
                 name=name,
                 line=dict(color=colour),
-                hovertemplate="%{x} ids: %{y:.1f} tokens<extra>" + name + "</extra>",
+                hovertemplate=tr("%{x} ids: %{y:.1f} tokens") + "<extra>" + name + "</extra>",
             )
         )
     if chosen is not None:
@@ -104,11 +112,11 @@ def lengths_figure(
     fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom"))
     # Ticks at the measured sizes, written out: plotly's own log ticks label 200 as "2" and crowd "9" against "1000".
     fig.update_xaxes(
-        title_text="vocabulary size (ids)",
+        title_text=tr("vocabulary size (ids)"),
         type="log",
         tickvals=list(sizes),
         ticktext=[f"{size:,}" for size in sizes],
         tickfont=dict(size=11),
     )
-    fig.update_yaxes(title_text="tokens per sentence", rangemode="tozero")
+    fig.update_yaxes(title_text=tr("tokens per sentence"), rangemode="tozero")
     return fig

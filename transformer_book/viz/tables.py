@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from IPython.display import HTML
 
+from transformer_book.i18n import tr
+
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], name: str | None = None) -> HTML:
     """A table of ``rows`` under ``header``, every cell escaped (``<s>`` stays text), numbers right-aligned; on a
@@ -29,7 +31,7 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], name: st
     head = "".join(cell("th", name) for name in header)
     body = "".join("<tr>" + "".join(cell("td", value) for value in row) + "</tr>" for row in rows)
     table = f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-    label = html.escape(name or "table of " + ", ".join(str(column) for column in header), quote=True)
+    label = html.escape(name or tr("table of {columns}", columns=tr(", ").join(map(str, header))), quote=True)
     return HTML(f'<div class="book-table" role="region" tabindex="0" aria-label="{label}">{table}</div>')
 
 
