@@ -129,9 +129,9 @@ def assert_clean(run: PageRun) -> None:
     assert not run.failed, "requests that found nothing:\n" + "\n".join(run.failed)
 
 
-def open_playground(browser: object, server: tuple, size: str = "laptop") -> PageRun:  # noqa: F811
+def open_playground(browser: object, server: tuple, size: str = "laptop", page: str = PAGE) -> PageRun:  # noqa: F811
     base, _ = server
-    run = PageRun(browser, f"{base}/{PAGE}", VIEWPORTS[size])
+    run = PageRun(browser, f"{base}/{page}", VIEWPORTS[size])
     run.page.wait_for_selector(f"{ROOT}[data-state='idle']", timeout=30_000)
     return run
 
@@ -564,11 +564,18 @@ def test_every_control_has_a_name_and_works_from_the_keyboard(browser: object, s
         run.close()
 
 
+@pytest.mark.parametrize("page_name", [PAGE, f"zh/{PAGE}"], ids=["en", "zh"])
 @pytest.mark.parametrize("size", VIEWPORTS)
-def test_everything_fits_the_screen_and_no_figure_text_overlaps(browser: object, server: tuple, size: str) -> None:  # noqa: F811
-    """Greedy and a beam of 4 for each model, at a phone's and a laptop's width: no text of a figure over another or
-    outside its figure, no control or figure past the column or the screen; each state saved as a PNG."""
-    run = open_playground(browser, server, size)
+def test_everything_fits_the_screen_and_no_figure_text_overlaps(
+    browser: object,  # noqa: F811
+    server: tuple,  # noqa: F811
+    size: str,
+    page_name: str,
+) -> None:
+    """Greedy and a beam of 4 for each model, at a phone's and a laptop's width, in both editions (Chinese labels are
+    wider): no text of a figure over another or outside its figure, no control or figure past the column or the
+    screen; each state saved as a PNG."""
+    run = open_playground(browser, server, size, page_name)
     try:
         page = run.page
         FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
@@ -592,7 +599,9 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(browser: object,
                 past = page.evaluate(PAST_THE_EDGE)
                 assert not past, f"{name}, search {search}, at {size} width: past the column or the screen: {past}"
                 hidden = page.add_style_tag(content=STICKY_HIDDEN)
-                page.locator(ROOT).screenshot(path=str(FIGURE_SHOTS / f"14_playground__{name}-{search}__{size}.png"))
+                edition = "zh__" if page_name.startswith("zh/") else ""
+                shot = FIGURE_SHOTS / f"{edition}14_playground__{name}-{search}__{size}.png"
+                page.locator(ROOT).screenshot(path=str(shot))
                 hidden.evaluate("style => style.remove()")
         assert_clean(run)
     finally:
@@ -811,3 +820,41 @@ def test_the_attention_maps_have_a_colour_scale(playground: PageRun) -> None:
     assert "linear-gradient" in scale.locator(".playground-scale-bar").get_attribute("style")
     assert scale.locator("span").all_text_contents() == ["weight 0", "", "1"]
     assert_clean(playground)
+
+
+def english_the_script_writes() -> list[str]:
+    """What the playground's script writes in English, as far as it reads as words: the keys of its Chinese
+    dictionary, each up to its first ``{field}``, of six characters or more."""
+    script = (SITE.parents[1] / "book" / "_ext" / "playground.js").read_text(encoding="utf-8")
+    block = script[script.index("const TRANSLATIONS = {zh: {") : script.index("}}[LANGUAGE]")]
+    keys = re.findall(r'^\s*"((?:[^"\\]|\\.)+)":', block, re.MULTILINE)
+    return sorted({key.split("{")[0].strip() for key in keys if len(key.split("{")[0].strip()) >= 6})
+
+
+def test_the_chinese_playground_writes_chinese(browser: object, server: tuple) -> None:  # noqa: F811
+    """On the Chinese site the playground's labels, notes, figure titles and accessible names are Chinese: after a
+    greedy and a beam decode of each model, with the head switches open, none of the script's English is on show."""
+    english = english_the_script_writes()
+    assert len(english) > 30, f"the playground's dictionary was not found: {english}"
+    run = open_playground(browser, server, "laptop", f"zh/{PAGE}")
+    try:
+        page = run.page
+        assert page.evaluate("document.documentElement.lang") == "zh-CN"
+        page.click(f"{ROOT} summary")
+        for name in manifest()["models"]:
+            if page.input_value(f"{ROOT} .playground-model") != name:
+                decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
+            for search in ("4", "1"):
+                if page.input_value(f"{ROOT} .playground-search") != search:
+                    decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+                shown = page.locator(ROOT).inner_text() + " ".join(
+                    page.eval_on_selector_all(
+                        f"{ROOT} [aria-label], {ROOT} [title]",
+                        "els => els.map(e => (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('title') || ''))",
+                    )
+                )
+                left = [words for words in english if words in shown]
+                assert not left, f"{name}, search {search}: English on the Chinese playground: {left}"
+        assert_clean(run)
+    finally:
+        run.close()
