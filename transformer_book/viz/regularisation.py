@@ -57,8 +57,14 @@ def regularisation_figure(runs: Mapping[str, Sequence[RegularisedRun]], title: s
                             name=where,
                             legendgroup=where,
                             showlegend=col == 1 and i == 0 and seed == 0,
-                            hovertemplate=tr("{name}, seed {seed}", name=label, seed=run.seed)
-                            + f"<br>{where}: %{{y:{fmt}}}<extra></extra>",
+                            hovertemplate=tr(
+                                "{name}, seed {seed}<br>{where}: {value}",
+                                name=label,
+                                seed=run.seed,
+                                where=where,
+                                value=f"%{{y:{fmt}}}",
+                            )
+                            + "<extra></extra>",
                         ),
                         row=1,
                         col=col,
