@@ -55,7 +55,8 @@ help:
 	@echo "make lock          re-resolve pyproject's extras in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
 	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
 	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time; those make nbval-reader recorded are"
-	@echo "                   taken as they are) and build the book into _build/html (-W: warnings fail)"
+	@echo "                   taken as they are) and build the book into _build/html (-W: warnings fail); then the"
+	@echo "                   Chinese edition (zh/, from make nbval-colab's recording) into _build/html/zh"
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), ruff format --check"
 	@echo "                   (the Python files), actionlint"
 	@echo "make format        rewrite the Python files as ruff format writes them (and sort their imports)"
@@ -69,10 +70,11 @@ help:
 	@echo "make lab-test      the chapters' live explorers in JupyterLab, started from the reader's environment (in make test)"
 	@echo "make colab-env     _build/colab-venv: Colab's Python and packages (tests/colab/, a dated copy of Colab's list),"
 	@echo "                   then the chapters' first cell, which must install the package without moving any of them"
-	@echo "make nbval-colab   every chapter in that environment's kernel, as on Colab; compare cells tagged nbval-check-output"
+	@echo "make nbval-colab   every chapter of the Chinese edition in that environment's kernel, as on Colab; compare cells"
+	@echo "                   tagged nbval-check-output; record each passing notebook in _build/recorded-zh for make book"
 	@echo "make colab-test    the explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment"
-	@echo "make test          check + nbval-reader + book (from its recording) + the other tests (slow core, book kit,"
-	@echo "                   browser, JupyterLab, the classic Notebook), nbval-colab"
+	@echo "make test          check + nbval-reader + nbval-colab + book (from their recordings) + the other tests (slow core,"
+	@echo "                   book kit, the Chinese edition, browser, JupyterLab, the classic Notebook)"
 	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
@@ -109,13 +111,19 @@ vendor:
 # The notebooks run JOBS at a time into the build's jupyter-cache first (myst-nb runs them one after another); the
 # build then finds them cached. Both in the static build's environment. Notebooks that make nbval-reader recorded
 # (_build/recorded) go into the cache as they are instead: make test builds the book from its one run of them.
+# The Chinese edition (zh/: the same code, Chinese prose and words) the same way, built into _build/zh/_build and
+# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one).
+ZH_BUILD := _build/zh/_build
 book: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)
 	$(STATIC) $(JUPYTER_BOOK) build . -W -n --keep-going
+	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS) --edition zh
+	$(STATIC) $(JUPYTER_BOOK) build zh --path-output _build/zh -W -n --keep-going
+	rm -rf _build/html/zh && cp -r $(ZH_BUILD)/html _build/html/zh
 
 clean:
 	rm -rf _build
-	find book -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +
+	find book zh -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +
 
 clean-all: clean
 	rm -rf book/_vendor
@@ -124,7 +132,7 @@ clean-all: clean
 FORMATTED := transformer transformer_book tests benchmarks scripts
 
 lint: setup
-	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book
+	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book zh
 	$(PYTHON) -m ruff format --check $(FORMATTED)
 	actionlint .github/workflows/*.yml
 
@@ -174,8 +182,15 @@ COLAB := JUPYTER_PATH=$(COLAB_VENV)/share/jupyter
 colab-env: setup
 	$(PYTHON) scripts/colab_env.py $(COLAB_VENV)
 
+# The chapters that run here are the Chinese edition's (the English chapters' code, which make nbval-reader runs),
+# each a missing translation away from failing; the run records them for the Chinese book, as nbval-reader does for
+# the English: so every chapter's code runs twice in make test, once per edition, each at one end of what is supported.
+RECORDED_ZH := $(CURDIR)/_build/recorded-zh
 nbval-colab: colab-env
-	env -u TRANSFORMER_BOOK_STATIC -u TRANSFORMER_BOOK_RECORD $(COLAB) $(NBVAL) --nbval-kernel-name transformer-colab book/
+	rm -rf $(RECORDED_ZH)
+	env -u TRANSFORMER_BOOK_STATIC $(COLAB) TRANSFORMER_BOOK_RECORD=$(RECORDED_ZH) TRANSFORMER_BOOK_STRICT_LANGUAGE=1 \
+		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/$(ZH_BUILD)/html/_static/playground \
+		$(NBVAL) --nbval-kernel-name transformer-colab zh/book/
 
 # The explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment: the open front end closest to
 # Colab's (tests/book/test_notebook_classic.py says why and how).
@@ -188,18 +203,18 @@ lab-test: setup reader-env
 
 # `make check` first (lint, the quick core tests; the reader's environment is made meanwhile: pip mostly waits on the
 # disk and the network), then the chapters, once, in that environment, which also gives the static book its outputs
-# (the book's JavaScript is fetched meanwhile; each target's output is printed when it ends); the book built from
-# them; then every other test: the slow core ones and the book's (among them the built site in a browser and the
-# explorers in JupyterLab, which runs from the reader's environment); then the chapters again, at Colab's versions
-# (the Colab-like environment is made while the chapters run in the reader's: it mostly waits on pip's downloads and
-# the disk); the explorers in the classic Notebook from that environment run with the other tests.
+# (the book's JavaScript is fetched meanwhile, and the Colab-like environment made: it mostly waits on pip's downloads
+# and the disk; each target's output is printed when it ends); then the Chinese chapters at Colab's versions, which
+# give the Chinese book its outputs; both books built from them; then every other test: the slow core ones and the
+# book's (among them the built sites in a browser, the explorers in JupyterLab, which runs from the reader's
+# environment, and in the classic Notebook from the Colab-like one).
 test:
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
+	$(MAKE) --no-print-directory nbval-colab
 	$(MAKE) --no-print-directory book
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) \
 		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
-	$(MAKE) --no-print-directory nbval-colab
 
 refresh: setup
 	$(PYTHON) scripts/refresh_notebooks.py $(NB)

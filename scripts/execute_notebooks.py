@@ -13,7 +13,11 @@ environment, with the static book's outputs recorded; ``tests/nbval_record.py``)
 the cache as it is, in place of an earlier execution of the same code, and the file is removed (a recording of other
 code matches nothing, and the notebook runs here). ``make test`` builds the book this way, so each chapter runs once.
 
-    python scripts/execute_notebooks.py [--jobs 2]
+The Chinese edition (``--edition zh``: ``zh/``, built into ``_build/zh/_build``) is done the same way, each notebook
+with ``zh/book/`` as its working directory (which makes its words Chinese: :mod:`transformer_book.i18n`), from the
+recording that ``make nbval-colab`` leaves in ``_build/recorded-zh``.
+
+    python scripts/execute_notebooks.py [--jobs 2] [--edition zh]
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import multiprocessing
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -35,9 +40,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from book_toc import toc_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "_build" / ".jupyter_cache"  # where jupyter-book points myst-nb's cache
-PLAYGROUND = ROOT / "_build" / "html" / "_static" / "playground"  # book/_ext/offline_assets.py: outdir / PLAYGROUND_OUT
-RECORDED = ROOT / "_build" / "recorded"  # where make nbval-reader leaves the notebooks it ran (TRANSFORMER_BOOK_RECORD)
+
+
+@dataclass(frozen=True)
+class Edition:
+    """Where an edition's book is, and where its build and its recording run put things."""
+
+    root: Path  # the book's folder: _config.yml, _toc.yml
+    build: Path  # jupyter-book's _build folder for it (its cache and html/)
+    recorded: Path  # where its recording run leaves the notebooks it ran (TRANSFORMER_BOOK_RECORD)
+
+    @property
+    def cache(self) -> Path:  # where jupyter-book points myst-nb's cache
+        return self.build / ".jupyter_cache"
+
+    @property
+    def playground(self) -> Path:  # book/_ext/offline_assets.py: outdir / PLAYGROUND_OUT
+        return self.build / "html" / "_static" / "playground"
+
+
+# The English book (make nbval-reader records it); the Chinese one, built with --path-output _build/zh, whose
+# chapters make nbval-colab runs and records.
+EDITIONS = {
+    "en": Edition(ROOT, ROOT / "_build", ROOT / "_build" / "recorded"),
+    "zh": Edition(ROOT / "zh", ROOT / "_build" / "zh" / "_build", ROOT / "_build" / "recorded-zh"),
+}
 
 
 def stale_notebooks(cache: object, notebooks: list[Path], playground: Path) -> tuple[list, list]:
@@ -72,16 +99,21 @@ def cache_recorded(cache: object, records: list, recorded: Path, playground: Pat
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", 2)), help="notebooks at a time")
+    parser.add_argument("--edition", choices=sorted(EDITIONS), default="en", help="the English book or the Chinese")
     args = parser.parse_args()
-    timeout = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
+    edition = EDITIONS[args.edition]
+    timeout = yaml.safe_load((edition.root / "_config.yml").read_text())["execute"]["timeout"]
     os.environ["TRANSFORMER_BOOK_STATIC"] = "1"
-    os.environ["TRANSFORMER_BOOK_PLAYGROUND"] = str(PLAYGROUND)
-    cache = get_cache(str(CACHE))
-    notebooks = [ROOT / f"{name}.ipynb" for name in toc_files(ROOT) if (ROOT / f"{name}.ipynb").is_file()]
-    taken = cache_recorded(cache, [cache.add_nb_to_project(str(path)) for path in notebooks], RECORDED, PLAYGROUND)
-    records, stale = stale_notebooks(cache, notebooks, PLAYGROUND)  # a recording of other code is not a match
+    os.environ["TRANSFORMER_BOOK_PLAYGROUND"] = str(edition.playground)
+    os.environ["TRANSFORMER_BOOK_STRICT_LANGUAGE"] = "1"  # a missing translation fails the Chinese chapter's run
+    cache = get_cache(str(edition.cache))
+    root = edition.root
+    notebooks = [root / f"{name}.ipynb" for name in toc_files(root) if (root / f"{name}.ipynb").is_file()]
+    records = [cache.add_nb_to_project(str(path)) for path in notebooks]
+    taken = cache_recorded(cache, records, edition.recorded, edition.playground)
+    records, stale = stale_notebooks(cache, notebooks, edition.playground)  # a recording of other code is not a match
     print(
-        f"execute_notebooks: {taken} of {len(records)} notebooks taken from the recording run, "
+        f"execute_notebooks ({args.edition}): {taken} of {len(records)} notebooks taken from the recording run, "
         f"{len(records) - len(stale)} cached in all; executing {len(stale)}, {args.jobs} at a time",
         flush=True,
     )

@@ -4,9 +4,10 @@
     python scripts/sync_repository_url.py --check   # list the copies that disagree, exit 1 if any
 
 Jupyter Book derives the launch and repository buttons from ``repository.url`` itself. The copies this script keeps
-in step are the install line of each chapter's first code cell (``... @ git+<url>``, what Colab installs) and, in the
-README, that same install address and the book's address on GitHub Pages (``https://<owner>.github.io/<name>/``).
-Only those lines are touched; notebooks are written back in the repository's JSON format.
+in step are the install line of each chapter's first code cell (``... @ git+<url>``, what Colab installs), in both
+editions, the Chinese edition's ``zh/_config.yml`` and, in the README, that same install address and the book's
+address on GitHub Pages (``https://<owner>.github.io/<name>/``). Only those lines are touched; notebooks are written
+back in the repository's JSON format.
 """
 
 from __future__ import annotations
@@ -44,7 +45,17 @@ def pages_url(url: str) -> str:
 
 
 def _notebooks(root: Path) -> list[Path]:
-    return [root / f"{file}.ipynb" for file in toc_files(root) if (root / f"{file}.ipynb").exists()]
+    """The chapters of both editions (the English book's and the Chinese one's, ``zh/``)."""
+    books = [root] + ([root / "zh"] if (root / "zh" / "_toc.yml").is_file() else [])
+    return [book / f"{file}.ipynb" for book in books for file in toc_files(book) if (book / f"{file}.ipynb").exists()]
+
+
+CONFIG_URL = re.compile(r"^(  url: )(\S+)", re.M)  # repository.url's line in a _config.yml
+
+
+def _rewrite_chinese_config(text: str, url: str) -> tuple[list[str], str]:
+    """The addresses on ``text``'s ``url:`` line, and ``text`` with ``url`` there."""
+    return [address for _, address in CONFIG_URL.findall(text)], CONFIG_URL.sub(rf"\g<1>{url}", text)
 
 
 def _rewrite_notebook(path: Path, url: str) -> tuple[list[str], str | None]:
@@ -76,6 +87,10 @@ def stale_copies(root: Path = ROOT) -> list[str]:
         stale += [f"{path.relative_to(root)}: {a}" for a in found if a != url] or (
             [] if found else [f"{path.relative_to(root)}: no install line in the first code cell"]
         )
+    chinese = root / "zh" / "_config.yml"
+    if chinese.is_file():
+        found, _ = _rewrite_chinese_config(chinese.read_text(encoding="utf-8"), url)
+        stale += [f"zh/_config.yml: {a}" for a in found if a != url]
     found, _ = _rewrite_readme((root / "README.md").read_text(encoding="utf-8"), url)
     stale += [f"README.md: {a}" for a in found if a not in (url, pages_url(url))]
     if pages_url(url) not in found:
@@ -91,6 +106,13 @@ def sync(root: Path = ROOT) -> list[Path]:
         if text is not None:
             path.write_text(text, encoding="utf-8")
             changed.append(path)
+    chinese = root / "zh" / "_config.yml"
+    if chinese.is_file():
+        old = chinese.read_text(encoding="utf-8")
+        _, new = _rewrite_chinese_config(old, url)
+        if new != old:
+            chinese.write_text(new, encoding="utf-8")
+            changed.append(chinese)
     readme = root / "README.md"
     old = readme.read_text(encoding="utf-8")
     _, new = _rewrite_readme(old, url)

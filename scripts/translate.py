@@ -92,12 +92,13 @@ def chapter_problems(english_path: Path) -> list[Problem]:
     english, chinese = nbformat.read(english_path, 4), nbformat.read(chinese_path, 4)
     problems = []
     if chinese.metadata.get(KEY, {}).get("language") != "zh":
-        problems.append(Problem(str(chinese_path.relative_to(ROOT)), 'metadata lacks {"transformer_book": {"language": "zh"}}'))
+        problems.append(
+            Problem(str(chinese_path.relative_to(ROOT)), 'metadata lacks {"transformer_book": {"language": "zh"}}')
+        )
     ids = [(c.cell_type, c.get("id")) for c in english.cells]
     if ids != [(c.cell_type, c.get("id")) for c in chinese.cells]:
-        problems.append(
-            Problem(str(chinese_path.relative_to(ROOT)), f"its cells are not {english_path.name}'s (ids and kinds, in order): sync it")
-        )
+        wrong = f"its cells are not {english_path.name}'s (ids and kinds, in order): sync it"
+        problems.append(Problem(str(chinese_path.relative_to(ROOT)), wrong))
         return problems
     for index, (en, zh) in enumerate(zip(english.cells, chinese.cells, strict=True)):
         where = cell_name(chinese_path, index, zh)
@@ -236,17 +237,23 @@ def templates() -> tuple[list[Template], list[Problem]]:
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 found.append(Template(first.value, f"{where} line {node.lineno}"))
             elif not isinstance(first, (ast.Name, ast.Attribute, ast.Subscript)):
-                problems.append(Problem(f"{where} line {node.lineno}", f"{name}() of {ast.unparse(first)[:60]}: pass a template"))
+                problems.append(
+                    Problem(f"{where} line {node.lineno}", f"{name}() of {ast.unparse(first)[:60]}: pass a template")
+                )
     return found, problems
 
 
 def catalogue_entries(language: str = "zh") -> list[tuple[Path, dict]]:
-    return [(path, entry) for path in sorted((LOCALE / language).glob("*.json")) for entry in json.loads(path.read_text("utf-8"))]
+    return [
+        (path, entry)
+        for path in sorted((LOCALE / language).glob("*.json"))
+        for entry in json.loads(path.read_text("utf-8"))
+    ]
 
 
 def catalogue_problems(language: str = "zh") -> list[Problem]:
-    """Templates with no translation, translations of English the code no longer has, and translations whose
-    ``{fields}`` differ from their English."""
+    """Templates with no translation, translations of English the code no longer has, English translated differently
+    in two places, and translations whose ``{fields}`` differ from their English."""
     sys.path.insert(0, str(ROOT))
     from transformer_book.i18n import fields
 
@@ -258,12 +265,22 @@ def catalogue_problems(language: str = "zh") -> list[Problem]:
         if template.text not in known:
             problems.append(Problem(template.where, f"no {language} translation of {template.text!r}"))
             known.add(template.text)  # named once, where it is first asked for
+    first: dict[str, tuple[Path, str]] = {}
     for path, entry in entries:
         where = str(path.relative_to(ROOT))
+        earlier = first.setdefault(entry["en"], (path, entry[language]))
+        if earlier[1] != entry[language]:
+            problems.append(
+                Problem(
+                    where,
+                    f"{entry['en']!r} is {entry[language]!r} here, {earlier[1]!r} in {earlier[0].name}: one translation",
+                )
+            )
         if entry["en"] not in asked:
             problems.append(Problem(where, f"the code no longer shows {entry['en']!r}"))
         elif fields(entry["en"]) != fields(entry[language]):
-            problems.append(Problem(where, f"{entry[language]!r} fills {sorted(fields(entry[language]))}, its English {sorted(fields(entry['en']))}"))
+            mine, english = sorted(fields(entry[language])), sorted(fields(entry["en"]))
+            problems.append(Problem(where, f"{entry[language]!r} fills {mine}, its English {english}"))
     return problems
 
 

@@ -30,7 +30,9 @@ from transformer.train.evaluation import evaluate
 from transformer.train.tasks import DEFAULT_VOCAB_SIZE, Batch, task_batch
 from transformer.utils import make_rng
 
-KINDS = ("encoder", "decoder", "cross")
+from .i18n import tr, translatable
+
+KINDS = (translatable("encoder"), translatable("decoder"), translatable("cross"))  # names shown through tr()
 
 HeadSelection = Mapping[tuple[str, int], Iterable[int]]
 
@@ -157,10 +159,10 @@ class AblationResult:
 
     @property
     def label(self) -> str:
-        """A short name, e.g. ``"cross L1 H2"`` or ``"cross L1 (all heads)"``."""
+        """A short name, e.g. ``"cross L1 H2"`` or ``"cross L1 (all heads)"``, in the reader's language."""
         if len(self.heads) == 1:
-            return f"{self.kind} L{self.layer} H{self.heads[0]}"
-        return f"{self.kind} L{self.layer} (all heads)"
+            return tr("{kind} L{layer} H{head}", kind=tr(self.kind), layer=self.layer, head=self.heads[0])
+        return tr("{kind} L{layer} (all heads)", kind=tr(self.kind), layer=self.layer)
 
 
 def ablation_study(model: Transformer, evaluate: Callable[[Transformer], float]) -> tuple[float, list[AblationResult]]:

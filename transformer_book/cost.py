@@ -28,6 +28,7 @@ from transformer.embeddings import TokenEmbedding
 from transformer.layers import FeedForward
 from transformer.train.objective import sequence_loss
 from transformer_book.foundations import attention_flops, score_cost
+from transformer_book.i18n import translatable
 from transformer_book.results import quiet_stderr
 
 __all__ = [
@@ -41,14 +42,14 @@ __all__ = [
     "step_times",
 ]
 
-COMPONENTS = (
-    "embeddings",
-    "attention projections",
-    "attention scores",
-    "feed-forward",
-    "layer norms",
-    "output projection",
-    "loss",
+COMPONENTS = (  # figures show them through tr()
+    translatable("embeddings"),
+    translatable("attention projections"),
+    translatable("attention scores"),
+    translatable("feed-forward"),
+    translatable("layer norms"),
+    translatable("output projection"),
+    translatable("loss"),
 )
 
 
@@ -122,7 +123,7 @@ def _component(name: str, module: nn.Module) -> str | None:
     if isinstance(module, TokenEmbedding) or name == "positional":
         return "embeddings"
     if isinstance(module, MultiHeadAttention):
-        return "attention"
+        return translatable("attention")  # step_times' component (its projections and scores together)
     if isinstance(module, FeedForward):
         return "feed-forward"
     if isinstance(module, nn.LayerNorm):
@@ -236,4 +237,4 @@ def step_times(model: Transformer, src: Tensor, tgt: Tensor, steps: int = 3) -> 
             micros[component] = micros.get(component, 0.0) + (event.device_time_total if cuda else event.cpu_time_total)
     times = {component: us / 1e6 / steps for component, us in micros.items()}
     step_seconds = total / steps
-    return {**times, "rest": max(0.0, step_seconds - sum(times.values())), "step": step_seconds}
+    return {**times, translatable("rest"): max(0.0, step_seconds - sum(times.values())), "step": step_seconds}

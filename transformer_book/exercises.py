@@ -55,7 +55,7 @@ from transformer.train.schedule import noam_lr
 from transformer.utils import make_rng, seeded
 from transformer_book.ablation import aligned_weight
 from transformer_book.cost import encoder_layer_flops, readable_attention, score_bytes
-from transformer_book.i18n import tr
+from transformer_book.i18n import tr, translatable
 from transformer_book.pitfalls import attention_with_scale_dim, multiply_mask_attention, sinusoidal_table_base_1000
 from transformer_book.viz.overview import meta_model
 
@@ -94,26 +94,34 @@ SEEDS = (0, 1, 2)
 def exercise(check: Callable[..., None], answer: Callable, *args: object) -> None:
     """Run ``check(answer, *args)`` and say how the reader's ``answer`` did: "correct", or "not done yet" while it
     raises ``NotImplementedError`` (the starter); a wrong answer raises ``AssertionError`` naming what is wrong."""
-    name = getattr(answer, "__name__", "your answer")
+    name = getattr(answer, "__name__", tr("your answer"))
     try:
         check(answer, *args)
     except NotImplementedError:
-        print(f"{name}: not done yet (it raises NotImplementedError). Write it above, run that cell, then this one.")
+        print(
+            tr(
+                "{name}: not done yet (it raises NotImplementedError). Write it above, run that cell, then this one.",
+                name=name,
+            )
+        )
         return
     except AssertionError as error:
-        raise AssertionError(f"{name} is not right yet: {error}") from None
-    print(f"{name}: correct")
+        raise AssertionError(tr("{name} is not right yet: {error}", name=name, error=error)) from None
+    print(tr("{name}: correct", name=name))
 
 
 def _tensor(value: object, call: str) -> Tensor:
-    assert isinstance(value, Tensor), f"{call} returned {type(value).__name__}, not a torch.Tensor"
+    assert isinstance(value, Tensor), tr(
+        "{call} returned {kind}, not a torch.Tensor", call=call, kind=type(value).__name__
+    )
     return value
 
 
 def _shape(value: Tensor, expected: tuple[int, ...], call: str, hint: str = "") -> None:
-    assert tuple(value.shape) == expected, f"{call} has shape {tuple(value.shape)}, not {expected}" + (
-        f": {hint}" if hint else ""
-    )
+    shape = tuple(value.shape)
+    assert shape == expected, tr(
+        "{call} has shape {shape}, not {expected}", call=call, shape=shape, expected=expected
+    ) + (f": {hint}" if hint else "")
 
 
 def _first_index(differ: Tensor) -> tuple[int, ...]:
@@ -125,9 +133,10 @@ def _first_index(differ: Tensor) -> tuple[int, ...]:
 
 
 def _bool_mask(mask: Tensor, call: str) -> None:
-    assert mask.dtype == torch.bool, (
-        f"{call} has dtype {mask.dtype}: a mask is bool, True where the query may attend (compare with ==, or "
-        f"call .bool())"
+    assert mask.dtype == torch.bool, tr(
+        "{call} has dtype {dtype}: a mask is bool, True where the query may attend (compare with ==, or call .bool())",
+        call=call,
+        dtype=mask.dtype,
     )
 
 
@@ -137,27 +146,43 @@ def grade_causal_mask(causal: Callable[[int], Tensor]) -> None:
     for T in (5, 2, 9, 1):
         call = f"causal({T})"
         mine, expected = _tensor(causal(T), call), causal_mask(T)
-        _shape(mine, (1, 1, T, T), call, "two leading axes of size 1 let it broadcast against (B, H, T, T) scores")
+        _shape(mine, (1, 1, T, T), call, tr("two leading axes of size 1 let it broadcast against (B, H, T, T) scores"))
         _bool_mask(mine, call)
         if torch.equal(mine, expected):
             continue
         if torch.equal(mine, ~expected):
             raise AssertionError(
-                f"{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
-                "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')"
+                tr(
+                    "{call} is inverted: True must mean 'may attend' (nn.MultiheadAttention's True "
+                    "means 'ignore'; this book's and F.scaled_dot_product_attention's mean 'attend')",
+                    call=call,
+                )
             )
         if torch.equal(mine, expected.transpose(-2, -1)):
             raise AssertionError(
-                f"{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
-                "not the past (lower triangle, tril, not triu)"
+                tr(
+                    "{call} is True above the diagonal: query i sees keys i..T-1, the future, and "
+                    "not the past (lower triangle, tril, not triu)",
+                    call=call,
+                )
             )
         if torch.equal(mine, expected & ~torch.eye(T, dtype=torch.bool)):
             raise AssertionError(
-                f"{call} is False on the diagonal: a position must see itself (the first query would see no key at all)"
+                tr(
+                    "{call} is False on the diagonal: a position must see itself (the first query would see no key at "
+                    "all)",
+                    call=call,
+                )
             )
         i, j = _first_index(mine != expected)[2:]
         raise AssertionError(
-            f"{call}[0, 0, {i}, {j}] is {bool(mine[0, 0, i, j])}: query {i} may attend to keys 0..{i} only"
+            tr(
+                "{call}[0, 0, {i}, {j}] is {value}: query {i} may attend to keys 0..{i} only",
+                call=call,
+                i=i,
+                j=j,
+                value=bool(mine[0, 0, i, j]),
+            )
         )
 
 
@@ -179,22 +204,36 @@ def grade_padding_mask(padding: Callable[[Tensor, int], Tensor]) -> None:
     where the *key* is a real token, for several batches, with ``pad_id`` 0 and 3 and padding anywhere."""
     for tokens, pad_id in _mask_cases():
         B, S = tokens.shape
-        call = f"padding(tokens of shape {(B, S)}, pad_id={pad_id})"
+        call = tr("padding(tokens of shape {shape}, pad_id={pad_id})", shape=(B, S), pad_id=pad_id)
         mine, expected = _tensor(padding(tokens, pad_id), call), padding_mask(tokens, pad_id)
         if tuple(mine.shape) == (B, 1, S, 1) and S > 1:
             raise AssertionError(
-                f"{call} has shape {(B, 1, S, 1)}: it hides padding *queries*; a padding mask "
-                f"hides padding keys from every query, shape (B, 1, 1, S)"
+                tr(
+                    "{call} has shape {shape}: it hides padding *queries*; a padding mask "
+                    "hides padding keys from every query, shape (B, 1, 1, S)",
+                    call=call,
+                    shape=(B, 1, S, 1),
+                )
             )
-        _shape(mine, (B, 1, 1, S), call, "one row per sequence, broadcast over heads and queries")
+        _shape(mine, (B, 1, 1, S), call, tr("one row per sequence, broadcast over heads and queries"))
         _bool_mask(mine, call)
         if torch.equal(mine, ~expected):
-            raise AssertionError(f"{call} is True on the padding: True must mean 'a real token, may be attended to'")
+            raise AssertionError(
+                tr("{call} is True on the padding: True must mean 'a real token, may be attended to'", call=call)
+            )
         if not torch.equal(mine, expected):
             b, *_, s = _first_index(mine != expected)
-            hint = " (is pad_id used, or 0 hard-coded?)" if pad_id != 0 else ""
+            hint = tr(" (is pad_id used, or 0 hard-coded?)") if pad_id != 0 else ""
             raise AssertionError(
-                f"{call}[{b}, 0, 0, {s}] is {bool(mine[b, 0, 0, s])} for token {int(tokens[b, s])}{hint}"
+                tr(
+                    "{call}[{b}, 0, 0, {s}] is {value} for token {token}{hint}",
+                    call=call,
+                    b=b,
+                    s=s,
+                    value=bool(mine[b, 0, 0, s]),
+                    token=int(tokens[b, s]),
+                    hint=hint,
+                )
             )
 
 
@@ -203,22 +242,36 @@ def grade_target_mask(target: Callable[[Tensor, int], Tensor]) -> None:
     only if it is a real token *and* not in the future."""
     for tokens, pad_id in _mask_cases():
         B, T = tokens.shape
-        call = f"target(tokens of shape {(B, T)}, pad_id={pad_id})"
+        call = tr("target(tokens of shape {shape}, pad_id={pad_id})", shape=(B, T), pad_id=pad_id)
         mine = _tensor(target(tokens, pad_id), call)
         expected = padding_mask(tokens, pad_id) & causal_mask(T)
         _shape(
-            mine, (B, 1, T, T), call, "the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"
+            mine,
+            (B, 1, T, T),
+            call,
+            tr("the padding mask (B, 1, 1, T) and the causal mask (1, 1, T, T) broadcast to it"),
         )
         _bool_mask(mine, call)
         if torch.equal(mine, padding_mask(tokens, pad_id) | causal_mask(T)):
             raise AssertionError(
-                f"{call} shows a key that one of the masks hides: combine them with & (visible if "
-                "real *and* not in the future), not |"
+                tr(
+                    "{call} shows a key that one of the masks hides: combine them with & (visible if "
+                    "real *and* not in the future), not |",
+                    call=call,
+                )
             )
         if not torch.equal(mine, expected):
             b, _, i, j = _first_index(mine != expected)
             raise AssertionError(
-                f"{call}[{b}, 0, {i}, {j}] is {bool(mine[b, 0, i, j])}: key {j} is token {int(tokens[b, j])}, query {i}"
+                tr(
+                    "{call}[{b}, 0, {i}, {j}] is {value}: key {j} is token {token}, query {i}",
+                    call=call,
+                    b=b,
+                    i=i,
+                    j=j,
+                    value=bool(mine[b, 0, i, j]),
+                    token=int(tokens[b, j]),
+                )
             )
 
 
@@ -232,31 +285,48 @@ def grade_sinusoid_table(table: Callable[[int, int], Tensor]) -> None:
     for L, d in ((1, 2), (10, 4), (50, 16), (128, 64)):
         call = f"table({L}, {d})"
         mine = _tensor(table(L, d), call)
-        _shape(mine, (L, d), call, "one row per position, one column per dimension")
+        _shape(mine, (L, d), call, tr("one row per position, one column per dimension"))
         mine, expected = mine.double(), sinusoidal_table(L, d).double()
         angles = torch.arange(L, dtype=torch.float64)[:, None] * 10000.0 ** (
             -torch.arange(0, d, 2, dtype=torch.float64) / d
         )
         if L > 1 and torch.allclose(mine, torch.cat([angles.sin(), angles.cos()], dim=1), atol=1e-4):
             raise AssertionError(
-                f"{call} has the sines in the first half of the columns and the cosines in the "
-                "second (tensor2tensor's layout); the paper interleaves them: column 2i is the sine, "
-                "2i+1 the cosine of the same frequency"
+                tr(
+                    "{call} has the sines in the first half of the columns and the cosines in the "
+                    "second (tensor2tensor's layout); the paper interleaves them: column 2i is the sine, "
+                    "2i+1 the cosine of the same frequency",
+                    call=call,
+                )
             )
         if torch.allclose(mine[:, 0::2], expected[:, 1::2], atol=1e-4):
-            raise AssertionError(f"{call} has cosines in the even columns: column 2i is the sine, 2i+1 the cosine")
+            raise AssertionError(
+                tr("{call} has cosines in the even columns: column 2i is the sine, 2i+1 the cosine", call=call)
+            )
         if L > 1 and d > 2 and torch.allclose(mine, sinusoidal_table_base_1000(L, d).double(), atol=1e-4):
             raise AssertionError(
-                f"{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
-                "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)"
+                tr(
+                    "{call} uses the base 1000: the paper's frequencies are 1 / 10000^(2i/d_model), "
+                    "wavelengths from 2 pi to 10000 * 2 pi positions (base 1000 stops at 1000 * 2 pi)",
+                    call=call,
+                )
             )
         differ = (mine - expected).abs() > 1e-4
         if differ.any():
             pos, col = _first_index(differ)
             raise AssertionError(
-                f"{call}[{pos}, {col}] is {float(mine[pos, col]):.4f}, not "
-                f"{float(expected[pos, col]):.4f} (pair i = {col // 2}, frequency "
-                f"1 / 10000^(2i/{d}) = {10000.0 ** (-2 * (col // 2) / d):.4g})"
+                tr(
+                    "{call}[{pos}, {col}] is {mine:.4f}, not {expected:.4f} (pair i = {pair}, frequency "
+                    "1 / 10000^(2i/{d}) = {frequency:.4g})",
+                    call=call,
+                    pos=pos,
+                    col=col,
+                    mine=float(mine[pos, col]),
+                    expected=float(expected[pos, col]),
+                    pair=col // 2,
+                    d=d,
+                    frequency=10000.0 ** (-2 * (col // 2) / d),
+                )
             )
 
 
@@ -277,13 +347,26 @@ def grade_offset_matrix(offset: Callable[[int, int], Tensor]) -> None:
                 continue
             if k and torch.allclose(pe[k:] @ M.T, pe[: L - k], atol=1e-5):
                 raise AssertionError(
-                    f"{call} maps PE(pos) to PE(pos - {k}): it turns the wrong way (transpose each 2x2 block)"
+                    tr(
+                        "{call} maps PE(pos) to PE(pos - {k}): it turns the wrong way (transpose each 2x2 block)",
+                        call=call,
+                        k=k,
+                    )
                 )
             pos, col = _first_index(error > 1e-5)
             raise AssertionError(
-                f"(M_k PE(pos))[{col}] = {float(moved[pos, col]):.4f} but PE(pos + k)[{col}] = "
-                f"{float(pe[pos + k, col]):.4f} for {call}, pos = {pos} (pair i = {col // 2}, "
-                f"rows {2 * (col // 2)} and {2 * (col // 2) + 1})"
+                tr(
+                    "(M_k PE(pos))[{col}] = {moved:.4f} but PE(pos + k)[{col}] = {expected:.4f} for {call}, "
+                    "pos = {pos} (pair i = {pair}, rows {first} and {second})",
+                    col=col,
+                    moved=float(moved[pos, col]),
+                    expected=float(pe[pos + k, col]),
+                    call=call,
+                    pos=pos,
+                    pair=col // 2,
+                    first=2 * (col // 2),
+                    second=2 * (col // 2) + 1,
+                )
             )
 
 
@@ -328,9 +411,14 @@ def grade_vocabulary_parameters(count: Callable[[TransformerConfig], int]) -> No
     ``share_embeddings`` and ``tie_output_embedding`` and with two vocabularies of different sizes."""
     for config in _count_cases(small=True):
         mine, expected = count(config), _vocabulary_matrices(config)
-        assert mine == expected, (
-            f"count({_describe(config)}) is {mine:,}, but its vocabulary matrices hold {expected:,} parameters "
-            f"({expected // config.d_model:,} rows of d_model = {config.d_model})"
+        assert mine == expected, tr(
+            "count({config}) is {mine:,}, but its vocabulary matrices hold {expected:,} parameters "
+            "({rows:,} rows of d_model = {d_model})",
+            config=_describe(config),
+            mine=mine,
+            expected=expected,
+            rows=expected // config.d_model,
+            d_model=config.d_model,
         )
 
 
@@ -339,18 +427,31 @@ def grade_cosine_similarity(similarity: Callable[[Tensor], Tensor]) -> None:
     ``E[i] . E[j] / (|E[i]| |E[j]|)``, for several seeds and shapes."""
     for seed, (V, d) in zip(SEEDS, ((5, 8), (12, 3), (1, 4)), strict=True):
         E = 3 * torch.randn(V, d, generator=make_rng(seed))
-        call = f"similarity(E of shape {(V, d)})"
+        call = tr("similarity(E of shape {shape})", shape=(V, d))
         mine = _tensor(similarity(E), call)
-        _shape(mine, (V, V), call, "one row and one column per token")
+        _shape(mine, (V, V), call, tr("one row and one column per token"))
         expected = F.cosine_similarity(E[:, None], E[None], dim=-1)  # (V, V)
         if not torch.allclose(mine.diagonal().double(), torch.ones(V, dtype=torch.float64), atol=1e-5):
             raise AssertionError(
-                f"{call} has {float(mine[0, 0]):.3f} on the diagonal, not 1: a vector's cosine "
-                "with itself is 1 (divide each dot product by the norms of both rows)"
+                tr(
+                    "{call} has {diagonal:.3f} on the diagonal, not 1: a vector's cosine "
+                    "with itself is 1 (divide each dot product by the norms of both rows)",
+                    call=call,
+                    diagonal=float(mine[0, 0]),
+                )
             )
         if not torch.allclose(mine, expected, atol=1e-5):
             i, j = _first_index((mine - expected).abs() > 1e-5)
-            raise AssertionError(f"{call}[{i}, {j}] is {float(mine[i, j]):.4f}, not {float(expected[i, j]):.4f}")
+            raise AssertionError(
+                tr(
+                    "{call}[{i}, {j}] is {mine:.4f}, not {expected:.4f}",
+                    call=call,
+                    i=i,
+                    j=j,
+                    mine=float(mine[i, j]),
+                    expected=float(expected[i, j]),
+                )
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -372,7 +473,7 @@ def _same_mistake(mine: Tensor, wrong: Tensor, atol: float) -> bool:
     )
 
 
-_NAN_HINT = (
+_NAN_HINT = translatable(
     "; it holds NaN: a query whose keys are all hidden gets a softmax over -inf only (fill with "
     "torch.finfo(dtype).min, and check which keys the mask hides)"
 )
@@ -404,40 +505,57 @@ def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) ->
     d_k, d_v, T_q = q.size(-1), v.size(-1), q.size(-2)
     q, k, v = q.float(), k.float(), v.float()
     divided_by = lambda n: lambda: attention_with_scale_dim(q, k, v, mask, scale_dim=n)[1]  # scores / sqrt(n)
+    root = math.sqrt(d_k)
     mistakes = {
-        f"the scores are not divided by sqrt(d_k) = {math.sqrt(d_k):g}: their variance grows with d_k and the "
-        "softmax saturates": divided_by(1),
-        f"the scores are divided by d_k = {d_k}, not by its square root, {math.sqrt(d_k):g}: the dot product of two "
-        "unit-variance vectors has variance d_k, so its standard deviation is sqrt(d_k)": divided_by(d_k**2),
-        f"the scores are divided by sqrt(d_v) = {math.sqrt(d_v):g}, the width of the values: divide by "
-        f"sqrt(d_k) = {math.sqrt(d_k):g}, the width of the queries and keys whose dot products they are": divided_by(
-            d_v
-        ),
-        f"the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
-        f"{1 / math.sqrt(d_k):.3g}, not 1; divide the scores, before the softmax": lambda: _attention_by(
-            q, k, mask, scale_after_softmax=True
-        ),
-        f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
-        f"(here T_q = {T_q}, T_k = {k.size(-2)})": lambda: _attention_by(q, k, mask, axis=-2),
+        tr(
+            "the scores are not divided by sqrt(d_k) = {root:g}: their variance grows with d_k and the "
+            "softmax saturates",
+            root=root,
+        ): divided_by(1),
+        tr(
+            "the scores are divided by d_k = {d_k}, not by its square root, {root:g}: the dot product of two "
+            "unit-variance vectors has variance d_k, so its standard deviation is sqrt(d_k)",
+            d_k=d_k,
+            root=root,
+        ): divided_by(d_k**2),
+        tr(
+            "the scores are divided by sqrt(d_v) = {root_v:g}, the width of the values: divide by "
+            "sqrt(d_k) = {root:g}, the width of the queries and keys whose dot products they are",
+            root_v=math.sqrt(d_v),
+            root=root,
+        ): divided_by(d_v),
+        tr(
+            "the weights are divided by sqrt(d_k) after the softmax: each query's weights sum to 1/sqrt(d_k) = "
+            "{inverse:.3g}, not 1; divide the scores, before the softmax",
+            inverse=1 / root,
+        ): lambda: _attention_by(q, k, mask, scale_after_softmax=True),
+        tr(
+            "the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, dim=-1 "
+            "(here T_q = {T_q}, T_k = {T_k})",
+            T_q=T_q,
+            T_k=k.size(-2),
+        ): lambda: _attention_by(q, k, mask, axis=-2),
     }
     if mask is not None:
         mistakes |= {
-            "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)": lambda: (
-                _attention_by(q, k, mask, inverted=True)
-            ),
-            "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has already "
-            "shared each row among them, so a row sums to less than 1; fill the hidden scores with "
-            "torch.finfo(scores.dtype).min before the softmax": lambda: _attention_by(
-                q, k, mask, mask_after_softmax=True
-            ),
-            "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key about as "
-            "much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min (masked_fill) "
-            "before the softmax": lambda: multiply_mask_attention(q, k, v, mask)[1],
+            tr(
+                "the mask is inverted: True means 'may attend', so hide the keys where the mask is False (~mask)"
+            ): lambda: _attention_by(q, k, mask, inverted=True),
+            tr(
+                "the mask is applied after the softmax: the hidden keys' weights are zeroed, but the softmax has "
+                "already shared each row among them, so a row sums to less than 1; fill the hidden scores with "
+                "torch.finfo(scores.dtype).min before the softmax"
+            ): lambda: _attention_by(q, k, mask, mask_after_softmax=True),
+            tr(
+                "the mask is multiplied into the scores: a hidden score becomes 0, and exp(0) gives a hidden key "
+                "about as much weight as any other; fill the hidden scores with torch.finfo(scores.dtype).min "
+                "(masked_fill) before the softmax"
+            ): lambda: multiply_mask_attention(q, k, v, mask)[1],
         }
     return mistakes
 
 
-_DROPOUT_HINT = (
+_DROPOUT_HINT = translatable(
     "two calls with the same inputs give different results: dropout is on (F.dropout drops by default, "
     "training=True, and an nn.Dropout drops until .eval()); this function takes no dropout, and the "
     "package compares without it"
@@ -460,12 +578,12 @@ def _attention_cases() -> Iterable[tuple[str, Tensor, Tensor, Tensor, Tensor | N
     B, H, T_q, T_k, d_k, d_v = 2, 3, 4, 6, 16, 5
     q, k, v = (torch.randn(B, H, T, d, generator=g) for T, d in ((T_q, d_k), (T_k, d_k), (T_k, d_v)))
     padding = (torch.arange(T_k) < torch.tensor([T_k, 3])[:, None])[:, None, None, :]  # (B, 1, 1, T_k)
-    yield "a padding mask (B, 1, 1, T_k)", q, k, v, padding
+    yield translatable("a padding mask (B, 1, 1, T_k)"), q, k, v, padding
     T, d = 5, 32
     x = torch.randn(3, T, d, generator=g)  # (B, T, d): self-attention without heads
-    yield "a causal mask (T, T)", x, x, x, causal_mask(T)[0, 0]
+    yield translatable("a causal mask (T, T)"), x, x, x, causal_mask(T)[0, 0]
     yield "mask=None", q[:, 0], k[:, 0], v[:, 0], None
-    yield "float16 inputs and a padding mask", q.half(), k.half(), v.half(), padding
+    yield translatable("float16 inputs and a padding mask"), q.half(), k.half(), v.half(), padding
 
 
 def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None], tuple[Tensor, Tensor]]) -> None:
@@ -476,9 +594,12 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
     division by d_k or sqrt(d_v) or after the softmax, an inverted mask, a mask applied after the softmax or multiplied
     into the scores, a softmax over the wrong axis, dropout left on and a -1e9 that float16 cannot hold."""
     for what, q, k, v, mask in _attention_cases():
-        call = (
-            f"attention(q of shape {tuple(q.shape)}, k of shape {tuple(k.shape)}, v of shape {tuple(v.shape)}, "
-            f"with {what})"
+        call = tr(
+            "attention(q of shape {q}, k of shape {k}, v of shape {v}, with {what})",
+            q=tuple(q.shape),
+            k=tuple(k.shape),
+            v=tuple(v.shape),
+            what=what if what == "mask=None" else tr(what),
         )
         atol = 1e-2 if q.dtype == torch.float16 else 1e-5
         try:
@@ -486,33 +607,41 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
         except RuntimeError as error:
             if q.dtype == torch.float16 and "overflow" in str(error):
                 raise AssertionError(
-                    f"{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
-                    "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
-                    "the most negative number of their own dtype"
+                    tr(
+                        "{call} fails ({error}): a fixed -1e9 does not fit in float16, whose largest "
+                        "magnitude is 65504. Fill the hidden scores with torch.finfo(scores.dtype).min, "
+                        "the most negative number of their own dtype",
+                        call=call,
+                        error=error,
+                    )
                 ) from None
             raise
-        assert isinstance(result, tuple) and len(result) == 2, (
-            f"{call} returned {type(result).__name__}: return the pair (output, weights)"
+        assert isinstance(result, tuple) and len(result) == 2, tr(
+            "{call} returned {kind}: return the pair (output, weights)", call=call, kind=type(result).__name__
         )
         output, weights = (_tensor(x, call) for x in result)
         expected_output, expected_weights = scaled_dot_product_attention(q, k, v, mask)
-        _shape(weights, tuple(expected_weights.shape), call, "the weights: one per (query, key)")
-        _shape(output, tuple(expected_output.shape), call, "the output: one row of d_v per query")
+        _shape(weights, tuple(expected_weights.shape), call, tr("the weights: one per (query, key)"))
+        _shape(output, tuple(expected_output.shape), call, tr("the output: one row of d_v per query"))
         if _close(weights, expected_weights, atol):
             if _close(output, expected_output, atol):
                 continue
             if _varies(attention, (q, k, v, mask), result):
-                raise AssertionError(f"{call}: {_DROPOUT_HINT}")
-            raise AssertionError(f"{call}: the weights are right, the output is not: it is weights @ v")
+                raise AssertionError(f"{call}: {tr(_DROPOUT_HINT)}")
+            raise AssertionError(tr("{call}: the weights are right, the output is not: it is weights @ v", call=call))
         if _varies(attention, (q, k, v, mask), result):
-            raise AssertionError(f"{call}: {_DROPOUT_HINT}")
+            raise AssertionError(f"{call}: {tr(_DROPOUT_HINT)}")
         for hint, wrong in _attention_mistakes(q, k, v, mask).items():
             if _same_mistake(weights, wrong(), atol):
                 raise AssertionError(f"{call}: {hint}")
         error = float((weights.float() - expected_weights.float()).abs().max())
         raise AssertionError(
-            f"{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}"
-            + (_NAN_HINT if weights.isnan().any() else "")
+            tr(
+                "{call}: the weights differ from scaled_dot_product_attention's by up to {error:.2g}",
+                call=call,
+                error=error,
+            )
+            + (tr(_NAN_HINT) if weights.isnan().any() else "")
         )
 
 
@@ -559,10 +688,10 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
     or ignored mask, a softmax over the queries, heads split or merged in the wrong order, a missing projection or
     bias, and ``x @ W``."""
     cases = (
-        (0, "self-attention, causal mask", 2, 5, 5, 16, 4),
-        (1, "cross-attention, padding mask", 3, 4, 7, 24, 3),
-        (2, "self-attention, causal mask", 1, 6, 6, 32, 8),
-        (3, "cross-attention, padding mask", 2, 3, 5, 8, 1),
+        (0, translatable("self-attention, causal mask"), 2, 5, 5, 16, 4),
+        (1, translatable("cross-attention, padding mask"), 3, 4, 7, 24, 3),
+        (2, translatable("self-attention, causal mask"), 1, 6, 6, 32, 8),
+        (3, translatable("cross-attention, padding mask"), 2, 3, 5, 8, 1),
     )
     for seed, what, B, T_q, T_k, d, H in cases:
         with seeded(seed), torch.no_grad():
@@ -584,37 +713,62 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
         x_q = torch.randn(B, T_q, d, generator=g)
         x_kv = x_q if what.startswith("self") else torch.randn(B, T_k, d, generator=g)
         mask = causal_mask(T_q) if what.startswith("self") else padding_mask(_tokens(seed, B, T_k, pad_id=0))
-        call = f"multi_head(x_q of shape {(B, T_q, d)}, x_kv of shape {(B, T_k, d)}, {what}, params, n_heads={H})"
+        call = tr(
+            "multi_head(x_q of shape {q}, x_kv of shape {kv}, {what}, params, n_heads={H})",
+            q=(B, T_q, d),
+            kv=(B, T_k, d),
+            what=tr(what),
+            H=H,
+        )
         with torch.no_grad():
             mine = _tensor(multi_head(x_q, x_kv, mask, params, H), call)
             expected = module(x_q, x_kv, x_kv, mask)[0]
             assert torch.allclose(_multi_head_by(x_q, x_kv, mask, params, H), expected, atol=1e-5)
-            _shape(mine, (B, T_q, d), call, "one d_model-wide row per query, after the output projection")
+            _shape(mine, (B, T_q, d), call, tr("one d_model-wide row per query, after the output projection"))
             if torch.allclose(mine, expected, atol=1e-5):
                 continue
-            mistakes = {
-                f"the scores are divided by sqrt(d_model) = {math.sqrt(d):g}, not by sqrt(d_k) = {math.sqrt(d // H):g}: "
-                "the dot products happen inside a head, of d_k = d_model / n_heads features": dict(divisor="d_model"),
-                "the scores are not divided by sqrt(d_k)": dict(divisor="none"),
-                "the mask is inverted: True means 'may attend'": dict(inverted=True),
-                "the mask is ignored: "
-                + (
-                    "each query sees the positions after it"
-                    if what.startswith("self")
-                    else "the queries attend to the padding keys"
+            ignored = (
+                tr(
+                    "the mask is ignored: each query sees the positions after it; hide the keys where the mask is "
+                    "False before the softmax (masked_fill)"
                 )
-                + "; hide the keys where the mask is False before the softmax (masked_fill)": dict(mask=None),
-                f"the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, "
-                f"dim=-1 (here T_q = {T_q}, T_k = {T_k})": dict(axis=-2),
-                "the heads are cut with a raw view(B, H, T, d_k), which takes whole positions: cut each position's "
-                "features into heads, view(B, T, H, d_k), then transpose(1, 2)": dict(split="raw"),
-                "the heads are merged in the wrong order: (B, H, T, d_k) reshaped straight to (B, T, d_model) "
-                "interleaves positions; transpose(1, 2) back to (B, T, H, d_k) first, then reshape": dict(merge="raw"),
-                "the heads are cut and merged with raw reshapes: view(B, T, H, d_k).transpose(1, 2) to split, "
-                "transpose(1, 2).reshape(B, T, d_model) to merge": dict(split="raw", merge="raw"),
-                "the output projection (W_o, b_o) is missing: it mixes the heads": dict(project=False),
-                "the biases are missing: each projection is x @ W.T + b": dict(biases=False),
-                "x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b": dict(
+                if what.startswith("self")
+                else tr(
+                    "the mask is ignored: the queries attend to the padding keys; hide the keys where the mask is "
+                    "False before the softmax (masked_fill)"
+                )
+            )
+            mistakes = {
+                tr(
+                    "the scores are divided by sqrt(d_model) = {root_model:g}, not by sqrt(d_k) = {root:g}: "
+                    "the dot products happen inside a head, of d_k = d_model / n_heads features",
+                    root_model=math.sqrt(d),
+                    root=math.sqrt(d // H),
+                ): dict(divisor="d_model"),
+                tr("the scores are not divided by sqrt(d_k)"): dict(divisor="none"),
+                tr("the mask is inverted: True means 'may attend'"): dict(inverted=True),
+                ignored: dict(mask=None),
+                tr(
+                    "the softmax runs over the queries (dim=-2): each query's weights must sum to 1 over the keys, "
+                    "dim=-1 (here T_q = {T_q}, T_k = {T_k})",
+                    T_q=T_q,
+                    T_k=T_k,
+                ): dict(axis=-2),
+                tr(
+                    "the heads are cut with a raw view(B, H, T, d_k), which takes whole positions: cut each "
+                    "position's features into heads, view(B, T, H, d_k), then transpose(1, 2)"
+                ): dict(split="raw"),
+                tr(
+                    "the heads are merged in the wrong order: (B, H, T, d_k) reshaped straight to (B, T, d_model) "
+                    "interleaves positions; transpose(1, 2) back to (B, T, H, d_k) first, then reshape"
+                ): dict(merge="raw"),
+                tr(
+                    "the heads are cut and merged with raw reshapes: view(B, T, H, d_k).transpose(1, 2) to split, "
+                    "transpose(1, 2).reshape(B, T, d_model) to merge"
+                ): dict(split="raw", merge="raw"),
+                tr("the output projection (W_o, b_o) is missing: it mixes the heads"): dict(project=False),
+                tr("the biases are missing: each projection is x @ W.T + b"): dict(biases=False),
+                tr("x @ W: a weight here is stored (out, in), as nn.Linear stores it, so the map is x @ W.T + b"): dict(
                     transposed=False
                 ),
             }
@@ -625,8 +779,13 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
                     raise AssertionError(f"{call}: {hint}")
         error = float((mine - expected).abs().max())
         raise AssertionError(
-            f"{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
-            "project, split into heads, attend in each, merge, project" + (_NAN_HINT if mine.isnan().any() else "")
+            tr(
+                "{call} differs from MultiHeadAttention with these weights by up to {error:.2g}: "
+                "project, split into heads, attend in each, merge, project",
+                call=call,
+                error=error,
+            )
+            + (tr(_NAN_HINT) if mine.isnan().any() else "")
         )
 
 
@@ -640,9 +799,19 @@ def grade_parameter_count(count: Callable[[TransformerConfig], int]) -> None:
     norm to each stack) and learned positions (one table, shared by the encoder and the decoder)."""
     for config in _count_cases(small=False)[1:2] + _count_cases(small=True):
         mine, expected = count(config), meta_model(config).num_parameters()
+        values = dict(call=f"count({_describe(config)})", mine=mine, expected=expected, d_model=config.d_model)
         assert mine == expected, (
-            f"count({_describe(config)}) is {mine:,}, but the model has {expected:,} parameters "
-            f"({'short by' if mine < expected else 'over by'} {abs(mine - expected):,}; d_model = {config.d_model})"
+            tr(
+                "{call} is {mine:,}, but the model has {expected:,} parameters (short by {gap:,}; d_model = {d_model})",
+                gap=expected - mine,
+                **values,
+            )
+            if mine < expected
+            else tr(
+                "{call} is {mine:,}, but the model has {expected:,} parameters (over by {gap:,}; d_model = {d_model})",
+                gap=mine - expected,
+                **values,
+            )
         )
 
 
@@ -668,20 +837,33 @@ def grade_encoder_layer(encoder_layer: Callable[[EncoderLayer, Tensor, Tensor], 
                     norm.weight.normal_(1.0, 0.3), norm.bias.normal_(0.0, 0.3)
             x = 2 * torch.randn(B, S, d, generator=make_rng(seed))
             mask = padding_mask(_tokens(seed, B, S, pad_id=0))
-            call = f"encoder_layer(layer with norm_first={norm_first}, x of shape {(B, S, d)}, mask)"
+            call = tr(
+                "encoder_layer(layer with norm_first={norm_first}, x of shape {shape}, mask)",
+                norm_first=norm_first,
+                shape=(B, S, d),
+            )
             with torch.no_grad():
                 mine = _tensor(encoder_layer(layer, x, mask), call)
-                _shape(mine, (B, S, d), call, "the layer's output only (the package's layer also returns weights)")
+                _shape(mine, (B, S, d), call, tr("the layer's output only (the package's layer also returns weights)"))
                 expected = layer(x, mask)[0]
                 if torch.allclose(mine, expected, atol=1e-5):
                     continue
                 if torch.allclose(mine, _encoder_layer_by(layer, x, mask, not norm_first), atol=1e-5):
-                    layout = "pre-norm, x + sublayer(norm(x))" if not norm_first else "post-norm, norm(x + sublayer(x))"
-                    raise AssertionError(f"{call} is the {layout}; follow layer.norm_first")
+                    if not norm_first:
+                        raise AssertionError(
+                            tr("{call} is the pre-norm, x + sublayer(norm(x)); follow layer.norm_first", call=call)
+                        )
+                    raise AssertionError(
+                        tr("{call} is the post-norm, norm(x + sublayer(x)); follow layer.norm_first", call=call)
+                    )
             error = float((mine - expected).abs().max())
             raise AssertionError(
-                f"{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
-                "self-attention (with the mask) then the feed-forward network, each with its own norm"
+                tr(
+                    "{call} differs from layer(x, mask) by up to {error:.2g}: two residual blocks, "
+                    "self-attention (with the mask) then the feed-forward network, each with its own norm",
+                    call=call,
+                    error=error,
+                )
             )
 
 
@@ -718,18 +900,23 @@ def _decoder_layer_by(
     return block(y, norm3, layer.feed_forward, residuals[2])
 
 
-_DECODER_BLOCKS = ("masked self-attention", "cross-attention", "feed-forward")
+_DECODER_BLOCKS = (  # English names, shown through tr
+    translatable("masked self-attention"),
+    translatable("cross-attention"),
+    translatable("feed-forward"),
+)
 
 
 def _swapped_norms_hint(norms: Sequence[int]) -> str:
     wrong = [
-        f"the {block} block uses norm{i}"
+        tr("the {block} block uses norm{i}", block=tr(block), i=i)
         for right, (block, i) in enumerate(zip(_DECODER_BLOCKS, norms, strict=True), 1)
         if i != right
     ]
-    return (
-        f"the norms are swapped: {', '.join(wrong)}; norm1 belongs to masked self-attention, norm2 to "
-        "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own"
+    return tr(
+        "the norms are swapped: {wrong}; norm1 belongs to masked self-attention, norm2 to "
+        "cross-attention, norm3 to the feed-forward network, each with a gain and a bias of its own",
+        wrong=tr(", ").join(wrong),
     )
 
 
@@ -751,66 +938,83 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
             tgt = _tokens(seed, B, T, pad_id=0)
             tgt[:, 0] = 1  # BOS: padding only at the end of a target
             src_mask, tgt_mask = padding_mask(_tokens(seed + 10, B, S, pad_id=0)), target_mask(tgt)
-            call = (
-                f"decoder_layer(layer with norm_first={norm_first}, y of shape {(B, T, d)}, memory of shape "
-                f"{(B, S, d)}, src_mask, tgt_mask)"
+            call = tr(
+                "decoder_layer(layer with norm_first={norm_first}, y of shape {y_shape}, memory of shape "
+                "{memory_shape}, src_mask, tgt_mask)",
+                norm_first=norm_first,
+                y_shape=(B, T, d),
+                memory_shape=(B, S, d),
             )
             with torch.no_grad():
                 mine = _tensor(decoder_layer(layer, y, memory, src_mask, tgt_mask), call)
-                _shape(mine, (B, T, d), call, "the layer's output only (the package's layer also returns weights)")
+                _shape(mine, (B, T, d), call, tr("the layer's output only (the package's layer also returns weights)"))
                 expected = layer(y, memory, src_mask, tgt_mask)[0]
                 if torch.allclose(mine, expected, atol=1e-5):
                     continue
                 mistakes = [
                     (
-                        "self-attention sees the future: give it tgt_mask, which holds the causal mask (and the target's "
-                        "padding)",
+                        tr(
+                            "self-attention sees the future: give it tgt_mask, which holds the causal mask (and the "
+                            "target's padding)"
+                        ),
                         dict(tgt_mask=None),
                     ),
                     (
-                        "self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
-                        "together",
+                        tr(
+                            "self-attention has the target's padding mask but not the causal one: use tgt_mask, both "
+                            "together"
+                        ),
                         dict(tgt_mask=padding_mask(tgt)),
                     ),
                     (
-                        "cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, which "
-                        "hides the padding keys of the memory",
+                        tr(
+                            "cross-attention has no src_mask: the decoder reads the source's padding; pass src_mask, "
+                            "which hides the padding keys of the memory"
+                        ),
                         dict(cross_mask=None),
                     ),
                     *[
                         (
-                            "cross-attention takes its keys and values from the decoder: its queries come from the "
-                            "decoder, its keys and values from the encoder's memory, with src_mask",
+                            tr(
+                                "cross-attention takes its keys and values from the decoder: its queries come from the "
+                                "decoder, its keys and values from the encoder's memory, with src_mask"
+                            ),
                             dict(cross="decoder", cross_mask=m),
                         )
                         for m in (None, tgt_mask, src_mask)
                     ],
                     *[
                         (
-                            "cross-attention is the wrong way round: queries from the decoder, keys and values from the "
-                            "memory",
+                            tr(
+                                "cross-attention is the wrong way round: queries from the decoder, keys and values from "
+                                "the memory"
+                            ),
                             dict(cross="swapped", cross_mask=m),
                         )
                         for m in (None, src_mask)
                     ],
                     *[
                         (
-                            "cross-attention runs layer.self_attn: a decoder layer has two attention modules, each with "
-                            "weights of its own; the encoder-decoder attention is layer.cross_attn (one module for both "
-                            "jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)",
+                            tr(
+                                "cross-attention runs layer.self_attn: a decoder layer has two attention modules, each "
+                                "with weights of its own; the encoder-decoder attention is layer.cross_attn (one module "
+                                "for both jobs is the bug of transformer_book.pitfalls.SharedAttentionDecoderLayer)"
+                            ),
                             dict(cross="self_attn", cross_mask=m),
                         )
                         for m in (src_mask, None)
                     ],
                     (
-                        "cross-attention comes before self-attention: masked self-attention, then cross-attention, then "
-                        "the feed-forward network",
+                        tr(
+                            "cross-attention comes before self-attention: masked self-attention, then cross-attention, "
+                            "then the feed-forward network"
+                        ),
                         dict(order="cross first"),
                     ),
                     (
-                        "pre-norm, x + sublayer(norm(x)); follow layer.norm_first"
+                        tr("pre-norm, x + sublayer(norm(x)); follow layer.norm_first")
                         if not norm_first
-                        else "post-norm, norm(x + sublayer(x)); follow layer.norm_first",
+                        else tr("post-norm, norm(x + sublayer(x)); follow layer.norm_first"),
                         dict(norm_first=not norm_first),
                     ),
                     *[
@@ -820,9 +1024,11 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                     ],
                     *[
                         (
-                            f"the {_DECODER_BLOCKS[i]} block has no residual connection: "
-                            + ("x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))")
-                            + ", the input added back",
+                            tr(
+                                "the {block} block has no residual connection: {layout}, the input added back",
+                                block=tr(_DECODER_BLOCKS[i]),
+                                layout="x + sublayer(norm(x))" if norm_first else "norm(x + sublayer(x))",
+                            ),
                             dict(residuals=tuple(j != i for j in range(3))),
                         )
                         for i in range(3)
@@ -835,12 +1041,16 @@ def grade_decoder_layer(decoder_layer: Callable[..., Tensor]) -> None:
                     except (RuntimeError, ValueError):
                         continue  # that mistake cannot run with these shapes
                     if wrong.shape == mine.shape and torch.allclose(mine, wrong, atol=1e-5):
-                        raise AssertionError(f"{call}: {hint}")
+                        raise AssertionError(tr("{call}: {hint}", call=call, hint=hint))
             error = float((mine - expected).abs().max())
             raise AssertionError(
-                f"{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
-                "three residual blocks, masked self-attention, cross-attention on the memory, "
-                "feed-forward, each with its own norm"
+                tr(
+                    "{call} differs from layer(y, memory, src_mask, tgt_mask) by up to {error:.2g}: "
+                    "three residual blocks, masked self-attention, cross-attention on the memory, "
+                    "feed-forward, each with its own norm",
+                    call=call,
+                    error=error,
+                )
             )
 
 
@@ -960,26 +1170,37 @@ def _grade_steps(
         for t, step in enumerate(
             greedy_steps(model, src, max_new_tokens, use_cache=False)
         ):  # the whole prefix, each step
-            call = (
-                f"next_token({'a model that favours <pad> and <s>' if tempted else 'model'}, src of shape "
-                f"{tuple(src.shape)}, decoder_input of shape {tuple(step.decoder_input.shape)})"
+            call = tr(
+                "next_token({model}, src of shape {src_shape}, decoder_input of shape {input_shape})",
+                model=tr("a model that favours <pad> and <s>") if tempted else "model",
+                src_shape=tuple(src.shape),
+                input_shape=tuple(step.decoder_input.shape),
             )
             with torch.no_grad():
                 mine = _tensor(next_token(model, src, step.decoder_input.to(device)), call)
-            _shape(mine, (src.size(0),), call, "one id per row: the logits of the *last* position only")
+            _shape(mine, (src.size(0),), call, tr("one id per row: the logits of the *last* position only"))
             differ = (mine.to(device) != step.next_tokens.to(device)) & ~finished
             if differ.any():
                 b = int(differ.nonzero()[0])
                 chosen = int(mine[b])
                 hint = (
-                    f" ({'<pad>' if chosen == model.config.pad_id else '<s>'}, never a valid output: set the "
-                    "logits of <pad> and <s> to -inf before the argmax)"
+                    tr(
+                        " ({token}, never a valid output: set the logits of <pad> and <s> to -inf before the argmax)",
+                        token="<pad>" if chosen == model.config.pad_id else "<s>",
+                    )
                     if chosen in (model.config.pad_id, BOS_ID)
                     else ""
                 )
                 raise AssertionError(
-                    f"at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding "
-                    f"chose {int(step.next_tokens[b])}"
+                    tr(
+                        "at step {t} {call} chose {chosen} for row {b}{hint}; greedy decoding chose {expected}",
+                        t=t,
+                        call=call,
+                        chosen=chosen,
+                        b=b,
+                        hint=hint,
+                        expected=int(step.next_tokens[b]),
+                    )
                 )
             finished = step.finished.to(device)
 
@@ -993,7 +1214,11 @@ def grade_greedy_decode(
     device = next(model.parameters()).device
     for src in sources:
         src = src.to(device)
-        call = f"decode(model, src of shape {tuple(src.shape)}, max_new_tokens={max_new_tokens})"
+        call = tr(
+            "decode(model, src of shape {shape}, max_new_tokens={max_new_tokens})",
+            shape=tuple(src.shape),
+            max_new_tokens=max_new_tokens,
+        )
         with torch.no_grad():
             mine = _tensor(decode(model, src, max_new_tokens), call).to(device)
         expected = greedy_decode(model, src, max_new_tokens, use_cache=False)  # (B, L): the whole prefix, each step
@@ -1003,7 +1228,7 @@ def grade_greedy_decode(
             and mine.size(1) == expected.size(1) + 1
             and torch.equal(mine[:, 1:], expected)
         ):
-            raise AssertionError(f"{call} starts with <s>: return the generated ids only, after <s>")
+            raise AssertionError(tr("{call} starts with <s>: return the generated ids only, after <s>", call=call))
         if (
             mine.dim() == 2
             and mine.size(0) == src.size(0)
@@ -1011,16 +1236,29 @@ def grade_greedy_decode(
             and torch.equal(mine[:, : expected.size(1)], expected)
         ):
             raise AssertionError(
-                f"{call} has {mine.size(1)} columns, not {expected.size(1)}: stop when every row has said </s>"
+                tr(
+                    "{call} has {columns} columns, not {expected}: stop when every row has said </s>",
+                    call=call,
+                    columns=mine.size(1),
+                    expected=expected.size(1),
+                )
             )
-        _shape(mine, tuple(expected.shape), call, "one row per source, one column per step")
+        _shape(mine, tuple(expected.shape), call, tr("one row per source, one column per step"))
         differ = mine != expected
         if differ.any():
             b, t = _first_index(differ)
             after_eos = bool((expected[b, :t] == EOS_ID).any())
-            hint = ": a row that has said </s> gets <pad> from then on" if after_eos else ""
+            hint = tr(": a row that has said </s> gets <pad> from then on") if after_eos else ""
             raise AssertionError(
-                f"{call}[{b}, {t}] is {int(mine[b, t])}, greedy decoding gives {int(expected[b, t])}{hint}"
+                tr(
+                    "{call}[{b}, {t}] is {mine}, greedy decoding gives {expected}{hint}",
+                    call=call,
+                    b=b,
+                    t=t,
+                    mine=int(mine[b, t]),
+                    expected=int(expected[b, t]),
+                    hint=hint,
+                )
             )
 
 
@@ -1040,16 +1278,22 @@ def grade_previous_token_weight(previous: Callable[[Tensor, Tensor], Tensor]) ->
         valid = t < lengths[:, None]  # (B, T)
         call = f"previous(weights of shape {(B, H, T, T)}, valid)"
         mine = _tensor(previous(weights, valid), call)
-        _shape(mine, (H,), call, "one number per head")
+        _shape(mine, (H,), call, tr("one number per head"))
         expected = aligned_weight(weights, (t - 1).expand(B, T), valid & (t >= 1))
         if torch.allclose(mine.double(), expected.double(), atol=1e-5):
             continue
         if torch.allclose(mine, aligned_weight(weights, (t - 1).expand(B, T), (t >= 1).expand(B, T)), atol=1e-5):
-            raise AssertionError(f"{call} averages over padding queries too: keep the queries where valid is True")
+            raise AssertionError(
+                tr("{call} averages over padding queries too: keep the queries where valid is True", call=call)
+            )
         raise AssertionError(
-            f"{call} is {[round(float(w), 3) for w in mine]}, not "
-            f"{[round(float(w), 3) for w in expected]} (the weight of query t on key t - 1, "
-            "averaged over the valid queries with t >= 1)"
+            tr(
+                "{call} is {mine}, not {expected} (the weight of query t on key t - 1, averaged over the valid queries "
+                "with t >= 1)",
+                call=call,
+                mine=[round(float(w), 3) for w in mine],
+                expected=[round(float(w), 3) for w in expected],
+            )
         )
 
 
@@ -1066,7 +1310,7 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
             call = f"silenced(attention with {H} heads, x of shape {(B, T, d)}, head={head})"
             with torch.no_grad():
                 mine = _tensor(silenced(attention, x, head), call)
-                _shape(mine, (B, T, d), call, "the attention's output, (B, T, d_model)")
+                _shape(mine, (B, T, d), call, tr("the attention's output, (B, T, d_model)"))
                 attention.head_mask = torch.ones(H).index_fill(0, torch.tensor([head]), 0.0)
                 expected = attention(x, x, x)[0]
                 attention.head_mask = None
@@ -1076,13 +1320,18 @@ def grade_silenced_head(silenced: Callable[[MultiHeadAttention, Tensor, int], Te
             columns = slice(head * d // H, (head + 1) * d // H)
             if torch.allclose(mine, full.index_fill(-1, torch.arange(d)[columns], 0.0), atol=1e-5):
                 raise AssertionError(
-                    f"{call} zeroes the head's columns of the *projected* output; silence the head's "
-                    "output before out_proj, which mixes every head into every column"
+                    tr(
+                        "{call} zeroes the head's columns of the *projected* output; silence the head's output "
+                        "before out_proj, which mixes every head into every column",
+                        call=call,
+                    )
                 )
             if torch.allclose(mine, full, atol=1e-5):
-                raise AssertionError(f"{call} is the output with every head: head {head} is not silenced")
+                raise AssertionError(
+                    tr("{call} is the output with every head: head {head} is not silenced", call=call, head=head)
+                )
             error = float((mine - expected).abs().max())
-            raise AssertionError(f"{call} differs from the package's by up to {error:.2g}")
+            raise AssertionError(tr("{call} differs from the package's by up to {error:.2g}", call=call, error=error))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1108,8 +1357,11 @@ def grade_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> Non
     for T, d, d_ff, H in ((100, 8, 32, 1), (10, 64, 256, 4), (33, 32, 48, 2), (7, 16, 100, 8)):
         call = f"flops(T={T}, d_model={d}, d_ff={d_ff}, n_heads={H})"
         mine, expected = flops(T, d, d_ff, H), _counted_layer_flops(T, d, d_ff, H)
-        assert isinstance(mine, int) and not isinstance(mine, bool), (
-            f"{call} returned {type(mine).__name__} {mine!r}, not an int: FLOPs are counted exactly"
+        assert isinstance(mine, int) and not isinstance(mine, bool), tr(
+            "{call} returned {kind} {mine!r}, not an int: FLOPs are counted exactly",
+            call=call,
+            kind=type(mine).__name__,
+            mine=mine,
         )
         terms = encoder_layer_flops(T, d, d_ff, H)
         assert sum(terms.values()) == expected  # the chapter's count is FlopCounterMode's
@@ -1117,21 +1369,38 @@ def grade_encoder_layer_flops(flops: Callable[[int, int, int, int], int]) -> Non
             continue
         P, A, FF = terms["projections"], terms["attention"], terms["feed-forward"]
         mistakes = {
-            expected // 2: "it counts multiply-adds: a multiply-add is 2 FLOPs, a (m x k)(k x n) product 2 m k n",
-            expected - P // 4: "three projections: W_O, which mixes the heads' outputs, is a fourth (T x d)(d x d) "
-            "product",
-            expected - A // 2: "one of attention's two products per head: the scores Q K^T and the weighted sum of "
-            "the values, (T x T)(T x d_k), each 2 T^2 d_k",
-            expected - FF // 2: "one feed-forward product: it goes d_model -> d_ff and back, two products",
-            expected - A + A // H: "attention for one head: there are n_heads of them, 4 T^2 d_k each",
-            expected + A * (H - 1): "attention with d_model per head: each head works on d_k = d_model / n_heads "
-            "dimensions, so all heads together do 4 T^2 d_model whatever their number",
-            P + A + 16 * T * d * d: "d_ff = 4 d_model assumed: use the d_ff given",
+            expected // 2: tr("it counts multiply-adds: a multiply-add is 2 FLOPs, a (m x k)(k x n) product 2 m k n"),
+            expected - P // 4: tr(
+                "three projections: W_O, which mixes the heads' outputs, is a fourth (T x d)(d x d) product"
+            ),
+            expected - A // 2: tr(
+                "one of attention's two products per head: the scores Q K^T and the weighted sum of the values, "
+                "(T x T)(T x d_k), each 2 T^2 d_k"
+            ),
+            expected - FF // 2: tr("one feed-forward product: it goes d_model -> d_ff and back, two products"),
+            expected - A + A // H: tr("attention for one head: there are n_heads of them, 4 T^2 d_k each"),
+            expected + A * (H - 1): tr(
+                "attention with d_model per head: each head works on d_k = d_model / n_heads dimensions, so all "
+                "heads together do 4 T^2 d_model whatever their number"
+            ),
+            P + A + 16 * T * d * d: tr("d_ff = 4 d_model assumed: use the d_ff given"),
         }
-        hint = mistakes.get(mine, "")
+        values = dict(call=call, mine=mine, expected=expected, P=P, A=A, FF=FF)
+        if mine in mistakes:
+            raise AssertionError(
+                tr(
+                    "{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer (projections "
+                    "{P:,}, attention {A:,}, feed-forward {FF:,}): {hint}",
+                    hint=mistakes[mine],
+                    **values,
+                )
+            )
         raise AssertionError(
-            f"{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer "
-            f"(projections {P:,}, attention {A:,}, feed-forward {FF:,})" + (f": {hint}" if hint else "")
+            tr(
+                "{call} is {mine:,}, but FlopCounterMode counts {expected:,} on the package's layer (projections "
+                "{P:,}, attention {A:,}, feed-forward {FF:,})",
+                **values,
+            )
         )
 
 
@@ -1149,8 +1418,11 @@ def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
     for memory, B, H, dtype in cases:
         call = f"longest({memory:,}, batch={B}, n_heads={H}, dtype={dtype})"
         mine = longest(memory, B, H, dtype)
-        assert isinstance(mine, int) and not isinstance(mine, bool), (
-            f"{call} returned {type(mine).__name__} {mine!r}, not an int (a length is a whole number of positions)"
+        assert isinstance(mine, int) and not isinstance(mine, bool), tr(
+            "{call} returned {kind} {mine!r}, not an int (a length is a whole number of positions)",
+            call=call,
+            kind=type(mine).__name__,
+            mine=mine,
         )
         size = torch.empty((), dtype=dtype).element_size()
         expected = math.isqrt(memory // (B * H * size))
@@ -1162,24 +1434,50 @@ def grade_longest_length(longest: Callable[[int, int, int, torch.dtype], int]) -
         if mine == expected:
             continue
         mistakes = {
-            memory // (B * H * size): "the score tensor grows as T^2: T x T scores per head and sequence",
-            math.isqrt(memory // (B * H)): "that counts numbers, not bytes: each takes the dtype's element size "
-            f"({size} bytes for {dtype})",
-            math.isqrt(memory // (B * H * 4)): f"4 bytes a number assumed: {dtype} takes {size}",
-            math.isqrt(memory // (B * size)): "one T x T matrix per sequence: there is one per head",
-            math.isqrt(memory // (H * size)): "one T x T matrix per head: there is one per sequence of the batch too",
+            memory // (B * H * size): tr("the score tensor grows as T^2: T x T scores per head and sequence"),
+            math.isqrt(memory // (B * H)): tr(
+                "that counts numbers, not bytes: each takes the dtype's element size ({size} bytes for {dtype})",
+                size=size,
+                dtype=dtype,
+            ),
+            math.isqrt(memory // (B * H * 4)): tr(
+                "4 bytes a number assumed: {dtype} takes {size}", dtype=dtype, size=size
+            ),
+            math.isqrt(memory // (B * size)): tr("one T x T matrix per sequence: there is one per head"),
+            math.isqrt(memory // (H * size)): tr(
+                "one T x T matrix per head: there is one per sequence of the batch too"
+            ),
         }
         if mine in mistakes and mine != expected:
-            raise AssertionError(f"{call} is {mine:,}, not {expected:,}: {mistakes[mine]}")
+            raise AssertionError(
+                tr(
+                    "{call} is {mine:,}, not {expected:,}: {hint}",
+                    call=call,
+                    mine=mine,
+                    expected=expected,
+                    hint=mistakes[mine],
+                )
+            )
         if mine > expected:
             raise AssertionError(
-                f"{call} is {mine:,}, but that score tensor takes "
-                f"{score_bytes(B, H, mine, mine, dtype):,} bytes, more than {memory:,} "
-                "(round down: the longest length that fits)"
+                tr(
+                    "{call} is {mine:,}, but that score tensor takes {size:,} bytes, more than {memory:,} (round down: "
+                    "the longest length that fits)",
+                    call=call,
+                    mine=mine,
+                    size=score_bytes(B, H, mine, mine, dtype),
+                    memory=memory,
+                )
             )
         raise AssertionError(
-            f"{call} is {mine:,}, but T = {mine + 1:,} fits too: its score tensor takes "
-            f"{score_bytes(B, H, mine + 1, mine + 1, dtype):,} of the {memory:,} bytes"
+            tr(
+                "{call} is {mine:,}, but T = {longer:,} fits too: its score tensor takes {size:,} of the {memory:,} bytes",
+                call=call,
+                mine=mine,
+                longer=mine + 1,
+                size=score_bytes(B, H, mine + 1, mine + 1, dtype),
+                memory=memory,
+            )
         )
 
 

@@ -26,6 +26,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from transformer import MultiHeadAttention
 from transformer.utils import make_rng
+from transformer_book.i18n import tr, translatable
 from transformer_book.pitfalls import run_check
 
 __all__ = [
@@ -113,12 +114,14 @@ def score_cost(kind: str, d_q: int, d_k: int, d_hidden: int | None = None) -> Sc
     if kind == "dot":
         if d_q != d_k:
             raise ValueError(f"the dot product needs d_q == d_k; got d_q={d_q}, d_k={d_k}")
-        return ScoreCost("dot product", parameters=0, per_score=2 * d_k, per_query=d_k, per_key=0, held_per_score=1)
+        return ScoreCost(
+            translatable("dot product"), parameters=0, per_score=2 * d_k, per_query=d_k, per_key=0, held_per_score=1
+        )
     if kind == "additive":
         if d_hidden is None:
             raise ValueError("additive attention needs d_hidden")
         return ScoreCost(
-            "additive",
+            translatable("additive"),
             parameters=d_hidden * (d_q + d_k + 1),
             per_score=d_hidden + d_hidden + 2 * d_hidden,  # add W q + U k, tanh, dot with v
             per_query=2 * d_hidden * d_q,
@@ -242,12 +245,14 @@ def check_rows_are_distributions(attend: Callable[..., tuple[Tensor, Tensor]]) -
     q, k, v = torch.randn(2, 3, 8, generator=g), torch.randn(2, 5, 8, generator=g), torch.randn(2, 5, 4, generator=g)
     with torch.no_grad():
         out, weights = attend(q, k, v)
-    assert weights.shape == (2, 3, 5), f"weights have shape {tuple(weights.shape)}, not (B, T_q, T_k) = (2, 3, 5)"
-    assert out.shape == (2, 3, 4), f"output has shape {tuple(out.shape)}, not (B, T_q, d_v) = (2, 3, 4)"
-    assert (weights >= 0).all(), "some weights are negative"
+    assert weights.shape == (2, 3, 5), tr(
+        "weights have shape {shape}, not (B, T_q, T_k) = (2, 3, 5)", shape=tuple(weights.shape)
+    )
+    assert out.shape == (2, 3, 4), tr("output has shape {shape}, not (B, T_q, d_v) = (2, 3, 4)", shape=tuple(out.shape))
+    assert (weights >= 0).all(), tr("some weights are negative")
     sums = weights.sum(-1)
-    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-5), (
-        f"the weights of a query sum to {[round(float(s), 2) for s in sums[0]]} over the keys, not to 1"
+    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-5), tr(
+        "the weights of a query sum to {sums} over the keys, not to 1", sums=[round(float(s), 2) for s in sums[0]]
     )
 
 
@@ -259,7 +264,7 @@ def check_weights_depend_on_query(attend: Callable[..., tuple[Tensor, Tensor]]) 
     with torch.no_grad():
         _, weights = attend(q, k, v)  # (1, 4, 6)
     spread = float((weights - weights[:, :1]).abs().max())
-    assert spread > 1e-3, "every query gets the same weights (to within 1e-3): the query is ignored"
+    assert spread > 1e-3, tr("every query gets the same weights (to within 1e-3): the query is ignored")
 
 
 def check_not_drawn_to_itself(self_attention: Callable[[Tensor], Tensor], d_model: int = 64) -> None:
@@ -271,7 +276,7 @@ def check_not_drawn_to_itself(self_attention: Callable[[Tensor], Tensor], d_mode
     with torch.no_grad():
         weights = self_attention(x)  # (B, H, T, T)
     itself = (weights.argmax(-1) == torch.arange(16)).float().mean().item()
-    assert itself < 0.5, f"{itself:.0%} of the tokens attend most to themselves"
+    assert itself < 0.5, tr("{share:.0%} of the tokens attend most to themselves", share=itself)
 
 
 def compare(check: Callable[[object], None], faulty: object, correct: object) -> None:
@@ -279,6 +284,6 @@ def compare(check: Callable[[object], None], faulty: object, correct: object) ->
     first and passes the second (as chapter 12 does)."""
     caught, message = run_check(check, faulty)
     passed, problem = run_check(check, correct)
-    print("faulty :", "passes" if caught else f"CAUGHT  {message}")
-    print("correct:", "passes" if passed else f"FAILS   {problem}")
+    print(tr("faulty :"), tr("passes") if caught else tr("CAUGHT  {message}", message=message))
+    print(tr("correct:"), tr("passes") if passed else tr("FAILS   {problem}", problem=problem))
     assert not caught and passed

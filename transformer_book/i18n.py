@@ -16,9 +16,9 @@ or is new) and on a translation whose English no longer occurs; ``scripts/transl
 
 The language is the notebook's (:func:`notebook_language`): the one its metadata names (``{"transformer_book":
 {"language": "zh"}}``), where the front end tells the kernel which notebook runs (JupyterLab, VS Code, Colab), else
-``zh`` when the kernel works in the book's ``zh/book/`` folder; ``TRANSFORMER_BOOK_LANGUAGE`` overrides it. A template missing from the catalogue shows in English,
-with a warning, so that a reader who edits a chapter's code never breaks it; ``TRANSFORMER_BOOK_STRICT_LANGUAGE=1``
-(the book's own runs of the Chinese chapters) makes that an error.
+``zh`` when the kernel works in the book's ``zh/book/`` folder; ``TRANSFORMER_BOOK_LANGUAGE`` overrides it. A
+template missing from the catalogue shows in English, with a warning, so that a reader who edits a chapter's code never
+breaks it; ``TRANSFORMER_BOOK_STRICT_LANGUAGE=1`` (the book's own runs of the Chinese chapters) makes that an error.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import string
+import sys
 import warnings
 from functools import cache
 from pathlib import Path
@@ -100,12 +101,16 @@ def _metadata_language(path: Path) -> str | None:
 def _colab_notebook_language() -> str | None:
     """On Colab, the language in the open notebook's metadata (Colab's front end sends the notebook on request); None
     elsewhere, or when it does not answer."""
+    if "google.colab" not in sys.modules:  # Colab's kernel has it loaded; nothing else should import it
+        return None
     try:
         from google.colab import _message  # type: ignore[import-not-found]
-
+    except ImportError:
+        return None
+    try:
         notebook = _message.blocking_request("get_ipynb", timeout_sec=10)["ipynb"]
         return notebook["metadata"][METADATA_KEY]["language"]
-    except Exception:  # not on Colab, or an older front end: English
+    except Exception:  # an older or a changed front end: the other signs, else English
         return None
 
 
@@ -129,7 +134,9 @@ def template(text: str) -> str:
         return text
     translated = catalogue(name).get(text)
     if translated is None:
-        message = f"no {name} translation of {text!r} in {LOCALE / name}: scripts/translate.py status lists what is missing"
+        message = (
+            f"no {name} translation of {text!r} in {LOCALE / name}: scripts/translate.py status lists what is missing"
+        )
         if os.environ.get(STRICT_ENV) == "1":
             raise KeyError(message)
         warnings.warn(message, stacklevel=3)
@@ -156,6 +163,13 @@ def translatable(text: str) -> str:
     return text
 
 
+NOT_A_TEMPLATE = "(braces that are not fields: shown as written, never formatted)"
+
+
 def fields(text: str) -> set[str]:
-    """The names of ``text``'s ``{fields}`` (a translation must use the same)."""
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+    """The names of ``text``'s ``{fields}`` (a translation must use the same); for text whose braces are not fields
+    (TeX's ``\\sqrt{x}`` in text shown as written), :data:`NOT_A_TEMPLATE` alone."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+    except ValueError:
+        return {NOT_A_TEMPLATE}

@@ -37,6 +37,7 @@ from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer.masks import causal_mask, padding_mask, padding_mask_from_lengths
 from transformer.model import Transformer
 from transformer.utils import seeded
+from transformer_book.i18n import tr, translatable
 from transformer_book.parameters import parameter_formula
 
 # ======================================================================================
@@ -528,13 +529,19 @@ def replace_attention(model: Transformer, cls: type[MultiHeadAttention], **kwarg
 
 
 MODEL_MISTAKES: dict[str, Callable[[TransformerConfig], Transformer]] = {
-    "correct (the package)": lambda c: Transformer(c),
-    "1. heads split without transpose": lambda c: replace_attention(Transformer(c), SplitHeadsWithoutTranspose),
-    "3. scale by sqrt(d_model)": lambda c: replace_attention(Transformer(c), WrongScaleAttention, score_dim="d_model"),
-    "4. cross-attention shares self-attention": lambda c: share_cross_attention(Transformer(c)),
-    "6. softmax twice": lambda c: DoubleSoftmaxTransformer(c),
-    "7. fresh LayerNorm per call": lambda c: fresh_layer_norm_per_call(Transformer(c)),
-    "9. mask multiplied into the scores": lambda c: replace_attention(Transformer(c), MultiplyMaskAttention),
+    translatable("correct (the package)"): lambda c: Transformer(c),
+    translatable("1. heads split without transpose"): lambda c: replace_attention(
+        Transformer(c), SplitHeadsWithoutTranspose
+    ),
+    translatable("3. scale by sqrt(d_model)"): lambda c: replace_attention(
+        Transformer(c), WrongScaleAttention, score_dim="d_model"
+    ),
+    translatable("4. cross-attention shares self-attention"): lambda c: share_cross_attention(Transformer(c)),
+    translatable("6. softmax twice"): lambda c: DoubleSoftmaxTransformer(c),
+    translatable("7. fresh LayerNorm per call"): lambda c: fresh_layer_norm_per_call(Transformer(c)),
+    translatable("9. mask multiplied into the scores"): lambda c: replace_attention(
+        Transformer(c), MultiplyMaskAttention
+    ),
 }
 """Transformers with one mistake built in, by name (each starts with its mistake's
 number); the first is the package's correct model. The chapter trains each of them."""
@@ -581,7 +588,7 @@ def check_matches_per_head_attention(attention: MultiHeadAttention) -> None:
             weights = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(dk), dim=-1)
             heads.append(weights @ v)  # (B, T, d_k)
         expected = attention.out_proj(torch.cat(heads, dim=-1))  # (B, T, d)
-    message = "multi-head attention != per-head attention"
+    message = tr("multi-head attention != per-head attention")
     torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5, msg=message)
 
 
@@ -603,14 +610,19 @@ def check_scores_have_unit_variance(attention: MultiHeadAttention) -> None:
         key = torch.randn(4, 64, d, generator=g)  # (B, T_k, d)
         _, weights = probe(query, key, key, need_weights=True)  # (B, H, T_q, T_k)
     variance = float(weights.log().var(dim=-1).mean())
-    assert 0.8 < variance < 1.25, f"scaled scores have variance {variance:.3g}, not about 1"
+    assert 0.8 < variance < 1.25, tr("scaled scores have variance {variance:.3g}, not about 1", variance=variance)
 
 
 def check_parameter_count(model: Transformer) -> None:
     """The model must have exactly the trainable parameters the architecture implies: no
     sub-layer missing, shared by accident or created outside the model's parameters."""
     got, expected = model.num_parameters(), sum(parameter_formula(model.config).values())
-    assert got == expected, f"{got:,} parameters, the architecture implies {expected:,} ({got - expected:+,})"
+    assert got == expected, tr(
+        "{got:,} parameters, the architecture implies {expected:,} ({difference:+,})",
+        got=got,
+        expected=expected,
+        difference=got - expected,
+    )
 
 
 def check_feed_forward(ffn: nn.Module, d_model: int = 512, d_ff: int = 2048) -> None:
@@ -618,10 +630,12 @@ def check_feed_forward(ffn: nn.Module, d_model: int = 512, d_ff: int = 2048) -> 
     ``d_ff`` hidden units: ``2 * d_model * d_ff + d_ff + d_model`` parameters."""
     x = torch.randn(2, 3, d_model, generator=_generator())  # (B, T, d_model)
     out = ffn(x)
-    assert out.shape == x.shape, f"output {tuple(out.shape)} != input {tuple(x.shape)}"
+    assert out.shape == x.shape, tr("output {output} != input {input}", output=tuple(out.shape), input=tuple(x.shape))
     got = sum(p.numel() for p in ffn.parameters())
     expected = 2 * d_model * d_ff + d_ff + d_model
-    assert got == expected, f"{got:,} parameters, d_ff={d_ff} implies {expected:,}"
+    assert got == expected, tr(
+        "{got:,} parameters, d_ff={d_ff} implies {expected:,}", got=got, d_ff=d_ff, expected=expected
+    )
 
 
 def check_loss_gradient(output_fn: Callable[[Tensor], Tensor]) -> None:
@@ -633,7 +647,7 @@ def check_loss_gradient(output_fn: Callable[[Tensor], Tensor]) -> None:
     target = torch.randint(0, 10, (6,), generator=g)  # (N,)
     F.cross_entropy(output_fn(logits), target).backward()
     expected = (torch.softmax(logits.detach(), -1) - F.one_hot(target, 10)) / 6
-    message = "the loss does not see the logits"
+    message = tr("the loss does not see the logits")
     torch.testing.assert_close(logits.grad, expected, msg=message)
 
 
@@ -652,7 +666,7 @@ def check_runs_on_the_cpu(norm: nn.Module, d_model: int = 16) -> None:
     start there: a hard-coded ``.cuda()`` fails on it, with or without a GPU."""
     x = torch.randn(2, 3, d_model, generator=_generator())  # (B, T, d_model) on the CPU
     out = norm(x)
-    assert out.device == x.device, f"input on {x.device}, output on {out.device}"
+    assert out.device == x.device, tr("input on {input}, output on {output}", input=x.device, output=out.device)
 
 
 def check_padding_is_invisible(layer: EncoderLayer) -> None:
@@ -667,7 +681,7 @@ def check_padding_is_invisible(layer: EncoderLayer) -> None:
     with torch.no_grad():
         out, _ = layer.eval()(x, mask)
         out_changed, _ = layer(changed, mask)
-    message = "padding changed the real positions"
+    message = tr("padding changed the real positions")
     torch.testing.assert_close(out[1, :4], out_changed[1, :4], msg=message)
 
 
@@ -687,7 +701,7 @@ def check_source_padding_is_invisible(make_cross_mask: Callable[[Tensor, Tensor,
         out = model.decode(tgt, memory, src_mask=mask)
         changed = memory.masked_fill((src == 0)[..., None], 5.0)  # only at padding
         out_changed = model.decode(tgt, changed, src_mask=mask)
-    message = "source padding reached the decoder"
+    message = tr("source padding reached the decoder")
     torch.testing.assert_close(out, out_changed, msg=message)
 
 
@@ -704,9 +718,9 @@ def check_decoder_is_causal(model: Transformer) -> None:
     with torch.no_grad():
         logits = model.eval()(src, tgt)  # (B, T, V)
         logits_changed, logits_cut = model(src, changed), model(src, tgt[:, :4])
-    message = "future tokens changed earlier outputs"
+    message = tr("future tokens changed earlier outputs")
     torch.testing.assert_close(logits[:, :4], logits_changed[:, :4], msg=message)
-    message = "earlier outputs change when the sequence is cut short"
+    message = tr("earlier outputs change when the sequence is cut short")
     torch.testing.assert_close(logits[:, :4], logits_cut, msg=message)
 
 
@@ -718,8 +732,8 @@ def check_padding_mask_hides_pad_keys(make_mask: Callable[[Tensor, int], Tensor]
     mask = make_mask(tokens, 0)
     _, weights = scaled_dot_product_attention(q, q, q, mask)  # (B, H, T, T)
     pad = (tokens == 0)[:, None, None, :].expand_as(weights)
-    assert float(weights[pad].sum()) == 0.0, "padding keys get weight"
-    message = "weights of real keys do not sum to 1"
+    assert float(weights[pad].sum()) == 0.0, tr("padding keys get weight")
+    message = tr("weights of real keys do not sum to 1")
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 1, 5), msg=message)
 
 
@@ -728,7 +742,7 @@ def check_causal_mask_builder(make_causal: Callable[[int], Tensor]) -> None:
     key weight 0."""
     q = torch.randn(1, 2, 5, 8, generator=_generator())  # (B, H, T, d_k)
     _, weights = scaled_dot_product_attention(q, q, q, make_causal(5))  # (B, H, T, T)
-    assert float(weights.triu(diagonal=1).sum()) == 0.0, "future keys get weight"
+    assert float(weights.triu(diagonal=1).sum()) == 0.0, tr("future keys get weight")
 
 
 def check_query_with_nothing_to_see(attend: Callable[..., tuple[Tensor, Tensor]]) -> None:
@@ -740,8 +754,8 @@ def check_query_with_nothing_to_see(attend: Callable[..., tuple[Tensor, Tensor]]
     mask[..., 0, :] = False  # query 0 may see nothing
     out, _ = attend(q, q, v, mask)
     out_changed, _ = attend(q, q, v + 1.0, mask)
-    assert torch.isfinite(out).all(), f"a query with no visible key gives {out[0, 0, 0].tolist()}"
-    message = "hidden values leak into an empty row"
+    assert torch.isfinite(out).all(), tr("a query with no visible key gives {values}", values=out[0, 0, 0].tolist())
+    message = tr("hidden values leak into an empty row")
     torch.testing.assert_close(out[..., 0, :], out_changed[..., 0, :], msg=message)
 
 
@@ -750,7 +764,7 @@ def check_runs_in_half_precision(attend: Callable[..., tuple[Tensor, Tensor]]) -
     outputs."""
     q = torch.randn(1, 2, 5, 8, generator=_generator()).half()  # (B, H, T, d_k)
     out, _ = attend(q, q, q, causal_mask(5))
-    assert torch.isfinite(out).all(), "non-finite outputs in float16"
+    assert torch.isfinite(out).all(), tr("non-finite outputs in float16")
 
 
 def check_matches_torch_layer_norm(norm: nn.Module, d_model: int = 512) -> None:
@@ -759,7 +773,7 @@ def check_matches_torch_layer_norm(norm: nn.Module, d_model: int = 512) -> None:
     x = 3.0 * torch.randn(4, d_model, generator=_generator()) + 1.0
     with torch.no_grad():
         expected = F.layer_norm(x, (d_model,))
-        torch.testing.assert_close(norm(x), expected, msg="not nn.LayerNorm")
+        torch.testing.assert_close(norm(x), expected, msg=tr("not nn.LayerNorm"))
 
 
 def check_sinusoidal_table(table_fn: Callable[[int, int], Tensor]) -> None:
@@ -771,9 +785,15 @@ def check_sinusoidal_table(table_fn: Callable[[int, int], Tensor]) -> None:
         angle = pos / 10000 ** (2 * i / d)
         got = (float(table[pos, 2 * i]), float(table[pos, 2 * i + 1]))
         expected = (math.sin(angle), math.cos(angle))
-        assert np.allclose(got, expected, atol=1e-6), (
-            f"PE[{pos}, {2 * i}:{2 * i + 2}] = ({got[0]:.4f}, {got[1]:.4f}), "  # 4 decimals: the same on every CPU
-            f"paper: ({expected[0]:.4f}, {expected[1]:.4f})"
+        assert np.allclose(got, expected, atol=1e-6), tr(
+            "PE[{pos}, {start}:{end}] = ({got0:.4f}, {got1:.4f}), paper: ({expected0:.4f}, {expected1:.4f})",
+            pos=pos,
+            start=2 * i,
+            end=2 * i + 2,
+            got0=got[0],  # 4 decimals: the same on every CPU
+            got1=got[1],
+            expected0=expected[0],
+            expected1=expected[1],
         )
 
 
@@ -785,7 +805,7 @@ def check_loss_ignores_padding(loss_fn: Callable[[Tensor, Tensor], Tensor], pad_
     target = torch.randint(1, 7, (2, 4), generator=g)  # (B, T), no padding
     padded_logits = torch.cat([logits, torch.randn(2, 3, 7, generator=g)], dim=1)
     padded_target = F.pad(target, (0, 3), value=pad_id)  # 3 padding tokens per row
-    message = "padding changed the loss"
+    message = tr("padding changed the loss")
     torch.testing.assert_close(loss_fn(padded_logits, padded_target), loss_fn(logits, target), msg=message)
 
 
@@ -858,21 +878,21 @@ class Case:
 CASES: list[Case] = [
     Case(
         1,
-        "heads split without transpose",
+        translatable("heads split without transpose"),
         lambda: _attention(SplitHeadsWithoutTranspose),
         lambda: _attention(),
         check_matches_per_head_attention,
     ),
     Case(
         1,
-        "heads split without transpose (whole model)",
+        translatable("heads split without transpose (whole model)"),
         lambda: _model_with(SplitHeadsWithoutTranspose),
         small_model,
         check_decoder_is_causal,
     ),
     Case(
         2,
-        "`if mask:` on a tensor",
+        translatable("`if mask:` on a tensor"),
         lambda: _model_with(IfMaskAttention),
         small_model,
         check_decoder_is_causal,
@@ -880,51 +900,57 @@ CASES: list[Case] = [
     ),
     Case(
         3,
-        "scale by sqrt(d_model)",
+        translatable("scale by sqrt(d_model)"),
         lambda: _attention(WrongScaleAttention, 512, 8, score_dim="d_model"),
         lambda: _attention(MultiHeadAttention, 512, 8),
         check_scores_have_unit_variance,
     ),
     Case(
         3,
-        "scale by sqrt(d_k // h)",
+        translatable("scale by sqrt(d_k // h)"),
         lambda: _attention(WrongScaleAttention, 512, 8, score_dim="d_k // n_heads"),
         lambda: _attention(MultiHeadAttention, 512, 8),
         check_scores_have_unit_variance,
     ),
     Case(
         4,
-        "cross-attention shares self-attention",
+        translatable("cross-attention shares self-attention"),
         lambda: share_cross_attention(small_model()),
         small_model,
         check_parameter_count,
     ),
     Case(
         5,
-        "second convolution declared (d_model, d_ff)",
+        translatable("second convolution declared (d_model, d_ff)"),
         lambda: ConvFeedForwardWrongShape(512, 2048),
         lambda: FeedForward(512, 2048),
         check_feed_forward,
         RuntimeError,
     ),
-    Case(5, "ffn_dim=2018", lambda: FeedForward(512, FFN_DIM_TYPO), lambda: FeedForward(512, 2048), check_feed_forward),
+    Case(
+        5,
+        translatable("ffn_dim=2018"),
+        lambda: FeedForward(512, FFN_DIM_TYPO),
+        lambda: FeedForward(512, 2048),
+        check_feed_forward,
+    ),
     Case(
         6,
-        "softmax in the model, log-softmax in the loss",
+        translatable("softmax in the model, log-softmax in the loss"),
         lambda: double_softmax_logits,
         lambda: lambda logits: logits,
         check_loss_gradient,
     ),
     Case(
         7,
-        "fresh LayerNorm per call",
+        translatable("fresh LayerNorm per call"),
         lambda: fresh_layer_norm_per_call(small_model()),
         small_model,
         check_parameter_count,
     ),
     Case(
         7,
-        "hard-coded .cuda()",
+        translatable("hard-coded .cuda()"),
         lambda: CudaLayerNormPerCall(16),
         lambda: nn.LayerNorm(16),
         check_runs_on_the_cpu,
@@ -932,7 +958,7 @@ CASES: list[Case] = [
     ),
     Case(
         7,
-        "scale as a 1-element CPU tensor",
+        translatable("scale as a 1-element CPU tensor"),
         lambda: attention_with_tensor_scale,
         lambda: scaled_dot_product_attention,
         check_runs_on_another_device,
@@ -940,14 +966,14 @@ CASES: list[Case] = [
     ),
     Case(
         8,
-        "cross-attention mask from the target",
+        translatable("cross-attention mask from the target"),
         lambda: cross_mask_from_target,
         lambda: cross_mask_from_source,
         check_source_padding_is_invisible,
     ),
     Case(
         8,
-        "the function padding_mask passed as the mask",
+        translatable("the function padding_mask passed as the mask"),
         lambda: _encoder_layer(EncoderLayerPassesFunction),
         lambda: _encoder_layer(EncoderLayer),
         check_padding_is_invisible,
@@ -955,21 +981,21 @@ CASES: list[Case] = [
     ),
     Case(
         9,
-        "mask multiplied into the scores",
+        translatable("mask multiplied into the scores"),
         lambda: _model_with(MultiplyMaskAttention),
         small_model,
         check_decoder_is_causal,
     ),
     Case(
         10,
-        "True = pad mask given to True = keep code",
+        translatable("True = pad mask given to True = keep code"),
         lambda: padding_mask_true_is_pad,
         lambda: padding_mask,
         check_padding_mask_hides_pad_keys,
     ),
     Case(
         10,
-        "uint8 subsequent mask",
+        translatable("uint8 subsequent mask"),
         lambda: uint8_subsequent_mask,
         lambda: causal_mask,
         check_causal_mask_builder,
@@ -977,7 +1003,7 @@ CASES: list[Case] = [
     ),
     Case(
         11,
-        "fill -1e9 in float16",
+        translatable("fill -1e9 in float16"),
         lambda: partial(attention_with_fill, fill=-1e9),
         lambda: scaled_dot_product_attention,
         check_runs_in_half_precision,
@@ -985,7 +1011,7 @@ CASES: list[Case] = [
     ),
     Case(
         11,
-        "fill -1e18 in float16",
+        translatable("fill -1e18 in float16"),
         lambda: partial(attention_with_fill, fill=-1e18),
         lambda: scaled_dot_product_attention,
         check_runs_in_half_precision,
@@ -993,45 +1019,49 @@ CASES: list[Case] = [
     ),
     Case(
         11,
-        "fill -inf, query with no visible key",
+        translatable("fill -inf, query with no visible key"),
         lambda: partial(attention_with_fill, fill=float("-inf")),
         lambda: scaled_dot_product_attention,
         check_query_with_nothing_to_see,
     ),
     Case(
         11,
-        "fill -1e9, query with no visible key",
+        translatable("fill -1e9, query with no visible key"),
         lambda: partial(attention_with_fill, fill=-1e9),
         lambda: scaled_dot_product_attention,
         check_query_with_nothing_to_see,
     ),
     Case(
         12,
-        "LayerNorm with std + eps",
+        translatable("LayerNorm with std + eps"),
         lambda: StdPlusEpsLayerNorm(512),
         lambda: nn.LayerNorm(512),
         check_matches_torch_layer_norm,
     ),
     Case(
-        13, "sinusoid base 1000", lambda: sinusoidal_table_base_1000, lambda: sinusoidal_table, check_sinusoidal_table
+        13,
+        translatable("sinusoid base 1000"),
+        lambda: sinusoidal_table_base_1000,
+        lambda: sinusoidal_table,
+        check_sinusoidal_table,
     ),
     Case(
         14,
-        "undefined seq_embedding",
+        translatable("undefined seq_embedding"),
         lambda: SNIPPETS["undefined seq_embedding"][0],
         lambda: SNIPPETS["undefined seq_embedding"][1],
         check_snippet_runs,
     ),
     Case(
         14,
-        "numpy and torch concatenated",
+        translatable("numpy and torch concatenated"),
         lambda: SNIPPETS["numpy and torch concatenated"][0],
         lambda: SNIPPETS["numpy and torch concatenated"][1],
         check_snippet_runs,
     ),
     Case(
         14,
-        "sizes read from globals",
+        translatable("sizes read from globals"),
         lambda: _attention(GlobalSizesAttention, 512, 4),
         lambda: _attention(MultiHeadAttention, 512, 4),
         check_matches_per_head_attention,

@@ -40,6 +40,7 @@ from transformer.train.tokenizer import Vocabulary
 from transformer.train.translation import translation_train_config
 
 from .ablation import KINDS, ablate_heads
+from .i18n import tr
 
 PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/offline_assets.py in the static build
 DIGITS = 7  # significant digits of the reference values: far below the page's 1e-4 tolerance
@@ -378,6 +379,12 @@ def playground_html(names: Sequence[str]) -> str:
     models = " ".join(names)
     return (
         f'<div class="transformer-playground" data-models="{html.escape(models)}">'
-        "<p><em>The playground runs in the online book, where the page loads ONNX Runtime Web; here, the cells above "
-        "are the same models in PyTorch.</em></p></div>"
+        "<p><em>"
+        + html.escape(
+            tr(
+                "The playground runs in the online book, where the page loads ONNX Runtime Web; here, the cells above "
+                "are the same models in PyTorch."
+            )
+        )
+        + "</em></p></div>"
     )

@@ -34,6 +34,11 @@
   site's index.html, Jupyter Book's bare redirect to the first chapter, gets a title and a link to follow; the toggle
   of a hidden cell is named by the words it shows (:data:`HIDDEN_CELL_TOGGLE`).
 
+- Serves both editions: the English book (``_config.yml``) and the Chinese (``zh/_config.yml``, ``language: zh_CN``,
+  published under ``zh/``) each put a link to the same page in the other edition at the top of every article (and a
+  ``<link rel="alternate" hreflang>`` in its head); the Chinese edition's hidden-cell toggles say what they do in
+  Chinese. The vendored assets come from ``book/_vendor`` for either.
+
 ``_config.yml`` points ``mathjax_path`` and ``nb_ipywidgets_js`` at ``_static/vendor/`` too; the rewriting is the
 safety net for URLs that notebook outputs carry (bertviz writes its CDN URLs into its HTML and JavaScript).
 """
@@ -278,6 +283,8 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
             continue
         text = page.read_text(encoding="utf-8")
         new = defer_plotly_figures(rewrite_html(text, vendor_url_for(page, outdir)).replace(HIDDEN_CELL_TOGGLE, "<summary>"))
+        for english, translated in CELL_TOGGLES.get(edition(app), {}).items():
+            new = new.replace(f">{english}</p>", f">{translated}</p>")
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1
@@ -295,6 +302,19 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
 HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
 REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"\s*/?>', re.IGNORECASE)
 
+
+# myst-nb's words on the toggles of hidden cells (one format for every kind of cell, hence English whatever the
+# language), in the Chinese edition.
+CELL_TOGGLES = {
+    "zh": {
+        "Show code cell source": "显示代码",
+        "Hide code cell source": "隐藏代码",
+        "Show code cell content": "显示单元格",
+        "Hide code cell content": "隐藏单元格",
+        "Show code cell outputs": "显示输出",
+        "Hide code cell outputs": "隐藏输出",
+    }
+}
 
 # Each edition links every page to its twin in the other: the English site's root holds the Chinese under zh/.
 EDITIONS = {"en": ("zh", "中文", "zh-CN", "zh/"), "zh": ("en", "English", "en", "../")}  # other, its name, hreflang, root

@@ -16,6 +16,125 @@
   const {KINDS, KIND_NAMES, MAX_PADDING, InputError} = Engine;
   const playground = Engine.createPlayground(new URL(".", document.currentScript.src).href); // .../_static/
   window.transformerPlayground = playground;
+  // Every word the page writes, in the page's language (<html lang="zh-CN"> on the Chinese site): the English text is
+  // the key, as in transformer_book.i18n; tr(text, values) fills its {names}. English pages use the text as it is.
+  const LANGUAGE = (document.documentElement.lang || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+  const TRANSLATIONS = {zh: {
+    // the models, by their names in the manifest, and what each reads
+    "copy": "复制",
+    "reverse": "反转",
+    "dates": "日期",
+    "English → German": "英语 → 德语",
+    "symbols, separated by spaces": "符号，以空格分隔",
+    "a date in words": "用英文单词写的日期",
+    "characters": "字符",
+    "an English number, date, amount or list": "英文的数字、日期、金额或列表",
+    "encoder self-attention": "编码器自注意力",
+    "decoder masked self-attention": "解码器带掩码的自注意力",
+    "cross-attention": "交叉注意力",
+    // the controls
+    "model ": "模型 ",
+    "try ": "示例 ",
+    "source ": "源序列 ",
+    "padding ": "填充 ",
+    "search ": "搜索 ",
+    "greedy": "贪心",
+    "beam of {k}": "束宽 {k}",
+    "Decode": "解码",
+    "attention ": "注意力 ",
+    "layer ": "层 ",
+    "Head switches: silence heads, watch the output change": "注意力头开关：让注意力头静默，观察输出如何变化",
+    "{kind}, layer {layer}": "{kind}，第 {layer} 层",
+    "{kind}, layer {layer}, head {head}": "{kind}，第 {layer} 层，第 {head} 个头",
+    "uncheck to silence this head": "取消勾选即让这个头静默",
+    // the result and its figures
+    "This result is for the previous input: press Decode (or Enter) to decode the new one.":
+      "这个结果对应的是之前的输入：按“解码”（或回车键）解码新的输入。",
+    "Output: {output}": "输出：{output}",
+    " … (no </s>)": " …（没有 </s>）",
+    "   (all heads: {output})": "   （所有头都开启时：{output}）",
+    "Tokens: {tokens}": "词元：{tokens}",
+    "   (not in the vocabulary, read as <unk>: {unknown})": "   （不在词表中，读作 <unk>：{unknown}）",
+    "The beam, step by step": "逐步展开的束",
+    "the final hypotheses, best first": "最终的候选序列，最好的在前",
+    "{output} — log-probability {logp} over {n} tokens, score {score}": "{output} —— {n} 个词元的对数概率 {logp}，得分 {score}",
+    " (returned)": "（返回的结果）",
+    "Each row is a query, each column a key; grey cells are masked.": "每一行是一个查询，每一列是一个键；灰色单元格被掩码遮住。",
+    "colour scale of the attention maps: white is a weight of 0, dark blue a weight of 1":
+      "注意力图的色标：白色表示权重 0，深蓝色表示权重 1",
+    "weight 0": "权重 0",
+    "Next-token probabilities": "下一个词元的概率",
+    "Next-token probabilities along the returned hypothesis": "沿返回的候选序列的下一个词元概率",
+    ", for the {n} most probable of the {V} tokens": "，取 {V} 个词元中概率最高的 {n} 个",
+    "step {step} → {token}": "第 {step} 步 → {token}",
+    "step {step}: {token} ({p})": "第 {step} 步：{token}（{p}）",
+    "Heatmap of the next-token probabilities of each step; the token chosen and its probability: {chosen}":
+      "每一步下一个词元概率的热力图；选中的词元及其概率：{chosen}",
+    "the decoder's first input": "解码器的第一个输入",
+    "step {step}, beam {beam}: {token}<br>summed log-probability {score}": "第 {step} 步，第 {beam} 束：{token}<br>累计对数概率 {score}",
+    "step {step}: {token} ends the returned hypothesis<br>score {score} (length-penalised)":
+      "第 {step} 步：{token} 结束了返回的候选序列<br>得分 {score}（经长度惩罚）",
+    "Tree of the beam search: {K} hypotheses kept at each of {steps} steps; the list above gives the final ones with their scores":
+      "束搜索树：{steps} 步中每一步保留 {K} 个候选序列；上面的列表给出最终的候选序列及其得分",
+    "beam (best first)": "束（最好的在前）",
+    "ended": "已结束",
+    "step": "步",
+    "{kind}, layer {layer}, head {head} (silenced)": "{kind}，第 {layer} 层，第 {head} 个头（已静默）",
+    "head {head}": "第 {head} 个头",
+    "head {head} (silenced)": "第 {head} 个头（已静默）",
+    "query %{y}<br>key %{x}<br>weight %{z:.3f}": "查询 %{y}<br>键 %{x}<br>权重 %{z:.3f}",
+    "{head}: weights of {queries} queries over {keys} keys": "{head}：{queries} 个查询对 {keys} 个键的权重",
+    // notes
+    "The {model} model knows only its task, {task}, and never learned {words}: this output is a guess, however confident its probabilities look.":
+      "“{model}”模型只懂它自己的任务（{task}），从未学过 {words}：这个输出只是猜测，不管它的概率看上去多么有把握。",
+    "\"{word}\"": "“{word}”",
+    ", ": "、",
+    "symbols": "个符号",
+    "tokens": "个词元",
+    "for the {model} model": "（“{model}”模型的预算）",
+    "(the source's {n} {unit} and 2 more)": "（源序列的 {n} {unit}再加 2）",
+    "Decoding stopped at the page's budget of {budget} tokens {why}, before any </s>.":
+      "解码在本页的 {budget} 个词元预算处停止{why}，还没有出现 </s>。",
+    " (here it ends after {n} tokens)": "（这里它在 {n} 个词元后结束）",
+    "The {model} model was trained on sources of {shortest} to {longest} {unit}; this one has {n}, so the output past what it learned is a guess{ends}.":
+      "“{model}”模型训练时的源序列为 {shortest} 到 {longest} {unit}；这一个有 {n} {unit}，所以超出它所学范围的输出只是猜测{ends}。",
+    "Padding: the page pads with 0 to {most} whole tokens, so {asked} became {count}.":
+      "填充：本页填充 0 到 {most} 个整数个词元，所以 {asked} 变成了 {count}。",
+    "Padding: {reason}.": "填充：{reason}。",
+    "Source: {reason}.": "源序列：{reason}。",
+    // what the engine rejects (its InputError templates)
+    "type at least one symbol": "请至少输入一个符号",
+    "type a few words": "请输入几个单词",
+    "at most {most} symbols; got {got}": "最多 {most} 个符号；实际为 {got} 个",
+    "at most {most} tokens; got {got}": "最多 {most} 个词元；实际为 {got} 个",
+    "the symbols are {known}; got {got}": "可用的符号是 {known}；实际输入了 {got}",
+    "padding is a whole number from 0 to {most}; got {got}": "填充是 0 到 {most} 之间的整数；实际输入了 {got}",
+    // status
+    "Loading ONNX Runtime Web and the {models} model: ": "正在加载 ONNX Runtime Web 和“{models}”模型：",
+    " and ": "”和“",
+    "{loaded} of {total} MB": "{loaded} / {total} MB",
+    "{loaded} MB": "{loaded} MB",
+    ", starting it…": "，正在启动…",
+    "The playground could not load: {error}": "演练场无法加载：{error}",
+    "The playground could not start: {error}": "演练场无法启动：{error}",
+    "The playground failed: {error}": "演练场出错了：{error}",
+    "Decoded already: the result below is for this input.": "已经解码过了：下面的结果就是这个输入的。",
+    "Decoding…": "正在解码…",
+    "Decoding once the {model} model is loaded…": "“{model}”模型加载完成后开始解码…",
+    "Decoded {n} tokens in {ms} ms in this page ({step} ms per step).": "在本页中解码了 {n} 个词元，用时 {ms} ms（每步 {step} ms）。",
+    "Beam search of {k} decoded {n} tokens in {ms} ms in this page ({step} ms per step).":
+      "束宽为 {k} 的束搜索在本页中解码了 {n} 个词元，用时 {ms} ms（每步 {step} ms）。",
+    "Type a source, or pick an example, and press Decode: the model runs in this page.":
+      "输入一个源序列，或选一个示例，然后按“解码”：模型就在本页中运行。",
+  }}[LANGUAGE] || {};
+  function tr(text, values) {
+    const template = Object.prototype.hasOwnProperty.call(TRANSLATIONS, text) ? TRANSLATIONS[text] : text;
+    return values ? Engine.fill(template, values) : template;
+  }
+  // A model's name as the page shows it.
+  function label(info) {
+    return tr(info.label);
+  }
   const PLACEHOLDERS = {symbols: "symbols, separated by spaces", word: "a date in words", char: "characters",
     subword: "an English number, date, amount or list"};
   // Not plotly's `responsive` (its own resizing, which nothing awaits): followResize resizes the figures in turn.
@@ -105,16 +224,19 @@
   // Next-token probabilities of every step: a row per step, labelled with the token chosen there.
   function drawSteps(box, manifest, info, r) {
     const plot = box.querySelector(".playground-steps"), V = info.tgt_vocab.length, columns = stepColumns(r, V);
-    const rows = r.tokens.map((token, t) => `step ${t + 1} → ${shown(short(info.tgt_vocab[token], 12))}`);
-    const some = columns.length < V ? `, for the ${columns.length} most probable of the ${V.toLocaleString("en-US")} tokens` : "";
+    const rows = r.tokens.map((token, i) => tr("step {step} → {token}", {step: i + 1,
+      token: shown(short(info.tgt_vocab[token], 12))}));
+    const some = columns.length < V
+      ? tr(", for the {n} most probable of the {V} tokens", {n: columns.length, V: V.toLocaleString("en-US")}) : "";
     box.querySelector(".playground-figure-title").textContent = (r.beam
-      ? "Next-token probabilities along the returned hypothesis" : "Next-token probabilities") + some;
+      ? tr("Next-token probabilities along the returned hypothesis") : tr("Next-token probabilities")) + some;
     const labels = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
     const x = labels.map((label, i) => shown(labels.indexOf(label) === i ? label : `${label} (${columns[i]})`));
     const names = columns.map((id) => shown(info.tgt_vocab[id]));
-    const chosen = r.tokens.map((token, t) => `step ${t + 1}: ${info.tgt_vocab[token]} (${r.probs[t][token].toFixed(2)})`);
-    plot.setAttribute("aria-label", "Heatmap of the next-token probabilities of each step; the token chosen and its "
-      + "probability: " + chosen.join(", "));
+    const chosen = r.tokens.map((token, i) => tr("step {step}: {token} ({p})", {step: i + 1, token: info.tgt_vocab[token],
+      p: r.probs[i][token].toFixed(2)}));
+    plot.setAttribute("aria-label", tr("Heatmap of the next-token probabilities of each step; the token chosen and its "
+      + "probability: {chosen}", {chosen: chosen.join(tr(", "))}));
     return inTurn((Plotly) => Plotly.react(plot, [{
       type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x, y: rows, zmin: 0, zmax: 1,
       customdata: r.probs.map(() => names),
@@ -152,28 +274,29 @@
       labels.push({x, y, xref: "x", yref: "y", text: shown(short(token, room)), showarrow: false, bgcolor: color,
         bordercolor: "white", borderpad: 3, font: {size: BEAM_FONT, color: ink}, hovertext: hover});
     }
-    node(0, 0, "<s>", "the decoder's first input", style.bos_color, "white");
+    node(0, 0, "<s>", tr("the decoder's first input"), style.bos_color, "white");
     for (let t = 0; t < steps; t++) {
       for (let k = 0; k < K; k++) {
         const token = trace.tokens[t][k], score = trace.scores[t][k];
         if (!isFinite(score)) continue;
         const onPath = onBest.has(t + ":" + k), line = onPath ? best : edges;
-        node(k, t + 1, info.tgt_vocab[token], `step ${t + 1}, beam ${k + 1}: ${shown(info.tgt_vocab[token])}`
-          + `<br>summed log-probability ${score.toFixed(3)}`, onPath ? style.best_color : style.beam_color,
+        node(k, t + 1, info.tgt_vocab[token], tr("step {step}, beam {beam}: {token}<br>summed log-probability {score}",
+          {step: t + 1, beam: k + 1, token: shown(info.tgt_vocab[token]), score: score.toFixed(3)}),
+        onPath ? style.best_color : style.beam_color,
         onPath ? "white" : "#1e293b"); // dark on the light blue of the hypotheses not returned
         line.x.push(trace.parents[t][k], k, null);
         line.y.push(t, t + 1, null);
       }
     }
     if (returned.ended === "eos") { // the returned hypothesis's </s>, beside the live places
-      node(K, returned.step + 1, info.tgt_vocab[manifest.eos_id], `step ${returned.step + 1}: `
-        + `${shown(info.tgt_vocab[manifest.eos_id])} ends the returned hypothesis<br>score ${beam.score.toFixed(3)} `
-        + "(length-penalised)", style.best_color, "white");
+      node(K, returned.step + 1, info.tgt_vocab[manifest.eos_id], tr("step {step}: {token} ends the returned "
+        + "hypothesis<br>score {score} (length-penalised)", {step: returned.step + 1,
+        token: shown(info.tgt_vocab[manifest.eos_id]), score: beam.score.toFixed(3)}), style.best_color, "white");
       best.x.push(lastLive >= 0 ? returned.slot : 0, K, null);
       best.y.push(returned.step, returned.step + 1, null);
     }
-    plot.setAttribute("aria-label", `Tree of the beam search: ${K} hypotheses kept at each of ${steps} steps; `
-      + "the list above gives the final ones with their scores");
+    plot.setAttribute("aria-label", tr("Tree of the beam search: {K} hypotheses kept at each of {steps} steps; "
+      + "the list above gives the final ones with their scores", {K, steps}));
     return inTurn((Plotly) => Plotly.react(plot, [
       {type: "scatter", mode: "lines", x: edges.x, y: edges.y, line: {color: style.edge_color, width: 2}, hoverinfo: "skip"},
       {type: "scatter", mode: "lines", x: best.x, y: best.y, line: {color: style.best_color, width: 3}, hoverinfo: "skip"},
@@ -181,10 +304,10 @@
         hovertemplate: "%{hovertext}<extra></extra>"},
     ], layout(manifest, 70 + 34 * (steps + 1), {
       showlegend: false, plot_bgcolor: "white", margin: {l: 10, r: 10, t: 10, b: 10}, annotations: labels,
-      xaxis: {title: {text: "beam (best first)", standoff: 6}, side: "top", tickvals: [...Array(columns).keys()],
-        ticktext: [...Array(columns).keys()].map((i) => (i < K ? String(i + 1) : "ended")), range: [-0.6, columns - 0.4],
+      xaxis: {title: {text: tr("beam (best first)"), standoff: 6}, side: "top", tickvals: [...Array(columns).keys()],
+        ticktext: [...Array(columns).keys()].map((i) => (i < K ? String(i + 1) : tr("ended"))), range: [-0.6, columns - 0.4],
         zeroline: false, showgrid: false, automargin: true, fixedrange: true},
-      yaxis: {title: {text: "step"}, range: [steps + 0.6, -0.6], tickvals: [...trace.tokens.keys(), steps],
+      yaxis: {title: {text: tr("step")}, range: [steps + 0.6, -0.6], tickvals: [...trace.tokens.keys(), steps],
         zeroline: false, automargin: true, fixedrange: true},
     }), PLOT_CONFIG));
   }
@@ -193,8 +316,9 @@
     const list = box.querySelector(".playground-beam-list");
     list.replaceChildren(...beam.hypotheses.map((h, k) => ({h, k}))
       .sort((x, y) => y.h.score - x.h.score)
-      .map(({h, k}) => el("li", {text: `${printed(info, manifest, h.tokens)} — log-probability `
-        + `${h.logProb.toFixed(3)} over ${h.length} tokens, score ${h.score.toFixed(3)}${k === 0 ? " (returned)" : ""}`})));
+      .map(({h, k}) => el("li", {text: tr("{output} — log-probability {logp} over {n} tokens, score {score}", {
+        output: printed(info, manifest, h.tokens), logp: h.logProb.toFixed(3), n: h.length, score: h.score.toFixed(3),
+      }) + (k === 0 ? tr(" (returned)") : "")})));
   }
 
   function idle() {
@@ -227,8 +351,8 @@
   function weightScale(manifest) {
     const stops = manifest.style.weights_scale.map(([at, colour]) => `${colour} ${(100 * at).toFixed(0)}%`);
     return el("div", {"class": "playground-scale", role: "img",
-      "aria-label": "colour scale of the attention maps: white is a weight of 0, dark blue a weight of 1"}, [
-      el("span", {text: "weight 0"}),
+      "aria-label": tr("colour scale of the attention maps: white is a weight of 0, dark blue a weight of 1")}, [
+      el("span", {text: tr("weight 0")}),
       el("span", {"class": "playground-scale-bar", style: `display:inline-block;width:8em;height:0.8em;margin:0 0.4em;`
         + `vertical-align:middle;border:1px solid #94a3b8;background:linear-gradient(to right, ${stops.join(", ")})`}),
       el("span", {text: "1"}),
@@ -261,19 +385,21 @@
         return masked ? null : x;
       }));
       const silenced = masks[kind][layer][h] === 0;
-      const head = `${KIND_NAMES[kind]}, layer ${layer}, head ${h}${silenced ? " (silenced)" : ""}`;
+      const head = tr(silenced ? "{kind}, layer {layer}, head {head} (silenced)" : "{kind}, layer {layer}, head {head}",
+        {kind: tr(KIND_NAMES[kind]), layer, head: h});
       await inTurn((Plotly) => grid.dataset.drawing === drawing && grid.children[h] && Plotly.react(grid.children[h], [{
         type: "heatmap", z, x: keys.map((t, i) => `${i}:${shown(t)}`), y: queries.map((t, i) => `${i}:${shown(t)}`),
         zmin: 0, zmax: 1, showscale: false, colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1,
-        hovertemplate: "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+        hovertemplate: tr("query %{y}<br>key %{x}<br>weight %{z:.3f}") + "<extra></extra>",
       }], layout(manifest, room + 40 + 14 * queries.length, {
-        title: {text: `head ${h}${silenced ? " (silenced)" : ""}`, x: 0.02, xanchor: "left", font: {size: 13}},
+        title: {text: tr(silenced ? "head {head} (silenced)" : "head {head}", {head: h}), x: 0.02, xanchor: "left", font: {size: 13}},
         margin: {l: room, r: 5, t: 28, b: room},
         xaxis: {type: "category", tickangle: -90, tickfont: {size: 10}, automargin: true, fixedrange: true},
         yaxis: {type: "category", autorange: "reversed", tickfont: {size: 10}, automargin: true, fixedrange: true},
       }), PLOT_CONFIG));
       if (grid.dataset.drawing !== drawing || !grid.children[h]) return;
-      grid.children[h].setAttribute("aria-label", `${head}: weights of ${queries.length} queries over ${keys.length} keys`);
+      grid.children[h].setAttribute("aria-label", tr("{head}: weights of {queries} queries over {keys} keys",
+        {head, queries: queries.length, keys: keys.length}));
     }
   }
 
@@ -304,31 +430,31 @@
   function setUp(root, manifest, index) {
     const names = Object.keys(manifest.models), id = (part) => `playground-${index}-${part}`;
     const modelSelect = el("select", {"class": "playground-model"});
-    names.forEach((name) => modelSelect.appendChild(new Option(manifest.models[name].label, name)));
+    names.forEach((name) => modelSelect.appendChild(new Option(label(manifest.models[name]), name)));
     const examples = el("select", {"class": "playground-example"});
     const source = el("input", {"class": "playground-source", type: "text", autocomplete: "off", spellcheck: "false",
       "aria-describedby": id("status")});
     const padding = el("input", {"class": "playground-padding", type: "number", min: "0", max: String(MAX_PADDING),
       step: "1", value: "0", inputmode: "numeric", "aria-describedby": id("padding-note")});
     const searchSelect = el("select", {"class": "playground-search"});
-    searchSelect.appendChild(new Option("greedy", "1"));
-    manifest.beam.sizes.forEach((k) => searchSelect.appendChild(new Option(`beam of ${k}`, String(k))));
-    const decodeButton = el("button", {"class": "playground-run", type: "button", text: "Decode"});
+    searchSelect.appendChild(new Option(tr("greedy"), "1"));
+    manifest.beam.sizes.forEach((k) => searchSelect.appendChild(new Option(tr("beam of {k}", {k}), String(k))));
+    const decodeButton = el("button", {"class": "playground-run", type: "button", text: tr("Decode")});
     const kindSelect = el("select", {"class": "playground-kind"});
-    KINDS.forEach((kind) => kindSelect.appendChild(new Option(KIND_NAMES[kind], kind)));
+    KINDS.forEach((kind) => kindSelect.appendChild(new Option(tr(KIND_NAMES[kind]), kind)));
     const layerSelect = el("select", {"class": "playground-layer"});
     const bar = el("progress", {"class": "playground-progress", max: "1", value: "0", "aria-labelledby": id("loading")});
     const loadingText = el("span", {id: id("loading")});
     const status = el("p", {"class": "playground-status", id: id("status"), role: "status"});
     const paddingNote = el("p", {"class": "playground-padding-note", id: id("padding-note"), "aria-live": "polite"});
     const staleNote = el("p", {"class": "playground-stale-note", hidden: "",
-      text: "This result is for the previous input: press Decode (or Enter) to decode the new one."});
+      text: tr("This result is for the previous input: press Decode (or Enter) to decode the new one.")});
     const output = el("p", {"class": "playground-output"}), outputNote = el("p", {"class": "playground-output-note"});
     const domainNote = el("p", {"class": "playground-domain-note"});
     const tokensLine = el("p", {"class": "playground-tokens"});
     const beamBox = el("div", {"class": "playground-beam", hidden: ""}, [
-      el("p", {"class": "playground-figure-title", text: "The beam, step by step"}),
-      el("ol", {"class": "playground-beam-list", "aria-label": "the final hypotheses, best first"}),
+      el("p", {"class": "playground-figure-title", text: tr("The beam, step by step")}),
+      el("ol", {"class": "playground-beam-list", "aria-label": tr("the final hypotheses, best first")}),
       el("div", {"class": "playground-beam-tree", role: "img"}),
     ]);
     const stepsBox = el("div", {"class": "playground-steps-box"}, [
@@ -337,22 +463,22 @@
     const result = el("div", {"class": "playground-result", hidden: ""}, [
       staleNote, tokensLine, output, domainNote, outputNote, beamBox, stepsBox,
       el("div", {"class": "playground-controls playground-attention-controls"}, [
-        el("label", {}, ["attention ", kindSelect]), el("label", {}, ["layer ", layerSelect]),
+        el("label", {}, [tr("attention "), kindSelect]), el("label", {}, [tr("layer "), layerSelect]),
       ]),
-      el("p", {"class": "playground-note", text: "Each row is a query, each column a key; grey cells are masked."}),
+      el("p", {"class": "playground-note", text: tr("Each row is a query, each column a key; grey cells are masked.")}),
       weightScale(manifest),
       el("div", {"class": "playground-heads"}),
     ]);
     const switches = el("div", {"class": "playground-switches"});
     root.replaceChildren(
       el("div", {"class": "playground-controls"}, [
-        el("label", {}, ["model ", modelSelect]),
-        el("label", {"class": "playground-example-label"}, ["try ", examples]),
+        el("label", {}, [tr("model "), modelSelect]),
+        el("label", {"class": "playground-example-label"}, [tr("try "), examples]),
       ]),
-      el("div", {"class": "playground-controls"}, [el("label", {"class": "playground-source-label"}, ["source ", source])]),
+      el("div", {"class": "playground-controls"}, [el("label", {"class": "playground-source-label"}, [tr("source "), source])]),
       el("div", {"class": "playground-controls"}, [
-        el("label", {}, ["padding ", padding]),
-        el("label", {}, ["search ", searchSelect]),
+        el("label", {}, [tr("padding "), padding]),
+        el("label", {}, [tr("search "), searchSelect]),
         decodeButton,
       ]),
       paddingNote,
@@ -360,7 +486,7 @@
       status,
       result,
       el("details", {"class": "playground-switch-box", "aria-labelledby": id("switches")}, [
-        el("summary", {id: id("switches"), text: "Head switches: silence heads, watch the output change"}), switches,
+        el("summary", {id: id("switches"), text: tr("Head switches: silence heads, watch the output change")}), switches,
       ]),
     );
     const loading = root.querySelector(".playground-loading");
@@ -381,20 +507,20 @@
       const info = modelInfo();
       examples.replaceChildren(...info.examples.map((text) => new Option(text, text)));
       source.value = info.examples[0];
-      source.placeholder = PLACEHOLDERS[info.input];
+      source.placeholder = tr(PLACEHOLDERS[info.input]);
     }
 
     function fillSwitches() {
       const info = modelInfo();
       switches.replaceChildren(...KINDS.flatMap((kind) => Array.from({length: info.layers[kind]}, (x, layer) => {
-        const legend = el("legend", {text: `${KIND_NAMES[kind]}, layer ${layer}`});
+        const legend = el("legend", {text: tr("{kind}, layer {layer}", {kind: tr(KIND_NAMES[kind]), layer})});
         const row = el("fieldset", {"class": "playground-switch-row"}, [legend]);
         for (let h = 0; h < info.n_heads; h++) {
           const box = el("input", {type: "checkbox", "data-kind": kind, "data-layer": String(layer), "data-head": String(h),
-            "aria-label": `${KIND_NAMES[kind]}, layer ${layer}, head ${h}`});
+            "aria-label": tr("{kind}, layer {layer}, head {head}", {kind: tr(KIND_NAMES[kind]), layer, head: h})});
           box.checked = true;
           box.addEventListener("change", update);
-          row.appendChild(el("label", {title: "uncheck to silence this head"}, [box, ` h${h}`]));
+          row.appendChild(el("label", {title: tr("uncheck to silence this head")}, [box, ` h${h}`]));
         }
         return row;
       })));
@@ -421,10 +547,11 @@
       bar.max = p.total || 1;
       bar.value = p.total ? p.loaded : 0;
       if (!p.total) bar.removeAttribute("value"); // indeterminate while a size is unknown
-      const labels = [...loadingNames].map((name) => manifest.models[name].label);
-      loadingText.textContent = `Loading ONNX Runtime Web and the ${labels.join(" and ")} model: `
-        + (p.total ? `${megabytes(p.loaded)} of ${megabytes(p.total)} MB` : `${megabytes(p.loaded)} MB`)
-        + (p.total && p.loaded === p.total ? ", starting it…" : "");
+      const labels = [...loadingNames].map((name) => label(manifest.models[name]));
+      const loaded = megabytes(p.loaded);
+      loadingText.textContent = tr("Loading ONNX Runtime Web and the {models} model: ", {models: labels.join(tr(" and "))})
+        + (p.total ? tr("{loaded} of {total} MB", {loaded, total: megabytes(p.total)}) : tr("{loaded} MB", {loaded}))
+        + (p.total && p.loaded === p.total ? tr(", starting it…") : "");
     }
     playground.onProgress((p) => {
       if (!latest) requestAnimationFrame(drawProgress);
@@ -441,7 +568,7 @@
         root.dataset.load = "ready";
       } catch (err) {
         root.dataset.load = "failed";
-        status.textContent = `The playground could not load: ${err.message}`;
+        status.textContent = tr("The playground could not load: {error}", {error: err.message});
       } finally {
         loadingNames.delete(name);
         if (!loadingNames.size) loading.hidden = true;
@@ -495,14 +622,15 @@
       root.dataset.state = "error";
       const field = err.field === "padding" ? padding : source;
       field.setAttribute("aria-invalid", "true");
-      status.textContent = `${err.field === "padding" ? "Padding" : "Source"}: ${err.message}.`;
+      const reason = err.template ? tr(err.template, err.values) : err.message;
+      status.textContent = tr(err.field === "padding" ? "Padding: {reason}." : "Source: {reason}.", {reason});
     }
 
     // Padding out of range: the field shows what the page uses, and the note says why until the reader edits the field.
     function notePadding(pad) {
       if (!pad.clamped) return;
-      paddingNote.textContent = `Padding: the page pads with 0 to ${MAX_PADDING} whole tokens, so ${pad.asked} became `
-        + `${pad.count}.`;
+      paddingNote.textContent = tr("Padding: the page pads with 0 to {most} whole tokens, so {asked} became {count}.",
+        {most: MAX_PADDING, asked: pad.asked, count: pad.count});
       padding.value = String(pad.count);
     }
 
@@ -510,23 +638,28 @@
     // decoded, but said to be a guess, however sure the model looks.
     function domainNoteFor(info, unfamiliar) {
       if (!unfamiliar.length) return "";
-      const quoted = unfamiliar.slice(0, 5).map((word) => `"${word}"`).join(", ") + (unfamiliar.length > 5 ? ", …" : "");
-      return `The ${info.label} model knows only its task, ${PLACEHOLDERS[info.input]}, and never learned ${quoted}: `
-        + "this output is a guess, however confident its probabilities look.";
+      const quoted = unfamiliar.slice(0, 5).map((word) => tr("\"{word}\"", {word})).join(tr(", "))
+        + (unfamiliar.length > 5 ? tr(", ") + "…" : "");
+      return tr("The {model} model knows only its task, {task}, and never learned {words}: "
+        + "this output is a guess, however confident its probabilities look.",
+      {model: label(info), task: tr(PLACEHOLDERS[info.input]), words: quoted});
     }
 
     // Why the output ends where it does, when that is not just the model's own </s> on a source like its training's.
     function outputNoteFor(info, r, symbols) {
       const trained = info.trained_source_tokens;
-      const unit = info.input === "symbols" ? "symbols" : "tokens", notes = [];
+      const unit = tr(info.input === "symbols" ? "symbols" : "tokens"), notes = [];
       if (r.ended === "budget") {
-        const budget = info.max_new_tokens ? `for the ${info.label} model` : `(the source's ${symbols} ${unit} and 2 more)`;
-        notes.push(`Decoding stopped at the page's budget of ${r.maxNewTokens} tokens ${budget}, before any </s>.`);
+        const why = info.max_new_tokens ? tr("for the {model} model", {model: label(info)})
+          : tr("(the source's {n} {unit} and 2 more)", {n: symbols, unit});
+        notes.push(tr("Decoding stopped at the page's budget of {budget} tokens {why}, before any </s>.",
+          {budget: r.maxNewTokens, why}));
       }
       if (trained && symbols > trained[1]) {
-        const ends = r.ended === "eos" ? ` (here it ends after ${r.tokens.length - 1} tokens)` : "";
-        notes.push(`The ${info.label} model was trained on sources of ${trained[0]} to ${trained[1]} ${unit}; this one has `
-          + `${symbols}, so the output past what it learned is a guess${ends}.`);
+        const ends = r.ended === "eos" ? tr(" (here it ends after {n} tokens)", {n: r.tokens.length - 1}) : "";
+        notes.push(tr("The {model} model was trained on sources of {shortest} to {longest} {unit}; this one has {n}, so "
+          + "the output past what it learned is a guess{ends}.",
+        {model: label(info), shortest: trained[0], longest: trained[1], unit, n: symbols, ends}));
       }
       return notes.join(" ");
     }
@@ -536,8 +669,9 @@
       result.hidden = false;
       staleNote.hidden = true;
       result.removeAttribute("data-stale");
-      output.textContent = `Output: ${printed(info, manifest, r.tokens)}${r.ended === "budget" ? " … (no </s>)" : ""}`
-        + (intact ? `   (all heads: ${printed(info, manifest, intact.tokens)})` : "");
+      output.textContent = tr("Output: {output}", {output: printed(info, manifest, r.tokens)})
+        + (r.ended === "budget" ? tr(" … (no </s>)") : "")
+        + (intact ? tr("   (all heads: {output})", {output: printed(info, manifest, intact.tokens)}) : "");
       output.dataset.tokens = JSON.stringify(r.tokens);
       output.dataset.runs = String(Number(output.dataset.runs || 0) + 1);
       output.dataset.input = input; // what it is for: the model, source, padding and search
@@ -569,7 +703,7 @@
       const request = requestOf(currentInput(), readMasks());
       if (request === pending) return queue;
       if (!pending && shownResult && request === shownResult.request) {
-        status.textContent = "Decoded already: the result below is for this input.";
+        status.textContent = tr("Decoded already: the result below is for this input.");
         return queue;
       }
       const mine = ++generation, asked = performance.now();
@@ -596,20 +730,22 @@
       notePadding(pad);
       const input = currentInput(); // what the result is for: the padding as the page uses it
       const unknown = [...new Set(parsed.unknown)];
-      tokensLine.textContent = info.input === "symbols" ? "" : `Tokens: ${parsed.tokens.join(" ")}`
-        + (unknown.length ? `   (not in the vocabulary, read as <unk>: ${unknown.join(", ")})` : "");
+      tokensLine.textContent = info.input === "symbols" ? "" : tr("Tokens: {tokens}", {tokens: parsed.tokens.join(" ")})
+        + (unknown.length ? tr("   (not in the vocabulary, read as <unk>: {unknown})", {unknown: unknown.join(tr(", "))}) : "");
       tokensLine.dataset.ids = JSON.stringify(parsed.ids);
       const src = [...parsed.ids, ...new Array(pad.count).fill(manifest.pad_id)], masks = readMasks();
       root.dataset.state = "decoding";
-      status.textContent = playground.isLoaded(name) ? "Decoding…" : `Decoding once the ${info.label} model is loaded…`;
+      status.textContent = playground.isLoaded(name) ? tr("Decoding…")
+        : tr("Decoding once the {model} model is loaded…", {model: label(info)});
       try {
         load(name);
         const runs = [playground.search(name, src, masks, beamSize)];
         if (Engine.anySilenced(masks)) runs.push(playground.search(name, src, Engine.allHeads(info), beamSize));
         const [r, intact] = await Promise.all(runs);
         const perStep = r.stepMs.reduce((a, b) => a + b, 0) / r.stepMs.length;
-        status.textContent = `${r.beam ? `Beam search of ${beamSize} decoded` : "Decoded"} ${r.tokens.length} tokens in `
-          + `${Math.round(r.totalMs)} ms in this page (${perStep.toFixed(1)} ms per step).`;
+        const timing = {k: beamSize, n: r.tokens.length, ms: Math.round(r.totalMs), step: perStep.toFixed(1)};
+        status.textContent = tr(r.beam ? "Beam search of {k} decoded {n} tokens in {ms} ms in this page ({step} ms per step)."
+          : "Decoded {n} tokens in {ms} ms in this page ({step} ms per step).", timing);
         await show(r, intact, masks, info, input, asked, Engine.unfamiliar(source.value, parsed, info));
         root.dataset.drawnMs = (performance.now() - asked).toFixed(1); // from the request to every figure drawn
         root.dataset.state = "ready";
@@ -617,7 +753,7 @@
       } catch (err) {
         clearResult();
         root.dataset.state = "error";
-        status.textContent = `The playground failed: ${err.message}`;
+        status.textContent = tr("The playground failed: {error}", {error: err.message});
       }
     }
 
@@ -665,7 +801,7 @@
     fillSwitches();
     fillExamples();
     fillLayers();
-    status.textContent = "Type a source, or pick an example, and press Decode: the model runs in this page.";
+    status.textContent = tr("Type a source, or pick an example, and press Decode: the model runs in this page.");
     root.dataset.state = "idle";
   }
 
@@ -678,7 +814,7 @@
     } catch (err) {
       roots.forEach((root) => {
         root.dataset.state = "error";
-        root.textContent = `The playground could not start: ${err.message}`;
+        root.textContent = tr("The playground could not start: {error}", {error: err.message});
       });
     }
   });

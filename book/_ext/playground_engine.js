@@ -136,12 +136,21 @@
   }
 
   // An input the page rejects: `field` names the control ("source", "padding"), the message what is wrong.
+  // A reader's input the page cannot use: `message` says why, in English; `template` and `values` let the page say it
+  // in its own language (playground.js keeps a dictionary keyed by these English templates).
   class InputError extends Error {
-    constructor(field, message) {
-      super(message);
+    constructor(field, template, values) {
+      super(fill(template, values));
       this.name = "InputError";
       this.field = field;
+      this.template = template;
+      this.values = values || {};
     }
+  }
+
+  // `template` with each {name} replaced by values[name] (names not given stay as they are).
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, (whole, name) => (values && name in values ? String(values[name]) : whole));
   }
 
   function isSpecial(manifest, id) {
@@ -162,7 +171,8 @@
     const tokens = encoded ? encoded.tokens : symbols ? text.trim().split(/[\s,]+/).filter(Boolean) : tokenize(text, info.input);
     if (!tokens.length) throw new InputError("source", symbols ? "type at least one symbol" : "type a few words");
     if (tokens.length > MAX_SOURCE_TOKENS) {
-      throw new InputError("source", `at most ${MAX_SOURCE_TOKENS} ${symbols ? "symbols" : "tokens"}; got ${tokens.length}`);
+      const values = {most: MAX_SOURCE_TOKENS, got: tokens.length};
+      throw new InputError("source", symbols ? "at most {most} symbols; got {got}" : "at most {most} tokens; got {got}", values);
     }
     if (encoded) return encoded;
     const unk = info.src_vocab.indexOf("<unk>"), unknown = [];
@@ -174,7 +184,7 @@
         return unk;
       }
       const known = info.src_vocab.filter((label, i) => !isSpecial(manifest, i));
-      throw new InputError("source", `the symbols are ${known.join(" ")}; got ${JSON.stringify(token)}`);
+      throw new InputError("source", "the symbols are {known}; got {got}", {known: known.join(" "), got: JSON.stringify(token)});
     });
     return {ids, tokens, unknown};
   }
@@ -185,7 +195,8 @@
     const text = String(value).trim();
     const asked = text === "" ? 0 : Number(text);
     if (!Number.isFinite(asked)) {
-      throw new InputError("padding", `padding is a whole number from 0 to ${MAX_PADDING}; got ${JSON.stringify(text)}`);
+      throw new InputError("padding", "padding is a whole number from 0 to {most}; got {got}",
+        {most: MAX_PADDING, got: JSON.stringify(text)});
     }
     const count = Math.min(MAX_PADDING, Math.max(0, Math.floor(asked)));
     return {count, asked, clamped: count !== asked};
@@ -574,7 +585,7 @@
   }
 
   return {
-    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, tokenize, normalizeSubwords, preTokenize,
+    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, fill, tokenize, normalizeSubwords, preTokenize,
     encodeSubwords, splitWords, decodeSubwords, outputText, parseSource, unfamiliar, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
   };
 });

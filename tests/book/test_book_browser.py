@@ -65,7 +65,6 @@ VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "
 CONTEXTS = {"phone": {"has_touch": True, "is_mobile": True}, "laptop": {}}
 # The reader's system colour scheme: the book follows it on a first visit (_config.yml's default_mode: auto), and the
 # dark theme frames outputs differently (book.css), so every page is checked in both.
-SCHEMES = ("light", "dark")
 # Text of a figure that a reader cannot read (overlapping, cut off, out of its box): tests/book/figure_text.js.
 FIGURE_TEXT = (Path(__file__).with_name("figure_text.js")).read_text(encoding="utf-8")
 # axe-core, fetched by scripts/vendor_assets.sh for the tests only (the build does not ship it to readers).
@@ -98,8 +97,15 @@ def _load(path: Path) -> object:
 
 
 def toc_pages() -> list[str]:
-    """Document names of every page in _toc.yml, in reading order."""
-    return _load(ROOT / "scripts" / "book_toc.py").toc_files(ROOT)
+    """Document names of every page of both editions, in reading order: the English book's (_toc.yml), then the
+    Chinese's, published under zh/ (zh/_toc.yml)."""
+    toc_files = _load(ROOT / "scripts" / "book_toc.py").toc_files
+    return toc_files(ROOT) + [f"zh/{name}" for name in toc_files(ROOT / "zh")]
+
+
+def build_folder(name: str) -> Path:
+    """The jupyter-book build folder (its cache, its executed notebooks) of the edition page ``name`` belongs to."""
+    return ROOT / "_build" / "zh" / "_build" if name.startswith("zh/") else SITE.parent
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -349,7 +355,7 @@ def executed_notebook(name: str) -> dict:
     """The build's executed notebook: from the execution cache when the build has one (myst-nb writes the *unexecuted*
     source to _build/jupyter_execute when it takes a notebook from the cache), else from _build/jupyter_execute."""
     source = nbformat.read(ROOT / f"{name}.ipynb", as_version=4)
-    cache_dir = SITE.parent / ".jupyter_cache"
+    cache_dir = build_folder(name) / ".jupyter_cache"
     if cache_dir.is_dir():
         from jupyter_cache import get_cache
 
@@ -357,7 +363,7 @@ def executed_notebook(name: str) -> dict:
             return get_cache(str(cache_dir)).merge_match_into_notebook(source)[1]
         except KeyError:  # not in the cache: the build executed it without caching (an error, or another mode)
             pass
-    executed = SITE.parent / "jupyter_execute" / f"{name}.ipynb"
+    executed = build_folder(name) / "jupyter_execute" / f"{name.removeprefix('zh/')}.ipynb"
     assert executed.is_file(), f"{executed} missing: the build writes every executed notebook there"
     return nbformat.read(executed, as_version=4)
 
@@ -532,22 +538,25 @@ def save_figure_shots(page: object, name: str, size: str) -> None:
     hidden.evaluate("style => style.remove()")
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", VIEWPORTS)
 @pytest.mark.parametrize("name", toc_pages())
-def test_page(server: tuple[str, type], browser: object, name: str, size: str, scheme: str) -> None:
-    """The page opened once at each size and colour scheme (the reader's system setting): it fits the screen
-    (``check_fits_the_screen``); at the laptop's size in light colours it also passes ``check_page`` (figures, their
-    controls, bertviz, MathJax, requests), after the figures' screenshots; in dark colours axe-core checks it again
-    (its contrast is another)."""
+def test_page(server: tuple[str, type], browser: object, name: str, size: str) -> None:
+    """The page opened once at each size, in light colours and then in dark (the reader's system setting, which the
+    page follows as it changes): it fits the screen in both (``check_fits_the_screen``); at the laptop's size it also
+    passes ``check_page`` in light colours (figures, their controls, bertviz, MathJax, requests), after the figures'
+    screenshots, and axe-core checks it again in dark colours (its contrast is another)."""
     base, _ = server
-    assert (SITE / f"{name}.html").is_file(), f"{name}.html is in _toc.yml but was not built"
-    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size], color_scheme=scheme, **CONTEXTS[size])
+    assert (SITE / f"{name}.html").is_file(), f"{name}.html is in a table of contents but was not built"
+    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size], color_scheme="light", **CONTEXTS[size])
     try:
-        check_fits_the_screen(run, name, size, scheme)
-        if size == "laptop" and scheme == "light":
+        check_fits_the_screen(run, name, size, "light")
+        if size == "laptop":
             check_page(run, name, SCREENSHOTS)
-        elif size == "laptop":
+        run.page.evaluate("() => window.scrollTo(0, 0)")
+        run.page.emulate_media(color_scheme="dark")
+        run.page.wait_for_function(f"() => ({THEME})() === 'dark'", timeout=5_000)
+        check_fits_the_screen(run, name, size, "dark")
+        if size == "laptop":
             violations = axe_violations(run.page)
             assert not violations, f"{name} in dark colours: axe-core:\n" + "\n".join(violations)
     finally:

@@ -148,8 +148,8 @@ def test_refresh_records_output_widget_contents_as_nbval_sees_them_and_does_not_
     kernelspec = {"name": "python3", "display_name": "Python 3"}
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec}), path)
     code = (
-        "import sys, nbformat, refresh_notebooks as r; nb = nbformat.read(sys.argv[1], 4); r.execute(nb, None); "
-        "nbformat.write(nb, sys.argv[1])"
+        "import sys, nbformat, pathlib, refresh_notebooks as r; nb = nbformat.read(sys.argv[1], 4); "
+        "r.execute(nb, pathlib.Path(sys.argv[1]).parent, None); nbformat.write(nb, sys.argv[1])"
     )
     subprocess.run(
         [sys.executable, "-c", code, str(path)], cwd=ROOT / "scripts", timeout=120, check=True, capture_output=True

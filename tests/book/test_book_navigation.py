@@ -91,3 +91,44 @@ def test_one_search_box_and_it_opens_the_search(chapter: Callable[[dict], object
     snippets = [" ".join(t.split()) for t in page.locator("#search-results li p.context").all_text_contents()]
     toolbar = [t[:60] for t in snippets if re.match(r"\W*(\.ipynb|\.pdf|\.md|Contents)\b", t) or " Contents " in t[:80]]
     assert snippets and not toolbar, f"search results quote the page's toolbar: {toolbar}"
+
+
+def test_every_page_links_to_the_same_page_in_the_other_edition() -> None:
+    """Each chapter of either edition has a language switch whose link opens the same chapter in the other (the
+    Chinese glossary, which the English lacks, opens the English book's start)."""
+    from test_book_browser import toc_pages
+
+    for name in toc_pages():
+        page = SITE / f"{name}.html"
+        link = re.search(
+            r'<nav class="book-language"[^>]*><a href="([^"]+)" hreflang="([^"]+)"', page.read_text("utf-8")
+        )
+        assert link, f"{name}: no link to the other edition"
+        target = (page.parent / link[1]).resolve()
+        assert target.is_file(), f"{name}: its language switch points at {link[1]}, which was not built"
+        twin = name.removeprefix("zh/") if name.startswith("zh/") else f"zh/{name}"
+        expected = SITE / ("index" if name == "zh/book/glossary" else twin)
+        assert target == expected.with_suffix(".html").resolve(), f"{name}: the switch opens {target}"
+        assert link[2] == ("en" if name.startswith("zh/") else "zh-CN")
+
+
+def test_the_language_switch_opens_the_chinese_chapter_and_comes_back(chapter: Callable[[dict], object]) -> None:
+    page = chapter(PHONE)
+    switch = page.get_by_role("navigation", name="Language / 语言").get_by_role("link")
+    assert switch.inner_text() == "中文"
+    switch.click()
+    page.wait_for_url(f"**/zh/{PAGE}")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert "嵌入" in page.locator("h1").first.inner_text()
+    page.get_by_role("navigation", name="Language / 语言").get_by_role("link").click()
+    page.wait_for_url(f"**/{PAGE}")
+    assert "/zh/" not in page.url
+
+
+def test_the_chinese_search_finds_chinese_words(chapter: Callable[[dict], object], server: tuple) -> None:  # noqa: F811
+    """The Chinese edition's index is split into words (jieba): a two-character word finds the chapters about it."""
+    page = chapter(LAPTOP)
+    page.goto(f"{server[0]}/zh/search.html?q=掩码", wait_until="load")
+    page.wait_for_selector("#search-results li", timeout=15_000)
+    found = page.locator("#search-results li a").all_text_contents()
+    assert any("掩码" in title for title in found), f"searching 掩码 found {found}"

@@ -206,7 +206,10 @@ def tick(label: str) -> Change:
 
 
 def then(first: Change, second: Change, shows: str = "") -> Change:
-    """Two actions that make one change (set a control, then press the explorer's draw button)."""
+    """Two actions that make one change (set a control, then press the explorer's draw button). The control moves one
+    step: ipywidgets sends a state change at once only while no other waits for the kernel, and holds the next ones
+    until it is idle, while a button's click goes at once, so a click right after two steps reached the kernel between
+    them (the explorer drew the first step's value)."""
     return Change(f"{first.what}, then {second.what}", lambda cell: (first.act(cell), second.act(cell)), shows)
 
 
@@ -258,8 +261,8 @@ EXPLORERS = {
     "03_positional_encoding": Explorer(
         opens=showing(press("Draw"), "max |M_k PE(pos) - PE(pos + k)|"),
         changes=(
-            then(slide("k", 3), press("Draw")),
-            then(slide("d_model", -2), press("Draw"), "Sinusoidal positional encoding table (d_model = 60)"),
+            then(slide("k", 1), press("Draw")),
+            then(slide("d_model", -1), press("Draw"), "Sinusoidal positional encoding table (d_model = 62)"),
         ),
     ),
     "04_masks": Explorer(

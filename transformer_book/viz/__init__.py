@@ -43,12 +43,15 @@ from typing import Any
 import plotly.io as pio
 from plotly.io.base_renderers import MimetypeRenderer
 
+from ..i18n import tr, translatable
 from .render import BOOK_ENV, figure_html, in_static_build
 
 __all__ = ["BOOK_ENV", "BookRenderer", "figure_html", "in_static_build", "live_only", "use_book_renderer"]
 
 RENDERER = "transformer_book"
-LIVE_NOTE = "This explorer needs a live kernel: open the chapter in Colab or Jupyter with the rocket button at the top."
+LIVE_NOTE = translatable(
+    "This explorer needs a live kernel: open the chapter in Colab or Jupyter with the rocket button at the top."
+)
 
 
 def _in_colab() -> bool:
@@ -76,7 +79,7 @@ class _LiveOnlyNote:
 
     def _repr_html_(self) -> str:
         return (
-            '<div class="admonition note live-only-note"><p class="admonition-title">Live explorer</p>'
+            f'<div class="admonition note live-only-note"><p class="admonition-title">{tr("Live explorer")}</p>'
             f"<p>{html.escape(self.note)}</p></div>"
         )
 
@@ -100,7 +103,7 @@ def live_only(widget_factory: Callable[[], Any], note: str = "", static: Any = N
     call, e.g. ``live_only(lambda: interactive(plot_scores, temperature=(0.1, 5.0)), "Vary the temperature.")``.
     A recording run (:mod:`.record`) shows the widget and records the note and the stand-in before it.
     """
-    stand_in = _LiveOnlyNote(f"{note.strip()} {LIVE_NOTE}".strip(), static)
+    stand_in = _LiveOnlyNote(f"{note.strip()} {tr(LIVE_NOTE)}".strip(), static)
     if in_static_build():
         return stand_in
     from .record import in_record_mode, record_static, static_outputs

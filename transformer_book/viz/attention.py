@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from transformer.attention import scaled_dot_product_attention
+from transformer_book.i18n import tr
 
 from .controls import dropdown
 from .style import MASK_SCALE, SIGNED_SCALE, WEIGHTS_SCALE, row_label_spacing, style
@@ -61,8 +62,8 @@ def attention_heatmap(
     show_values = w.size <= 100 if show_values is None else show_values
     trace = _weights_heatmap(w, token_labels(q_tokens), token_labels(k_tokens), show_values=show_values)
     fig = go.Figure(trace)
-    fig.update_xaxes(title_text="key", side="bottom", tickfont=dict(size=11))
-    fig.update_yaxes(title_text="query", autorange="reversed")
+    fig.update_xaxes(title_text=tr("key"), side="bottom", tickfont=dict(size=11))
+    fig.update_yaxes(title_text=tr("query"), autorange="reversed")
     height = int(min(640, 200 + 34 * len(q_tokens)))
     return style(fig, title, height=height, width=260 + 44 * len(k_tokens))
 
@@ -72,12 +73,16 @@ def attention_heads(
     q_tokens: Sequence[object],
     k_tokens: Sequence[object],
     group_names: Sequence[str] | None = None,
-    group_label: str = "layer",
+    group_label: str | None = None,
     cols: int = 4,
     title: str | None = None,
 ) -> go.Figure:
     """Every head side by side, one small map each; for ``(G, H, T_q, T_k)`` weights a dropdown picks the group
-    (the layer, the mask, the input...). Heads share one colour scale, so their sharpness can be compared."""
+    (the layer, the mask, the input...). Heads share one colour scale, so their sharpness can be compared.
+
+    ``group_label`` names the groups (default: "layer", in the reader's language); pass it translated (``tr("mask")``).
+    """
+    group_label = tr("layer") if group_label is None else group_label
     w = _grouped(weights)  # (G, H, T_q, T_k)
     G, H = w.shape[:2]
     _check_tokens(w.shape, q_tokens, k_tokens, ndim=4)
@@ -88,24 +93,25 @@ def attention_heads(
     fig = make_subplots(
         rows=rows,
         cols=cols,
-        subplot_titles=[f"head {h}" for h in range(H)],
+        subplot_titles=[tr("head {h}", h=h) for h in range(H)],
         horizontal_spacing=row_label_spacing(q_labels),
         vertical_spacing=0.12 if rows > 1 else 0.0,
         shared_yaxes=True,
     )
     for g in range(G):
         for h in range(H):
-            trace = _weights_heatmap(w[g, h], q_labels, k_labels, name=f"{names[g]}, head {h}", coloraxis="coloraxis")
+            name = tr("{group}, head {h}", group=names[g], h=h)
+            trace = _weights_heatmap(w[g, h], q_labels, k_labels, name=name, coloraxis="coloraxis")
             trace.visible = g == 0
             fig.add_trace(trace, row=h // cols + 1, col=h % cols + 1)
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11), showticklabels=True)
     fig.update_xaxes(tickfont=dict(size=11))
     for r in range(rows):
-        fig.update_yaxes(title_text="query", row=r + 1, col=1)
+        fig.update_yaxes(title_text=tr("query"), row=r + 1, col=1)
     for c in range(cols):
-        fig.update_xaxes(title_text="key", row=rows, col=c + 1)
+        fig.update_xaxes(title_text=tr("key"), row=rows, col=c + 1)
     fig.update_layout(
-        coloraxis=dict(colorscale=WEIGHTS_SCALE, cmin=0, cmax=1, colorbar=dict(title="weight", thickness=12))
+        coloraxis=dict(colorscale=WEIGHTS_SCALE, cmin=0, cmax=1, colorbar=dict(title=tr("weight"), thickness=12))
     )
     height = int(min(900, 160 + rows * (60 + 22 * len(q_tokens))))
     style(fig, title, height=height)
@@ -124,8 +130,8 @@ def attention_picker(
     q_tokens: Sequence[object],
     k_tokens: Sequence[object],
     group_names: Sequence[str] | None = None,
-    group_label: str = "layer",
-    head_label: str = "head",
+    group_label: str | None = None,
+    head_label: str | None = None,
     title: str | None = None,
     group: int = 0,
     head: int = 0,
@@ -136,7 +142,11 @@ def attention_picker(
     The two controls combine without a kernel because each changes a different attribute: the group picker shows one
     trace per group (``visible``), the head picker rewrites every group trace's data (``z``) with that head's weights
     and names the head in the title (``title · head 2``).
+
+    ``group_label`` and ``head_label`` default to "layer" and "head" in the reader's language; pass others translated.
     """
+    group_label = tr("layer") if group_label is None else group_label
+    head_label = tr("head") if head_label is None else head_label
     w = _grouped(weights)  # (G, H, T_q, T_k)
     G, H = w.shape[:2]
     _check_tokens(w.shape, q_tokens, k_tokens, ndim=4)
@@ -154,18 +164,20 @@ def attention_picker(
         fig.add_trace(trace)
 
     def titled(h: int) -> str:
-        return f"{title} · {head_label} {h}" if title else f"{head_label} {h}"
+        return tr("{title} · {head} {h}", title=title, head=head_label, h=h) if title else _numbered(head_label, h)
 
     head_buttons = [
         dict(
-            label=f"{head_label} {h}",
+            label=_numbered(head_label, h),
             method="update",
             args=[{"z": [np.round(w[g, h], 4) for g in range(G)]}, {"title.text": titled(h)}, list(range(G))],
         )
         for h in range(H)
     ]
-    fig.update_xaxes(title_text="key", tickfont=dict(size=11))  # plotly stands the labels on end where they do not fit
-    fig.update_yaxes(title_text="query", autorange="reversed")
+    fig.update_xaxes(
+        title_text=tr("key"), tickfont=dict(size=11)
+    )  # plotly stands the labels on end where they do not fit
+    fig.update_yaxes(title_text=tr("query"), autorange="reversed")
     style(fig, titled(head), height=int(min(720, 280 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=120))
     y = _above(fig, 12)
@@ -221,18 +233,19 @@ def attention_steps(
     output, weights = scaled_dot_product_attention(q, k, v, weights_mask)  # (T_q, d_v), (T_q, T_k)
 
     M = _Matrix
+    query, key, feature = tr("query"), tr("key"), tr("feature")
     steps = [
         (
-            "1. scores = Q Kᵀ: one dot product per (query, key) pair",
-            M(q, q_labels, dims, "Q", "query", "feature"),
-            M(k.T, dims, k_labels, "Kᵀ", "feature", "key"),
-            M(scores, q_labels, k_labels, "scores = Q Kᵀ", "query", "key"),
+            tr("1. scores = Q Kᵀ: one dot product per (query, key) pair"),
+            M(q, q_labels, dims, "Q", query, feature),
+            M(k.T, dims, k_labels, "Kᵀ", feature, key),
+            M(scores, q_labels, k_labels, tr("scores = Q Kᵀ"), query, key),
         ),
         (
-            f"2. scale: divide by √d_k = √{d_k} = {math.sqrt(d_k):.3g}",
-            M(scores, q_labels, k_labels, "scores", "query", "key"),
+            tr("2. scale: divide by √d_k = √{d_k} = {root:.3g}", d_k=d_k, root=math.sqrt(d_k)),
+            M(scores, q_labels, k_labels, tr("scores"), query, key),
             f"÷ √{d_k}<br>→",
-            M(scaled, q_labels, k_labels, f"scores / √{d_k}", "query", "key"),
+            M(scaled, q_labels, k_labels, tr("scores / √{d_k}", d_k=d_k), query, key),
         ),
     ]
     softmax_input = scaled
@@ -241,33 +254,33 @@ def attention_steps(
         masked = scaled.masked_fill(~weights_mask, hidden)  # (T_q, T_k)
         steps.append(
             (
-                "3. mask: hidden keys get the most negative float, so exp() makes them 0",
-                M(scaled, q_labels, k_labels, "scaled scores", "query", "key"),
-                M(weights_mask, q_labels, k_labels, "mask (True = may attend)", "query", "key", kind="mask"),
-                M(masked, q_labels, k_labels, "masked scores", "query", "key"),
+                tr("3. mask: hidden keys get the most negative float, so exp() makes them 0"),
+                M(scaled, q_labels, k_labels, tr("scaled scores"), query, key),
+                M(weights_mask, q_labels, k_labels, tr("mask (True = may attend)"), query, key, kind="mask"),
+                M(masked, q_labels, k_labels, tr("masked scores"), query, key),
             )
         )
         softmax_input = masked
     n = len(steps) + 1
     steps += [
         (
-            f"{n}. softmax over the keys: each row becomes weights that sum to 1",
+            tr("{n}. softmax over the keys: each row becomes weights that sum to 1", n=n),
             M(
                 softmax_input,
                 q_labels,
                 k_labels,
-                "scores (scaled, masked)" if mask is not None else "scaled scores",
-                "query",
-                "key",
+                tr("scores (scaled, masked)") if mask is not None else tr("scaled scores"),
+                query,
+                key,
             ),
-            "softmax<br>along each row<br>→",
-            M(weights, q_labels, k_labels, "weights = softmax(row)", "query", "key", kind="weights"),
+            tr("softmax<br>along each row<br>→"),
+            M(weights, q_labels, k_labels, tr("weights = softmax(row)"), query, key, kind="weights"),
         ),
         (
-            f"{n + 1}. output = weights V: each query gets a weighted average of the value rows",
-            M(weights, q_labels, k_labels, "weights", "query", "key", kind="weights"),
-            M(v, k_labels, v_dims, "V", "key", "feature"),
-            M(output, q_labels, v_dims, "output", "query", "feature"),
+            tr("{n}. output = weights V: each query gets a weighted average of the value rows", n=n + 1),
+            M(weights, q_labels, k_labels, tr("weights"), query, key, kind="weights"),
+            M(v, k_labels, v_dims, "V", key, feature),
+            M(output, q_labels, v_dims, tr("output"), query, feature),
         ),
     ]
     return _step_figure(steps)
@@ -325,10 +338,13 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
         cols=2,
         column_widths=[0.58, 0.42],
         horizontal_spacing=0.12,
-        subplot_titles=["distribution of the scores", f"sorted weights of a query ({n_keys} keys)"],
+        subplot_titles=[
+            tr("distribution of the scores"),
+            tr("sorted weights of a query ({n_keys} keys)", n_keys=n_keys),
+        ],
     )
     colours = {"raw": "#dc2626", "scaled": "#2563eb"}
-    labels = {"raw": "q·k (no scaling)", "scaled": "q·k / √d_k"}
+    labels = {"raw": tr("q·k (no scaling)"), "scaled": "q·k / √d_k"}
     for i, r in enumerate(results):
         for name in ("raw", "scaled"):
             scores = getattr(r, name).flatten().numpy()
@@ -342,7 +358,7 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
                 visible=i == 0,
                 legendgroup=name,
                 showlegend=True,
-                hovertemplate="score %{x:.1f}<br>density %{y:.3f}<extra>" + labels[name] + "</extra>",
+                hovertemplate=tr("score %{x:.1f}<br>density %{y:.3f}") + "<extra>" + labels[name] + "</extra>",
                 row=1,
                 col=1,
             )
@@ -357,17 +373,25 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
                 legendgroup=name,
                 showlegend=False,
                 name=labels[name],
-                hovertemplate="rank %{x}<br>mean weight %{y:.3f}<extra>" + labels[name] + "</extra>",
+                hovertemplate=tr("rank %{x}<br>mean weight %{y:.3f}") + "<extra>" + labels[name] + "</extra>",
                 row=1,
                 col=2,
             )
     steps = []
     for i, r in enumerate(results):
         visible = [j // 4 == i for j in range(4 * len(results))]
-        summary = (
-            f"d_k = {r.d_k}: Var(q·k) = {r.var_raw:.3g}, Var(q·k/√d_k) = {r.var_scaled:.2f}<br>"
-            f"largest weight: {r.max_weight_raw:.2f} unscaled vs {r.max_weight_scaled:.2f} scaled; "
-            f"entropy {r.entropy_raw:.2f} vs {r.entropy_scaled:.2f} nats (uniform: {math.log(n_keys):.2f})"
+        summary = tr(
+            "d_k = {d_k}: Var(q·k) = {var_raw:.3g}, Var(q·k/√d_k) = {var_scaled:.2f}<br>"
+            "largest weight: {max_raw:.2f} unscaled vs {max_scaled:.2f} scaled; "
+            "entropy {entropy_raw:.2f} vs {entropy_scaled:.2f} nats (uniform: {uniform:.2f})",
+            d_k=r.d_k,
+            var_raw=r.var_raw,
+            var_scaled=r.var_scaled,
+            max_raw=r.max_weight_raw,
+            max_scaled=r.max_weight_scaled,
+            entropy_raw=r.entropy_raw,
+            entropy_scaled=r.entropy_scaled,
+            uniform=math.log(n_keys),
         )
         steps.append(dict(label=str(r.d_k), method="update", args=[{"visible": visible}, {"title.text": summary}]))
     # The legend right under the axis titles, the slider under it (the static book shows it above the figure).
@@ -378,10 +402,10 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
         sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="d_k = "), pad=dict(t=95), x=0.0, len=1.0)],
         legend=dict(orientation="h", x=0.0, y=-58 / plot_height, xanchor="left", yanchor="top"),
     )
-    fig.update_xaxes(title_text="score", range=[-edge, edge], row=1, col=1)
+    fig.update_xaxes(title_text=tr("score"), range=[-edge, edge], row=1, col=1)
     decades = [10.0**e for e in range(-4, 1)]
     fig.update_yaxes(
-        title_text="density (log scale)",
+        title_text=tr("density (log scale)"),
         type="log",
         range=[-4, 0.3],
         tickvals=decades,
@@ -389,8 +413,8 @@ def scaling_figure(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int 
         row=1,
         col=1,
     )
-    fig.update_xaxes(title_text="rank of the key", tickangle=0, row=1, col=2)
-    fig.update_yaxes(title_text="mean weight", range=[0, 1.02], row=1, col=2)
+    fig.update_xaxes(title_text=tr("rank of the key"), tickangle=0, row=1, col=2)
+    fig.update_yaxes(title_text=tr("mean weight"), range=[0, 1.02], row=1, col=2)
     style(fig, steps[0]["args"][1]["title.text"], height=560)
     fig.update_layout(margin=dict(t=110, b=170), title_font_size=13)
     return fig
@@ -469,7 +493,7 @@ def _step_figure(steps: list[tuple]) -> go.Figure:
     sliders = [
         dict(
             active=0,
-            currentvalue=dict(prefix="step "),
+            currentvalue=dict(prefix=tr("step ")),
             pad=dict(t=40),
             x=0.0,
             len=1.0,
@@ -526,7 +550,7 @@ def _panel_heatmap(panel: _Matrix, visible: bool) -> go.Heatmap:
         texttemplate="%{text}",
         showscale=False,
         visible=visible,
-        hovertemplate="row %{y}, column %{x}: %{text}<extra></extra>",
+        hovertemplate=tr("row %{y}, column %{x}: %{text}") + "<extra></extra>",
         xgap=1,
         ygap=1,
         **scale,
@@ -537,7 +561,7 @@ def _weights_heatmap(
     w: np.ndarray, q_labels: list[str], k_labels: list[str], name: str = "", show_values: bool = False, **kwargs
 ) -> go.Heatmap:
     if "coloraxis" not in kwargs:
-        kwargs.update(colorscale=WEIGHTS_SCALE, zmin=0, zmax=1, colorbar=dict(title="weight", thickness=12))
+        kwargs.update(colorscale=WEIGHTS_SCALE, zmin=0, zmax=1, colorbar=dict(title=tr("weight"), thickness=12))
     if show_values:
         kwargs.update(texttemplate="%{z:.2f}", textfont=dict(size=11))
     return go.Heatmap(
@@ -545,7 +569,7 @@ def _weights_heatmap(
         x=k_labels,
         y=q_labels,
         name=name,
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra>" + html.escape(name) + "</extra>",
+        hovertemplate=tr("query %{y}<br>key %{x}<br>weight %{z:.3f}") + "<extra>" + html.escape(name) + "</extra>",
         **kwargs,
     )
 
@@ -569,10 +593,15 @@ def _check_tokens(shape: tuple, q_tokens: Sequence[object], k_tokens: Sequence[o
 
 
 def _names(names: Sequence[str] | None, n: int, label: str) -> list[str]:
-    names = [f"{label} {i}" for i in range(n)] if names is None else [str(name) for name in names]
+    names = [_numbered(label, i) for i in range(n)] if names is None else [str(name) for name in names]
     if len(names) != n:
         raise ValueError(f"expected {n} group names; got {len(names)}")
     return names
+
+
+def _numbered(label: str, i: int) -> str:
+    """``label`` (already in the reader's language) and a number: "head 2", "layer 0"."""
+    return tr("{label} {i}", label=label, i=i)
 
 
 def _above(fig: go.Figure, pixels: int) -> float:

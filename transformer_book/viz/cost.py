@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from ..i18n import tr
 from .controls import dropdown
 from .style import BLUE, GREEN, GREY, ORANGE, RED, style
 
@@ -54,7 +55,8 @@ def loglog_figure(
     straight line of slope ``p``. Names in ``dashed`` are drawn dashed and grey-free of markers (reference slopes);
     ``marker = (x, text)`` draws a dotted vertical line there with its text. The vertical axis has a tick at each
     power of ``y_tick_base`` (16 suits bytes: 64 KiB, 1 MiB, 16 MiB), labelled by ``y_format``; the legend sits
-    below the plot, clear of the title on a phone."""
+    below the plot, clear of the title on a phone. The names are shown through :func:`~transformer_book.i18n.tr`
+    (mark them ``translatable`` where they are written); the titles as given."""
     if not series or any(len(values) != len(x) for values in series.values()):
         raise ValueError(
             f"series must hold at least one series of len(x) = {len(x)} values; got "
@@ -69,10 +71,10 @@ def loglog_figure(
             go.Scatter(
                 x=list(x),
                 y=list(values),
-                name=name,
+                name=tr(name),
                 mode="lines" if is_dashed else "lines+markers",
                 line=dict(color=colour, dash="dash" if is_dashed else "solid", width=1.5 if is_dashed else 2.5),
-                hovertemplate="%{x}: %{y:.3s}<extra>" + html.escape(name) + "</extra>",
+                hovertemplate="%{x}: %{y:.3s}<extra>" + html.escape(tr(name)) + "</extra>",
             )
         )
     if marker is not None:
@@ -101,7 +103,9 @@ def loglog_figure(
 def breakdown_figure(shares: Mapping[str, Mapping[str, Mapping[str, float]]], title: str) -> go.Figure:
     """Horizontal bars, one row per component: its share of the FLOPs and of the time of a training step, for each
     model in ``shares`` (``{model: {measure: {component: share}}}``, shares in [0, 1]), one model at a time, picked
-    in a menu above the plot when there are several. Each bar's percentage is written beside it."""
+    in a menu above the plot when there are several. Each bar's percentage is written beside it. Models, measures and
+    components are shown through :func:`~transformer_book.i18n.tr` (mark them ``translatable`` where they are
+    written); the title is shown as given."""
     if not shares:
         raise ValueError("shares must hold at least one model; got none")
     models = list(shares)
@@ -113,9 +117,9 @@ def breakdown_figure(shares: Mapping[str, Mapping[str, Mapping[str, float]]], ti
             values = [100 * shares[model][measure].get(c, 0.0) for c in components]
             fig.add_trace(
                 go.Bar(
-                    y=components,
+                    y=[tr(c) for c in components],
                     x=values,
-                    name=measure,
+                    name=tr(measure),
                     orientation="h",
                     marker_color=colour,
                     visible=m == 0,
@@ -123,7 +127,7 @@ def breakdown_figure(shares: Mapping[str, Mapping[str, Mapping[str, float]]], ti
                     textposition="outside",
                     cliponaxis=False,
                     textfont=dict(size=11),
-                    hovertemplate="%{y}: %{x:.1f}%<extra>" + html.escape(measure) + "</extra>",
+                    hovertemplate="%{y}: %{x:.1f}%<extra>" + html.escape(tr(measure)) + "</extra>",
                 )
             )
     style(fig, title, height=500)
@@ -135,10 +139,10 @@ def breakdown_figure(shares: Mapping[str, Mapping[str, Mapping[str, float]]], ti
     if len(models) > 1:
         n = len(measures)
         buttons = [
-            dict(label=model, method="restyle", args=[{"visible": [i // n == m for i in range(n * len(models))]}])
+            dict(label=tr(model), method="restyle", args=[{"visible": [i // n == m for i in range(n * len(models))]}])
             for m, model in enumerate(models)
         ]
-        fig.update_layout(updatemenus=[dropdown(buttons, x=0.0, y=1.02, name="model")])
-    fig.update_xaxes(title_text="share of a training step (%)", range=[0, 100])
+        fig.update_layout(updatemenus=[dropdown(buttons, x=0.0, y=1.02, name=tr("model"))])
+    fig.update_xaxes(title_text=tr("share of a training step (%)"), range=[0, 100])
     fig.update_yaxes(autorange="reversed")
     return fig

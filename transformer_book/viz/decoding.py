@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 from transformer.decoding import BeamStep, GreedyStep
 from transformer.tokens import BOS_ID, PAD_ID
 from transformer.train.tasks import token_label
+from transformer_book.i18n import tr
 
 from .attention import to_numpy
 from .style import style
@@ -38,17 +39,17 @@ def greedy_stepper(
     vocab = runs[names[0]][0].log_probs.size(-1)
     width = n_steps + 1
     labels = [_label(t) for t in range(vocab)]
-    probabilities = "probability of each next token"
+    probabilities = tr("probability of each next token")
     if target_probability is not None:
-        probabilities += (
-            f"<br><span style='font-size:12px'>dashed: label smoothing's target, {target_probability:.3f}</span>"
+        probabilities += tr(
+            "<br><span style='font-size:12px'>dashed: label smoothing's target, {p:.3f}</span>", p=target_probability
         )
     fig = make_subplots(
         rows=2,
         cols=1,
         row_heights=[0.24, 0.76],
         vertical_spacing=0.3,
-        subplot_titles=("decoder input so far", probabilities),
+        subplot_titles=(tr("decoder input so far"), probabilities),
     )
 
     def state(steps: Sequence[GreedyStep], i: int) -> tuple[go.Heatmap, go.Bar]:
@@ -61,7 +62,7 @@ def greedy_stepper(
         inputs = go.Heatmap(
             z=[[_kind(t) if j < len(tokens) else 0 for j, t in enumerate(shown)]],
             x=list(range(width)),
-            y=["input"],
+            y=[tr("input")],
             text=[text],
             texttemplate="%{text}",
             textfont=dict(size=13, color="white"),
@@ -71,7 +72,7 @@ def greedy_stepper(
             showscale=False,
             xgap=3,
             ygap=3,
-            hovertemplate="position %{x}: %{text}<extra></extra>",
+            hovertemplate=tr("position %{x}: %{text}<extra></extra>"),
         )
         bars = go.Bar(
             x=labels,
@@ -80,7 +81,7 @@ def greedy_stepper(
             textposition="outside",
             cliponaxis=False,
             marker_color=[KIND_COLOURS["eos"] if t == chosen else OTHER_COLOUR for t in range(vocab)],
-            hovertemplate="next token %{x}: p = %{y:.4f}<extra></extra>",
+            hovertemplate=tr("next token %{x}: p = %{y:.4f}<extra></extra>"),
             showlegend=False,
         )
         return inputs, bars
@@ -104,7 +105,7 @@ def greedy_stepper(
             showactive=False,
             buttons=[
                 dict(
-                    label="▶ Play",
+                    label=tr("▶ Play"),
                     method="animate",
                     args=[
                         None,
@@ -130,7 +131,7 @@ def greedy_stepper(
                 xanchor="right",
                 y=1.0,
                 yanchor="bottom",
-                name="model",
+                name=tr("model"),
             )
         )
     fig.update_layout(
@@ -140,7 +141,7 @@ def greedy_stepper(
                 x=0.12,
                 len=0.88,
                 y=-0.13,
-                currentvalue=dict(prefix="step ", font=dict(size=13)),
+                currentvalue=dict(prefix=tr("step "), font=dict(size=13)),
                 steps=[
                     dict(
                         label=str(i + 1),
@@ -158,13 +159,15 @@ def greedy_stepper(
     )
     if target_probability is not None:
         fig.add_hline(y=target_probability, line=dict(color="#6b7280", width=1.5, dash="dash"), row=2, col=1)
-    fig.update_xaxes(title_text="position", dtick=1, range=[-0.5, width - 0.5], row=1, col=1)
+    fig.update_xaxes(title_text=tr("position"), dtick=1, range=[-0.5, width - 0.5], row=1, col=1)
     fig.update_yaxes(title_text="", row=1, col=1)
-    fig.update_xaxes(title_text="next token", type="category", row=2, col=1)
-    fig.update_yaxes(title_text="probability", range=[0, 1.12], row=2, col=1)
-    title = "Greedy decoding, one token per step"
+    fig.update_xaxes(title_text=tr("next token"), type="category", row=2, col=1)
+    fig.update_yaxes(title_text=tr("probability"), range=[0, 1.12], row=2, col=1)
+    title = tr("Greedy decoding, one token per step")
     if source is not None:
-        title += f"<br><span style='font-size:13px'>source: {' '.join(_label(t) for t in source)}</span>"
+        title += tr(
+            "<br><span style='font-size:13px'>source: {source}</span>", source=" ".join(_label(t) for t in source)
+        )
     fig = style(fig, title, height=600)
     fig.update_layout(margin=dict(l=70, r=20, t=110, b=140))
     return fig
@@ -175,7 +178,7 @@ def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None)
     written next to the cached point. ``rows``: ``{"tokens", "cached_ms", "uncached_ms"}`` each."""
     tokens = [r["tokens"] for r in rows]
     fig = go.Figure()
-    for i, (key, name) in enumerate((("uncached_ms", "without cache"), ("cached_ms", "with cache"))):
+    for i, (key, name) in enumerate((("uncached_ms", tr("without cache")), ("cached_ms", tr("with cache")))):
         fig.add_trace(
             go.Scatter(
                 x=tokens,
@@ -185,7 +188,7 @@ def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None)
                 line=dict(color=LINE_COLOURS[i + 1 if i == 0 else 0], width=2.5),
                 marker=dict(size=9),
                 customdata=[r["uncached_ms"] / r["cached_ms"] for r in rows],
-                hovertemplate="%{x} tokens: %{y:.1f} ms<br>speed-up %{customdata:.1f}x<extra>" + name + "</extra>",
+                hovertemplate=tr("%{x} tokens: %{y:.1f} ms<br>speed-up %{customdata:.1f}x<extra>") + name + "</extra>",
             )
         )
     for r in rows:
@@ -197,8 +200,10 @@ def timing_figure(rows: Sequence[Mapping[str, float]], title: str | None = None)
             yshift=-16,
             font=dict(size=12, color=LINE_COLOURS[0]),
         )
-    fig.update_xaxes(title_text="tokens generated", type="log", tickvals=tokens)
-    fig.update_yaxes(title_text="time to decode (ms)", type="log", dtick="D2")  # labels at 1, 2 and 5 of each decade
+    fig.update_xaxes(title_text=tr("tokens generated"), type="log", tickvals=tokens)
+    fig.update_yaxes(
+        title_text=tr("time to decode (ms)"), type="log", dtick="D2"
+    )  # labels at 1, 2 and 5 of each decade
     fig = style(fig, title, height=400)
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22), margin=dict(l=70, r=20, t=60, b=100))
     return fig
@@ -225,7 +230,13 @@ def beam_figure(steps: Sequence[BeamStep], source_index: int = 0, title: str | N
     for t in range(len(winner) - 1, 0, -1):
         on_best.add((t, parent_slot(winner[:t])))
     edges = {False: ([], []), True: ([], [])}  # on the returned path or not -> (x, y)
-    xs, ys, texts, hovers, colours = [0], [0], [_label(BOS_ID)], ["the decoder's first input"], [KIND_COLOURS["bos"]]
+    xs, ys, texts, hovers, colours = (
+        [0],
+        [0],
+        [_label(BOS_ID)],
+        [tr("the decoder's first input")],
+        [KIND_COLOURS["bos"]],
+    )
 
     def node(x: int, y: int, token: int, hover: str, parent: int, best: bool) -> None:
         xs.append(x)
@@ -246,7 +257,13 @@ def beam_figure(steps: Sequence[BeamStep], source_index: int = 0, title: str | N
                 t + 1,
                 k,
                 tokens[-1],
-                f"step {t + 1}, live {k + 1}: {_label(tokens[-1])}<br>log-probability {scores[t][k]:.3f}",
+                tr(
+                    "step {step}, live {k}: {token}<br>log-probability {score:.3f}",
+                    step=t + 1,
+                    k=k + 1,
+                    token=_label(tokens[-1]),
+                    score=scores[t][k],
+                ),
                 parent_slot(tokens[:-1]),
                 (t + 1, k) in on_best,
             )
@@ -256,8 +273,13 @@ def beam_figure(steps: Sequence[BeamStep], source_index: int = 0, title: str | N
                 len(tokens),
                 K + rank,
                 tokens[-1],
-                f"finished {rank + 1}, ended at step {len(tokens)}: "
-                f"{html.escape(' '.join(token_label(x) for x in tokens))}<br>penalised score {score:.3f}",
+                tr(
+                    "finished {rank}, ended at step {step}: {tokens}<br>penalised score {score:.3f}",
+                    rank=rank + 1,
+                    step=len(tokens),
+                    tokens=html.escape(" ".join(token_label(x) for x in tokens)),
+                    score=score,
+                ),
                 parent_slot(tokens[:-1]),
                 rank == 0,
             )
@@ -287,10 +309,10 @@ def beam_figure(steps: Sequence[BeamStep], source_index: int = 0, title: str | N
         )
     )
     fig.add_hline(y=K - 0.5, line=dict(color=EDGE_COLOUR, dash="dot", width=1))
-    fig.update_xaxes(title_text="step (tokens generated)", dtick=1, range=[-0.6, len(steps) + 0.6])
+    fig.update_xaxes(title_text=tr("step (tokens generated)"), dtick=1, range=[-0.6, len(steps) + 0.6])
     fig.update_yaxes(
         autorange="reversed",
         tickvals=list(range(2 * K)),
-        ticktext=[f"live {k + 1}" for k in range(K)] + [f"finished {k + 1}" for k in range(K)],
+        ticktext=[tr("live {k}", k=k + 1) for k in range(K)] + [tr("finished {k}", k=k + 1) for k in range(K)],
     )
     return style(fig, title, height=max(300, 120 + 45 * 2 * K))

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from transformer.embeddings import TokenEmbedding, sinusoidal_table
 from transformer.utils import seeded
+from transformer_book.i18n import tr
 
 from .attention import to_numpy, token_labels
 from .controls import dropdown
@@ -48,8 +49,8 @@ def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> g
         column_widths=[0.5, 0.5],
         horizontal_spacing=0.2,
         subplot_titles=[
-            f"embedding table ({len(table)} × {table.shape[1]})",
-            f"looked up ({len(ids)} × {table.shape[1]})",
+            tr("embedding table ({rows} × {width})", rows=len(table), width=table.shape[1]),
+            tr("looked up ({rows} × {width})", rows=len(ids), width=table.shape[1]),
         ],
     )
     common = dict(colorscale=SIGNED_SCALE, zmin=-limit, zmax=limit, zmid=0)
@@ -57,9 +58,9 @@ def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> g
         go.Heatmap(
             z=table,
             y=vocab_labels,
-            colorbar=dict(title=dict(text="weight"), thickness=12),
+            colorbar=dict(title=dict(text=tr("weight")), thickness=12),
             **common,
-            hovertemplate="token %{y}<br>dimension %{x}<br>weight %{z:.3f}<extra></extra>",
+            hovertemplate=tr("token %{y}<br>dimension %{x}<br>weight %{z:.3f}<extra></extra>"),
         ),
         row=1,
         col=1,
@@ -70,7 +71,7 @@ def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> g
             y=sentence_labels,
             showscale=False,
             **common,
-            hovertemplate="position %{y}<br>dimension %{x}<br>weight %{z:.3f}<extra></extra>",
+            hovertemplate=tr("position %{y}<br>dimension %{x}<br>weight %{z:.3f}<extra></extra>"),
         ),
         row=1,
         col=2,
@@ -99,9 +100,9 @@ def lookup_figure(weight: Tensor, ids: Sequence[int], vocab: Sequence[str]) -> g
         height=max(420, 170 + 16 * len(table)),
         font=FONT,
         margin=dict(l=90, r=20, t=90, b=100),
-        sliders=[dict(active=0, currentvalue=dict(prefix="token "), pad=dict(t=50), steps=steps)],
+        sliders=[dict(active=0, currentvalue=dict(prefix=tr("token ")), pad=dict(t=50), steps=steps)],
     )
-    fig.update_xaxes(title_text="dimension")
+    fig.update_xaxes(title_text=tr("dimension"))
     fig.update_yaxes(autorange="reversed", type="category", tickfont=dict(size=11))
     return fig
 
@@ -114,7 +115,7 @@ def embedding_scale_figure(
     they are added to. Right: mean squared value per dimension against ``d_model``; raw weights shrink as
     ``1/d_model`` while the positional encoding stays at 1/2, the scaled embeddings at 1."""
     stats = {d: _scale_samples(d, vocab_size, n_positions, seed) for d in d_models}
-    names = {"raw": "raw weights", "scaled": "weights × √d_model", "position": "positional encoding"}
+    names = {"raw": tr("raw weights"), "scaled": tr("weights × √d_model"), "position": tr("positional encoding")}
     colours = {"raw": "#9467bd", "scaled": "#1f77b4", "position": "#d62728"}
     edges = np.linspace(-4, 4, 81)
     centres = (edges[:-1] + edges[1:]) / 2
@@ -123,7 +124,7 @@ def embedding_scale_figure(
         cols=2,
         column_widths=[0.55, 0.45],
         horizontal_spacing=0.14,
-        subplot_titles=["values (one d_model)", "mean square per dimension"],
+        subplot_titles=[tr("values (one d_model)"), tr("mean square per dimension")],
     )
     for n, d_model in enumerate(d_models):
         for key, values in stats[d_model].items():
@@ -137,7 +138,7 @@ def embedding_scale_figure(
                     name=names[key],
                     visible=n == 0,
                     legendgroup=key,
-                    hovertemplate="value %{x:.1f}<br>fraction %{y:.4f}<extra>" + names[key] + "</extra>",
+                    hovertemplate=tr("value %{x:.1f}<br>fraction %{y:.4f}<extra>") + names[key] + "</extra>",
                 ),
                 row=1,
                 col=1,
@@ -152,7 +153,7 @@ def embedding_scale_figure(
                 name=names[key],
                 legendgroup=key,
                 showlegend=False,
-                hovertemplate="d_model %{x}<br>mean square %{y:.4f}<extra>" + names[key] + "</extra>",
+                hovertemplate=tr("d_model %{x}<br>mean square %{y:.4f}<extra>") + names[key] + "</extra>",
             ),
             row=1,
             col=2,
@@ -171,17 +172,23 @@ def embedding_scale_figure(
         template=TEMPLATE,
         height=440,
         font=FONT,
-        title=dict(text="Scaled embeddings and positions live on the same scale", x=0.0),
+        title=dict(text=tr("Scaled embeddings and positions live on the same scale"), x=0.0),
         margin=dict(l=70, r=20, t=110, b=110),
         legend=dict(orientation="h", x=0.0, y=-0.2, yanchor="top"),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.17, xanchor="right", name="model width")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.17, xanchor="right", name=tr("model width"))],
     )
-    fig.update_xaxes(title_text="value", range=[-3.5, 3.5], row=1, col=1)
+    fig.update_xaxes(title_text=tr("value"), range=[-3.5, 3.5], row=1, col=1)
     fig.update_yaxes(
-        title_text="fraction of values (log)", type="log", range=[-4, 0], dtick=1, exponentformat="power", row=1, col=1
+        title_text=tr("fraction of values (log)"),
+        type="log",
+        range=[-4, 0],
+        dtick=1,
+        exponentformat="power",
+        row=1,
+        col=1,
     )
-    fig.update_xaxes(title_text="d_model (log)", type="log", tickvals=list(d_models), row=1, col=2)
-    fig.update_yaxes(title_text="mean square (log)", type="log", dtick=1, exponentformat="power", row=1, col=2)
+    fig.update_xaxes(title_text=tr("d_model (log)"), type="log", tickvals=list(d_models), row=1, col=2)
+    fig.update_yaxes(title_text=tr("mean square (log)"), type="log", dtick=1, exponentformat="power", row=1, col=2)
     return fig
 
 
@@ -211,7 +218,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
                 # under the plot, as wide as it: beside it, it would leave a phone's column too little room for a
                 # label per token
                 colorbar=dict(
-                    title=dict(text="cosine", side="bottom"),
+                    title=dict(text=tr("cosine"), side="bottom"),
                     orientation="h",
                     thickness=10,
                     len=1,
@@ -220,7 +227,7 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
                     y=-LABEL_ROOM / (size - 110 - 160),
                     yanchor="top",
                 ),
-                hovertemplate="%{y} · %{x}<br>cosine %{z:.2f}<extra></extra>",
+                hovertemplate=tr("%{y} · %{x}<br>cosine %{z:.2f}<extra></extra>"),
             )
         )
     buttons = [
@@ -232,13 +239,13 @@ def similarity_figure(embeddings: Mapping[str, Tensor], labels: Sequence[str]) -
         width=size,
         height=size,
         font=FONT,
-        title=dict(text="Cosine similarity between token embeddings", x=0.0),
+        title=dict(text=tr("Cosine similarity between token embeddings"), x=0.0),
         margin=dict(l=60, r=10, t=110, b=160),
-        updatemenus=[dropdown(buttons, y=1.02, name="embeddings")] if len(names) > 1 else [],
+        updatemenus=[dropdown(buttons, y=1.02, name=tr("embeddings"))] if len(names) > 1 else [],
     )
     # A label per token, standing on end under the columns (9 px: 25 of them fit a phone's column).
-    fig.update_xaxes(title_text="token", tickfont=dict(size=9), tickangle=-90)
-    fig.update_yaxes(title_text="token", autorange="reversed", tickfont=dict(size=11))
+    fig.update_xaxes(title_text=tr("token"), tickfont=dict(size=9), tickangle=-90)
+    fig.update_yaxes(title_text=tr("token"), autorange="reversed", tickfont=dict(size=11))
     return label_every_category(fig)
 
 
@@ -266,4 +273,9 @@ def _scale_samples(d_model: int, vocab_size: int, n_positions: int, seed: int) -
 
 
 def _lookup_title(t: int, token: str, token_id: int) -> str:
-    return f"Token {t}, “{token_labels([token])[0]}”, has id {token_id}: the lookup returns row {token_id}"
+    return tr(
+        "Token {t}, “{token}”, has id {token_id}: the lookup returns row {token_id}",
+        t=t,
+        token=token_labels([token])[0],
+        token_id=token_id,
+    )

@@ -10,6 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 from torch import Tensor
 
+from transformer_book.i18n import tr
+
 from .attention import _above, _check_tokens, _weights_heatmap, style, to_numpy, token_labels
 from .controls import dropdown
 
@@ -36,8 +38,8 @@ def weights_dropdown(
         trace = _weights_heatmap(w, q_labels, k_labels, name=name, show_values=w.size <= 100)
         trace.visible = i == 0
         fig.add_trace(trace)
-    fig.update_xaxes(title_text="key", tickangle=-45 if len(k_tokens) > 6 else 0)
-    fig.update_yaxes(title_text="query", autorange="reversed")
+    fig.update_xaxes(title_text=tr("key"), tickangle=-45 if len(k_tokens) > 6 else 0)
+    fig.update_yaxes(title_text=tr("query"), autorange="reversed")
     style(fig, title, height=int(min(640, 260 + 36 * len(q_tokens))))
     fig.update_layout(margin=dict(t=110))
     if len(names) > 1:

@@ -24,23 +24,26 @@ from transformer.tokens import BOS_ID, EOS_ID, FIRST_SYMBOL
 from transformer.train.tasks import token_label
 
 from ..ablation import KINDS, AblationResult
+from ..i18n import tr, translatable
 from .attention import token_labels
 from .controls import MENU_LABEL, dropdown
 from .style import WEIGHTS_SCALE, row_label_spacing, style
 
-KIND_TITLES = {
-    "encoder": "encoder self-attention",
-    "decoder": "decoder self-attention (masked)",
-    "cross": "cross-attention (decoder to encoder)",
+KIND_TITLES = {  # shown through tr()
+    "encoder": translatable("encoder self-attention"),
+    "decoder": translatable("decoder self-attention (masked)"),
+    "cross": translatable("cross-attention (decoder to encoder)"),
 }
 BERTVIZ_MODEL_VIEW_WIDTH = 970  # bertviz's model_view draws into an SVG of this fixed width (pixels)
 BERTVIZ_THUMBNAIL_WIDTH = 110  # pixels per head that fit_width gives model_view's thumbnails instead
 _BERTVIZ_AXIS_WIDTH = (
     38  # model_view's layer labels, left of the thumbnails (its HEADING_TEXT_SIZE + paddings + TEXT_SIZE)
 )
-_BERTVIZ_VIEWS = {  # what each bertviz view shows, for assistive technology
-    "head": "bertviz head view: lines from each token on the left to the tokens it attends to on the right, one colour per head",
-    "model": "bertviz model view: the attention of every layer (rows) and head (columns) as a thumbnail",
+_BERTVIZ_VIEWS = {  # what each bertviz view shows, for assistive technology (shown through tr())
+    "head": translatable(
+        "bertviz head view: lines from each token on the left to the tokens it attends to on the right, one colour per head"
+    ),
+    "model": translatable("bertviz model view: the attention of every layer (rows) and head (columns) as a thumbnail"),
 }
 BERTVIZ_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}  # bertviz's Attention menu entries
 _BERTVIZ_FIRST = '"default_filter": "0"'  # where bertviz's views start: the first attention type given
@@ -135,7 +138,7 @@ def accessible(view: HTML) -> HTML:
     root = re.search(r'<div id="(bertviz-[0-9a-f]+)"', page)
     if root is None or 'class="bertviz-view"' in page:
         return HTML(page)
-    name = _BERTVIZ_VIEWS["head" if 'id="layer"' in page else "model"]
+    name = tr(_BERTVIZ_VIEWS["head" if 'id="layer"' in page else "model"])
     vid = root.group(1)
     page = re.sub(
         r'(Layer|Attention): (<select id=")(layer|filter)(">.*?</select>)',
@@ -263,9 +266,17 @@ def parse_symbols(text: str, vocab_size: int) -> list[int]:
     try:
         symbols = [int(part) for part in text.replace(",", " ").split()]
     except ValueError as error:
-        raise ValueError(f"type symbols as numbers separated by spaces, e.g. '3 5 12'; got {text!r}") from error
+        message = tr("type symbols as numbers separated by spaces, e.g. '3 5 12'; got {typed!r}", typed=text)
+        raise ValueError(message) from error
     if not symbols or any(not FIRST_SYMBOL <= s < vocab_size for s in symbols):
-        raise ValueError(f"type at least one symbol, each between {FIRST_SYMBOL} and {vocab_size - 1}; got {text!r}")
+        raise ValueError(
+            tr(
+                "type at least one symbol, each between {first} and {last}; got {typed!r}",
+                first=FIRST_SYMBOL,
+                last=vocab_size - 1,
+                typed=text,
+            )
+        )
     return symbols
 
 
@@ -280,8 +291,8 @@ def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9
     from IPython.display import display
 
     names = list(models)
-    symbols = widgets.Text(value=text, description="symbols", continuous_update=False)
-    choice = widgets.Dropdown(options=names, value=names[0], description="model")
+    symbols = widgets.Text(value=text, description=tr("symbols"), continuous_update=False)
+    choice = widgets.Dropdown(options=names, value=names[0], description=tr("model"))
 
     def draw(text: str, name: str) -> None:
         model = models[name]
@@ -291,8 +302,8 @@ def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9
         except ValueError as error:  # not symbols, or longer than the model's max_positions
             print(error)
             return
-        print("output:", " ".join(example.tgt_tokens[1:]))
-        display(attention_grid([example], title=f"{name}: every layer and head"))
+        print(tr("output:"), " ".join(example.tgt_tokens[1:]))
+        display(attention_grid([example], title=tr("{name}: every layer and head", name=name)))
 
     explorer = widgets.interactive(draw, text=symbols, name=choice)
     explorer.children = (widgets.HBox([symbols, choice]), explorer.out)  # the two controls side by side
@@ -300,13 +311,14 @@ def attention_explorer(models: Mapping[str, Transformer], text: str = "3 5 7 3 9
 
 
 def attention_grid(
-    examples: Sequence[AttentionExample], kinds: Sequence[str] = KINDS, title: str = "Every layer and head"
+    examples: Sequence[AttentionExample], kinds: Sequence[str] = KINDS, title: str | None = None
 ) -> go.Figure:
     """All layers (rows) and heads (columns) at once, with two dropdowns that work without a kernel: one picks the
     example, the other the attention type.
 
     Each cell holds one heatmap per attention type; the type dropdown only switches which one is visible and the
-    example dropdown only replaces the data of all of them, so the two choices combine freely.
+    example dropdown only replaces the data of all of them, so the two choices combine freely. ``title`` defaults to
+    "Every layer and head" (in the reader's language).
     """
     if not examples:
         raise ValueError("attention_grid needs at least one example")
@@ -321,7 +333,7 @@ def attention_grid(
                 fig.add_trace(_heatmap(first, kind, layer, head, visible=kind == kinds[0]), row=layer + 1, col=head + 1)
                 cells.append((kind, layer, head))
     type_buttons = [
-        dict(label=KIND_TITLES[kind], method="restyle", args=[{"visible": [k == kind for k, _, _ in cells]}])
+        dict(label=tr(KIND_TITLES[kind]), method="restyle", args=[{"visible": [k == kind for k, _, _ in cells]}])
         for kind in kinds
     ]
     example_buttons = []
@@ -330,12 +342,12 @@ def attention_grid(
         example_buttons.append(
             dict(label=example.name, method="restyle", args=[{"x": list(x), "y": list(y), "z": list(z)}])
         )
-    menus = [dropdown(type_buttons, x=0.12, pad=dict(b=30), name="attention")]
-    labels = [_menu_label("attention", x=0.12)]
+    menus = [dropdown(type_buttons, x=0.12, pad=dict(b=30), name=tr("attention"))]
+    labels = [_menu_label(tr("attention"), x=0.12)]
     if len(examples) > 1:
-        menus.append(dropdown(example_buttons, x=0.8, pad=dict(b=30), name="example"))
-        labels.append(_menu_label("example", x=0.8))
-    _finish_grid(fig, n_layers, n_heads, title)
+        menus.append(dropdown(example_buttons, x=0.8, pad=dict(b=30), name=tr("example")))
+        labels.append(_menu_label(tr("example"), x=0.8))
+    _finish_grid(fig, n_layers, n_heads, title or tr("Every layer and head"))
     fig.update_layout(updatemenus=menus, margin=dict(t=130))
     for label in labels:
         fig.add_annotation(label)
@@ -366,7 +378,7 @@ def attention_animation(
     frame_args = dict(frame=dict(duration=600, redraw=True), transition=dict(duration=0), mode="immediate")
     slider = dict(
         active=0,
-        currentvalue=dict(prefix="training step: "),
+        currentvalue=dict(prefix=tr("training step: ")),
         pad=dict(t=40),
         steps=[
             dict(
@@ -386,13 +398,15 @@ def attention_animation(
         yanchor="top",
         pad=dict(t=40, r=10),
         buttons=[
-            dict(label="Play", method="animate", args=[None, {**frame_args, "fromcurrent": True}]),
+            dict(label=tr("Play"), method="animate", args=[None, {**frame_args, "fromcurrent": True}]),
             dict(
-                label="Pause", method="animate", args=[[None], {**frame_args, "frame": dict(duration=0, redraw=False)}]
+                label=tr("Pause"),
+                method="animate",
+                args=[[None], {**frame_args, "frame": dict(duration=0, redraw=False)}],
             ),
         ],
     )
-    _finish_grid(fig, n_layers, n_heads, title or f"{KIND_TITLES[kind]} during training")
+    _finish_grid(fig, n_layers, n_heads, title or tr("{kind} during training", kind=tr(KIND_TITLES[kind])))
     fig.update_layout(sliders=[dict(slider, x=0.3, len=0.7, y=-0.08, yanchor="top")], updatemenus=[play])
     fig.update_layout(height=fig.layout.height + 110, margin=dict(b=150))
     return fig
@@ -408,11 +422,11 @@ def ablation_figure(studies: Mapping[str, tuple[float, Sequence[AblationResult]]
         cols=len(names),
         shared_yaxes=True,
         horizontal_spacing=row_label_spacing(row_names, font_size=13),
-        subplot_titles=[f"{name} (intact: {studies[name][0]:.2f})" for name in names],
+        subplot_titles=[tr("{name} (intact: {score:.2f})", name=name, score=studies[name][0]) for name in names],
     )
     for col, name in enumerate(names, start=1):
         rows, table = _ablation_table(studies[name][1])
-        columns = [f"H{h}" for h in range(len(next(iter(table.values()))) - 1)] + ["all"]
+        columns = [f"H{h}" for h in range(len(next(iter(table.values()))) - 1)] + [tr("all")]
         fig.add_trace(
             go.Heatmap(
                 z=[table[row] for row in rows],
@@ -420,27 +434,28 @@ def ablation_figure(studies: Mapping[str, tuple[float, Sequence[AblationResult]]
                 y=rows,
                 coloraxis="coloraxis",
                 texttemplate="%{z:.2f}",
-                hovertemplate="silenced: %{y} %{x}<br>exact match: %{z:.3f}<extra>" + html.escape(name) + "</extra>",
+                hovertemplate=tr("silenced: %{y} %{x}<br>exact match: %{z:.3f}")
+                + f"<extra>{html.escape(name)}</extra>",
             ),
             row=1,
             col=col,
         )
-        fig.update_xaxes(title_text="silenced head", side="bottom", row=1, col=col)
-    fig.update_yaxes(title_text="attention", row=1, col=1)
+        fig.update_xaxes(title_text=tr("silenced head"), side="bottom", row=1, col=col)
+    fig.update_yaxes(title_text=tr("attention"), row=1, col=1)
     fig.update_yaxes(autorange="reversed", showticklabels=True)
-    style(fig, "Exact match with heads switched off", height=150 + 34 * len(rows))
+    style(fig, tr("Exact match with heads switched off"), height=150 + 34 * len(rows))
     fig.update_layout(
-        coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1, colorbar=dict(title="exact<br>match", thickness=12)),
+        coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1, colorbar=dict(title=tr("exact<br>match"), thickness=12)),
         margin=dict(l=110, r=20, t=90, b=60),
     )
     return fig
 
 
 def _ablation_table(results: Sequence[AblationResult]) -> tuple[list[str], dict[str, list[float]]]:
-    """Rows ``"cross L1"`` -> scores ``[H0, H1, ..., all]``."""
+    """Rows ``"cross L1"`` (in the reader's language) -> scores ``[H0, H1, ..., all]``."""
     table: dict[str, list[float]] = {}
     for result in results:
-        row = f"{result.kind} L{result.layer}"
+        row = tr("{kind} L{layer}", kind=tr(result.kind), layer=result.layer)
         table.setdefault(row, []).append(result.score)
     return list(table), table
 
@@ -470,7 +485,11 @@ def _heatmap(example: AttentionExample, kind: str, layer: int, head: int, visibl
         coloraxis="coloraxis",
         xgap=1,
         ygap=1,
-        hovertemplate=f"layer {layer}, head {head}<br>query: %{{y}}<br>key: %{{x}}<br>weight: %{{z:.2f}}<extra></extra>",
+        hovertemplate=tr(
+            "layer {layer}, head {head}<br>query: %{{y}}<br>key: %{{x}}<br>weight: %{{z:.2f}}<extra></extra>",
+            layer=layer,
+            head=head,
+        ),
     )
 
 
@@ -482,7 +501,7 @@ def _grid(n_layers: int, n_heads: int) -> go.Figure:
         cols=n_heads,
         horizontal_spacing=0.02,
         vertical_spacing=0.06,
-        column_titles=[f"head {h}" for h in range(n_heads)],
+        column_titles=[tr("head {h}", h=h) for h in range(n_heads)],
     )
 
 
@@ -491,9 +510,11 @@ def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> Non
     fig.update_xaxes(type="category", showticklabels=False, tickfont=dict(size=11), tickangle=-90)
     fig.update_yaxes(type="category", showticklabels=False, autorange="reversed", tickfont=dict(size=11))
     for head in range(n_heads):
-        fig.update_xaxes(title_text="key", showticklabels=True, row=n_layers, col=head + 1)
+        fig.update_xaxes(title_text=tr("key"), showticklabels=True, row=n_layers, col=head + 1)
     for layer in range(n_layers):
-        fig.update_yaxes(title_text=f"layer {layer}<br>query", showticklabels=True, row=layer + 1, col=1)
+        fig.update_yaxes(
+            title_text=tr("layer {layer}<br>query", layer=layer), showticklabels=True, row=layer + 1, col=1
+        )
     style(fig, title, height=100 + 230 * n_layers)
     fig.update_layout(
         title=dict(y=0.98, yanchor="top"),
@@ -501,7 +522,7 @@ def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> Non
             colorscale=WEIGHTS_SCALE,
             cmin=0,
             cmax=1,
-            colorbar=dict(title=dict(text="weight", side="right"), thickness=12),
+            colorbar=dict(title=dict(text=tr("weight"), side="right"), thickness=12),
         ),
         margin=dict(l=80, r=20, t=90, b=50),
     )

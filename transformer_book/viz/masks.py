@@ -20,6 +20,7 @@ from torch import Tensor
 
 from transformer.attention import scaled_dot_product_attention
 from transformer.masks import causal_mask, padding_mask, target_mask
+from transformer_book.i18n import tr, translatable
 
 from .attention import to_numpy, token_labels
 from .controls import dropdown
@@ -27,7 +28,12 @@ from .style import figure_note, row_label_spacing, style
 
 # Why a cell is hidden, as a number for one discrete colour scale.
 FUTURE, PADDING, BOTH, VISIBLE = 0, 1, 2, 3
-REASONS = {FUTURE: "hidden: future", PADDING: "hidden: padding key", BOTH: "hidden: both", VISIBLE: "may attend"}
+REASONS = {
+    FUTURE: translatable("hidden: future"),
+    PADDING: translatable("hidden: padding key"),
+    BOTH: translatable("hidden: both"),
+    VISIBLE: translatable("may attend"),
+}
 REASON_COLOURS = {FUTURE: "#d1d5db", PADDING: "#fdba74", BOTH: "#a8a29e", VISIBLE: "#2563eb"}
 PANELS = ("padding", "causal", "combined")
 HIDDEN_COLOUR, VISIBLE_COLOUR = "#9ca3af", "#2563eb"
@@ -75,8 +81,8 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
                 coloraxis="coloraxis",
                 xgap=1,
                 ygap=1,
-                customdata=np.vectorize(REASONS.get)(codes[name]),
-                hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>",
+                customdata=np.vectorize(lambda code: tr(REASONS[code]))(codes[name]),
+                hovertemplate=tr("query %{y}<br>key %{x}<br>%{customdata}<extra></extra>"),
             ),
             row=1,
             col=col,
@@ -84,7 +90,7 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
     empty = [i for i, row in enumerate(codes["combined"]) if (row != VISIBLE).all()]
     for i in empty:  # rows with no visible key: the fully-masked-row case
         fig.add_annotation(
-            text="empty",
+            text=tr("empty"),
             x=1.0,
             y=labels[i],
             xref="x3 domain",
@@ -93,11 +99,11 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
             showarrow=False,
             font=dict(size=11, color="#b91c1c"),
         )
-    fig.update_xaxes(title_text="key", tickfont=dict(size=11))
+    fig.update_xaxes(title_text=tr("key"), tickfont=dict(size=11))
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
-    fig.update_yaxes(title_text="query", row=1, col=1)
+    fig.update_yaxes(title_text=tr("query"), row=1, col=1)
     height = int(min(640, 300 + 20 * len(tokens)))
-    style(fig, "Why each score is hidden: the padding mask, the causal mask, both", height=height + 40)
+    style(fig, tr("Why each score is hidden: the padding mask, the causal mask, both"), height=height + 40)
     plot_height = height - 70 - 150
     fig.update_layout(margin=dict(t=110, b=150, l=70, r=50), coloraxis_colorbar=dict(y=-95 / plot_height))
     return fig
@@ -127,7 +133,7 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
                     xgap=1,
                     ygap=1,
                     visible=n_real == real,
-                    hovertemplate="query position %{y}<br>key position %{x}<extra></extra>",
+                    hovertemplate=tr("query position %{y}<br>key position %{x}<extra></extra>"),
                 ),
                 row=1,
                 col=col,
@@ -153,7 +159,7 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
             dict(
                 active=real - 1,
                 steps=real_steps,
-                currentvalue=dict(prefix="real tokens: "),
+                currentvalue=dict(prefix=tr("real tokens: ")),
                 x=0.0,
                 len=0.48,
                 pad=dict(t=110),
@@ -161,7 +167,7 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
             dict(
                 active=pad,
                 steps=pad_steps,
-                currentvalue=dict(prefix="padding tokens: "),
+                currentvalue=dict(prefix=tr("padding tokens: ")),
                 x=0.52,
                 len=0.48,
                 pad=dict(t=110),
@@ -169,10 +175,10 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
         ],
     )
     ticks = dict(tickvals=list(range(N)), range=[-0.5, N - 0.5], tickfont=dict(size=10), tickangle=0)
-    fig.update_xaxes(title_text="key position", constrain="domain", **ticks)
+    fig.update_xaxes(title_text=tr("key position"), constrain="domain", **ticks)
     fig.update_yaxes(autorange=False, showticklabels=True, **{**ticks, "range": [N - 0.5, -0.5]})
-    fig.update_yaxes(title_text="query position", row=1, col=1)
-    style(fig, "The padding mask, the causal mask and both, for any lengths", height=510)
+    fig.update_yaxes(title_text=tr("query position"), row=1, col=1)
+    style(fig, tr("The padding mask, the causal mask and both, for any lengths"), height=510)
     fig.update_layout(margin=dict(t=110, b=200, l=60, r=20))
     return fig
 
@@ -186,9 +192,9 @@ def _mask_panels(row_labels: list[str]) -> go.Figure:
         horizontal_spacing=row_label_spacing(row_labels),
         shared_yaxes=True,
         subplot_titles=[
-            "padding mask<br>(B, 1, 1, S) broadcast",
-            "causal mask<br>(1, 1, T, T)",
-            "padding & causal<br>target_mask (B, 1, T, T)",
+            tr("padding mask<br>(B, 1, 1, S) broadcast"),
+            tr("causal mask<br>(1, 1, T, T)"),
+            tr("padding & causal<br>target_mask (B, 1, T, T)"),
         ],
     )
     scale = [[(code + side) / 4, REASON_COLOURS[code]] for code in sorted(REASONS) for side in (0, 1)]  # one band each
@@ -199,7 +205,7 @@ def _mask_panels(row_labels: list[str]) -> go.Figure:
             cmax=3.5,
             colorbar=dict(
                 tickvals=list(REASONS),
-                ticktext=list(REASONS.values()),
+                ticktext=[tr(reason) for reason in REASONS.values()],
                 orientation="h",
                 thickness=14,
                 len=0.9,
@@ -244,39 +250,41 @@ def masking_methods(scores: Tensor, visible: Tensor) -> list[MaskedRow]:
 
     rows = [
         (
-            "masked_fill(dtype min): correct",
-            "Hidden scores become the most negative float32 (−3.4e38): exp() turns them into exactly 0.",
+            tr("masked_fill(dtype min): correct"),
+            tr("Hidden scores become the most negative float32 (−3.4e38): exp() turns them into exactly 0."),
             visible,
             *package(visible),
         ),
         (
-            "scores × mask: wrong",
-            "Multiplying sets hidden scores to 0, and exp(0) = 1: the padding keys still get weight.",
+            tr("scores × mask: wrong"),
+            tr("Multiplying sets hidden scores to 0, and exp(0) = 1: the padding keys still get weight."),
             visible,
             scores * visible,
             torch.softmax(scores * visible, dim=-1),
         ),
         (
-            "additive −inf mask: correct here",
-            "scores + (0 or −inf), PyTorch's float mask: fine as long as the row keeps one visible key.",
+            tr("additive −inf mask: correct here"),
+            tr("scores + (0 or −inf), PyTorch's float mask: fine as long as the row keeps one visible key."),
             visible,
             *fill(visible, float("-inf")),
         ),
         (
-            "no visible key, −inf fill: NaN",
-            "Every key hidden with −inf: softmax computes 0 / 0 and the whole row is NaN, which then spreads.",
+            tr("no visible key, −inf fill: NaN"),
+            tr("Every key hidden with −inf: softmax computes 0 / 0 and the whole row is NaN, which then spreads."),
             none,
             *fill(none, float("-inf")),
         ),
         (
-            "no visible key, −1e9 fill: uniform",
-            "A finite fill on a row with every key hidden: all scores equal, so softmax silently averages the padding.",
+            tr("no visible key, −1e9 fill: uniform"),
+            tr(
+                "A finite fill on a row with every key hidden: all scores equal, so softmax silently averages the padding."
+            ),
             none,
             *fill(none, -1e9),
         ),
         (
-            "no visible key, this package: zeros",
-            "The package fills with the dtype's min, then zeroes rows with no visible key: weights 0, output 0.",
+            tr("no visible key, this package: zeros"),
+            tr("The package fills with the dtype's min, then zeroes rows with no visible key: weights 0, output 0."),
             none,
             *package(none),
         ),
@@ -301,7 +309,7 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
         rows=1,
         cols=3,
         horizontal_spacing=0.11,
-        subplot_titles=["1. scores of one query", "2. after masking", "3. softmax weights"],
+        subplot_titles=[tr("1. scores of one query"), tr("2. after masking"), tr("3. softmax weights")],
     )
 
     def bars(method: MaskedRow) -> list[dict]:
@@ -342,7 +350,7 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
                 color=colours(first)["marker.color"],
                 pattern=dict(shape=colours(first)["marker.pattern.shape"], fgcolor="#4b5563", bgcolor=HIDDEN_COLOUR),
             ),
-            hovertemplate="key %{x}: %{text}<extra></extra>",
+            hovertemplate=tr("key %{x}: %{text}<extra></extra>"),
             textfont=dict(size=11),
         )
     buttons = []
@@ -365,12 +373,12 @@ def masking_methods_figure(scores: Tensor, visible: Tensor, tokens: Sequence[obj
                 ],
             )
         )
-    fig.update_layout(updatemenus=[dropdown(buttons, y=1.45, active=active, name="masking")])
-    fig.update_yaxes(title_text="score", range=[-bound, bound], row=1, col=1)
-    fig.update_yaxes(title_text="masked score", range=[-bound, bound], row=1, col=2)
-    fig.update_yaxes(title_text="weight", range=[0, 1.1], row=1, col=3)
-    fig.update_xaxes(title_text="key", tickangle=-45)
-    fig.add_annotation(figure_note("blue: visible key · grey, hatched: hidden key", y=-0.36))
+    fig.update_layout(updatemenus=[dropdown(buttons, y=1.45, active=active, name=tr("masking"))])
+    fig.update_yaxes(title_text=tr("score"), range=[-bound, bound], row=1, col=1)
+    fig.update_yaxes(title_text=tr("masked score"), range=[-bound, bound], row=1, col=2)
+    fig.update_yaxes(title_text=tr("weight"), range=[0, 1.1], row=1, col=3)
+    fig.update_xaxes(title_text=tr("key"), tickangle=-45)
+    fig.add_annotation(figure_note(tr("blue: visible key · grey, hatched: hidden key"), y=-0.36))
     style(fig, methods[active].description, height=480)
     fig.update_layout(margin=dict(t=150, b=110, l=60, r=20), title=dict(y=0.82, yanchor="bottom", font=dict(size=13)))
     return fig

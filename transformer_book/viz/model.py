@@ -9,7 +9,9 @@ static book without a kernel.
 from __future__ import annotations
 
 import html
+import re
 import textwrap
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,23 +25,47 @@ from transformer.config import TransformerConfig
 from transformer.model import Encoder
 from transformer.utils import seeded
 
+from ..i18n import tr, translatable
 from ..parameters import parameter_formula, sublayer_parameters
 from .controls import dropdown
 from .overview import COLOURS, arrow, meta_model
 from .style import SIGNED_SCALE, style
 
 VARIANT_COLOURS = {False: "#d62728", True: "#1f77b4"}  # post-norm red, pre-norm blue
-VARIANT_NAMES = {False: "post-norm (paper)", True: "pre-norm"}
+VARIANT_NAMES = {False: translatable("post-norm (paper)"), True: translatable("pre-norm")}  # shown through tr
 
 
 # ---------------------------------------------------------------------------------------------------------- parameters
-_PARTS = {"self_attn": "self-attention", "cross_attn": "cross-attention", "feed_forward": "feed-forward"}
+_PARTS = {
+    "self_attn": translatable("self-attention"),
+    "cross_attn": translatable("cross-attention"),
+    "feed_forward": translatable("feed-forward"),
+}
+# The other groups and parts parameter_tree names: English keys, which the figures show through tr.
+_TREE_NAMES = (
+    translatable("model"),
+    translatable("embeddings"),
+    translatable("encoder"),
+    translatable("decoder"),
+    translatable("output"),
+    translatable("shared embedding"),
+    translatable("shared embedding (+ output)"),
+    translatable("source embedding"),
+    translatable("target embedding"),
+    translatable("target embedding (+ output)"),
+    translatable("learned positions"),
+    translatable("projection weight"),
+    translatable("projection bias"),
+    translatable("layer norms"),
+    translatable("masked self-attention"),
+)
 
 
 def parameter_tree(config: TransformerConfig) -> dict[tuple[str, str], int]:
     """Parameters of ``Transformer(config)`` by ``(group, part)``, counted on a meta-device model (the package's real
     modules, no memory). ``named_parameters()`` yields a shared tensor once, so tied matrices are counted once, under
-    the embedding (marked "+ output" when the output projection reuses it)."""
+    the embedding (marked "+ output" when the output projection reuses it). The names are English keys (a figure
+    shows them through ``tr``)."""
     c = config
     model = meta_model(config)
     if c.share_embeddings:
@@ -78,7 +104,7 @@ def parameter_sunburst(configs: dict[str, TransformerConfig]) -> go.Figure:
         for (group, _), n in tree.items():
             groups[group] = groups.get(group, 0) + n
         ids = ["model", *(f"model/{g}" for g in groups), *(f"model/{g}/{p}" for g, p in tree)]
-        labels = ["model", *groups, *(p for _, p in tree)]
+        labels = [tr("model"), *(tr(g) for g in groups), *(tr(p) for _, p in tree)]
         parents = ["", *("model" for _ in groups), *(f"model/{g}" for g, _ in tree)]
         values = [total, *groups.values(), *tree.values()]
         fig.add_trace(
@@ -93,11 +119,13 @@ def parameter_sunburst(configs: dict[str, TransformerConfig]) -> go.Figure:
                 insidetextorientation="auto",
                 sort=False,
                 texttemplate="%{label}<br>%{percentRoot:.1%}",
-                hovertemplate="<b>%{label}</b><br>%{customdata} parameters<br>%{percentRoot:.1%} of the model<extra></extra>",
+                hovertemplate=tr(
+                    "<b>%{label}</b><br>%{customdata} parameters<br>%{percentRoot:.1%} of the model<extra></extra>"
+                ),
                 marker=dict(colors=[_group_colour(i) for i in ids]),
             )
         )
-        titles.append(f"{label}: {total:,} parameters")
+        titles.append(tr("{label}: {total:,} parameters", label=label, total=total))
     buttons = [
         dict(
             label=label,
@@ -135,13 +163,13 @@ def parameter_explorer():
     import ipywidgets as widgets
 
     d_model = widgets.Dropdown(options=[64, 128, 256, 512, 768, 1024], value=512, description="d_model")
-    n_heads = widgets.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="heads")
+    n_heads = widgets.Dropdown(options=[1, 2, 4, 8, 16], value=8, description=tr("heads"))
     ff_ratio = widgets.Dropdown(  # a label wider than ipywidgets' default width, which would cut it short
         options=[1, 2, 4, 8], value=4, description="d_ff / d_model", style={"description_width": "initial"}
     )
-    layers = widgets.IntSlider(value=6, min=1, max=24, description="layers", continuous_update=False)
-    vocab = widgets.BoundedIntText(value=37_000, min=2, max=500_000, step=1000, description="vocabulary")
-    shared = widgets.Checkbox(value=True, description="share and tie embeddings")
+    layers = widgets.IntSlider(value=6, min=1, max=24, description=tr("layers"), continuous_update=False)
+    vocab = widgets.BoundedIntText(value=37_000, min=2, max=500_000, step=1000, description=tr("vocabulary"))
+    shared = widgets.Checkbox(value=True, description=tr("share and tie embeddings"))
     out = widgets.HTML()
 
     def update(_=None) -> None:
@@ -165,20 +193,25 @@ def parameter_explorer():
         cell = "<td style='padding:1px 1.2em 1px 0; text-align:{}'>{}</td>"
         header = "".join(
             f"<th style='padding:1px 1.2em 1px 0; text-align:{a}'>{t}</th>"
-            for a, t in (("left", "component"), ("left", "part"), ("right", "parameters"), ("right", "share"))
+            for a, t in (
+                ("left", tr("component")),
+                ("left", tr("part")),
+                ("right", tr("parameters")),
+                ("right", tr("share")),
+            )
         )
         rows = "".join(
             "<tr>"
-            + cell.format("left", html.escape(g))
-            + cell.format("left", html.escape(p))
+            + cell.format("left", html.escape(tr(g)))
+            + cell.format("left", html.escape(tr(p)))
             + cell.format("right", f"{n:,}")
             + cell.format("right", f"{n / total:.1%}")
             + "</tr>"
             for (g, p), n in tree.items()
         )
         out.value = (
-            f"<p><b>{total:,} parameters</b> ({total / 1e6:.1f} M)</p>"
-            f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>"
+            tr("<p><b>{total:,} parameters</b> ({millions:.1f} M)</p>", total=total, millions=total / 1e6)
+            + f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>"
         )
 
     for control in (d_model, n_heads, ff_ratio, layers, vocab, shared):
@@ -199,11 +232,11 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     B, T, d = x.shape
     flat = x.reshape(B * T, d)  # (B*T, d): one row per position
     states = {
-        "raw activations": flat,
-        "layer norm (each row)": F.layer_norm(flat, (d,), eps=eps),
-        "batch norm (each column)": F.batch_norm(flat, None, None, training=True, eps=eps),
+        tr("raw activations"): flat,
+        tr("layer norm (each row)"): F.layer_norm(flat, (d,), eps=eps),
+        tr("batch norm (each column)"): F.batch_norm(flat, None, None, training=True, eps=eps),
     }
-    rows = [f"seq {b} · pos {t}" for b in range(B) for t in range(T)]
+    rows = [tr("seq {b} · pos {t}", b=b, t=t) for b in range(B) for t in range(T)]
     cols = [f"f{j}" for j in range(d)]
     fig = make_subplots(
         rows=2,
@@ -228,45 +261,45 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
                 zmin=-limit,
                 zmax=limit,
                 visible=visible,
-                colorbar=dict(title="value", thickness=12, len=0.7, y=0.36),
+                colorbar=dict(title=tr("value"), thickness=12, len=0.7, y=0.36),
                 texttemplate="%{z:.1f}",
                 hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>",
             ),
             row=2,
             col=1,
         )
-        for axis, name, colour in ((0, "mean", "#4c78a8"), (0, "std", "#f58518")):
-            stat = v.mean(axis) if name == "mean" else v.std(axis)
+        for axis, name, colour in ((0, translatable("mean"), "#4c78a8"), (0, translatable("std"), "#f58518")):
+            stat, label = v.mean(axis) if name == "mean" else v.std(axis), tr(name)
             fig.add_trace(
                 go.Scatter(
                     x=cols,
                     y=stat,
                     mode="markers+lines",
-                    name=f"column {name}",
+                    name=tr("column {name}", name=label),
                     marker=dict(color=colour, size=7),
                     line=dict(color=colour, width=1),
                     visible=visible,
                     legendgroup=name,
                     showlegend=False,
-                    hovertemplate=f"%{{x}}: {name} %{{y:.3f}}<extra></extra>",
+                    hovertemplate=f"%{{x}}: {label} %{{y:.3f}}<extra></extra>",
                 ),
                 row=1,
                 col=1,
             )
-        for axis, name, colour in ((1, "mean", "#4c78a8"), (1, "std", "#f58518")):
-            stat = v.mean(axis) if name == "mean" else v.std(axis)
+        for axis, name, colour in ((1, translatable("mean"), "#4c78a8"), (1, translatable("std"), "#f58518")):
+            stat, label = v.mean(axis) if name == "mean" else v.std(axis), tr(name)
             fig.add_trace(
                 go.Scatter(
                     x=stat,
                     y=rows,
                     mode="markers+lines",
-                    name=name,
+                    name=label,
                     marker=dict(color=colour, size=7),
                     line=dict(color=colour, width=1),
                     visible=visible,
                     legendgroup=name,
                     showlegend=visible,
-                    hovertemplate=f"%{{y}}: {name} %{{x:.3f}}<extra></extra>",
+                    hovertemplate=f"%{{y}}: {label} %{{x:.3f}}<extra></extra>",
                 ),
                 row=2,
                 col=2,
@@ -285,16 +318,18 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
         )
         for i, label in enumerate(states)
     ]
-    style(fig, "Each row's features, with the mean and spread of rows and columns", height=560)
+    style(fig, tr("Each row's features, with the mean and spread of rows and columns"), height=560)
     fig.update_layout(
         margin=dict(l=110, r=30, t=110, b=60),
         legend=dict(orientation="h", x=1.0, xanchor="right", y=1.01, yanchor="bottom"),
         updatemenus=[dropdown(buttons, y=1.04, name="show")],
     )
-    fig.update_yaxes(autorange="reversed", row=2, col=1, title_text="position (row)")
-    fig.update_xaxes(title_text="feature (column)", tickangle=-90, row=2, col=1)  # on end: a phone's column is narrow
-    fig.update_yaxes(title_text="column", row=1, col=1, range=[-2.5, 4], dtick=2)
-    fig.update_xaxes(title_text="row", row=2, col=2, range=[-2.5, 4], dtick=2, tickangle=0, tickfont=dict(size=10))
+    fig.update_yaxes(autorange="reversed", row=2, col=1, title_text=tr("position (row)"))
+    fig.update_xaxes(
+        title_text=tr("feature (column)"), tickangle=-90, row=2, col=1
+    )  # on end: a phone's column is narrow
+    fig.update_yaxes(title_text=tr("column"), row=1, col=1, range=[-2.5, 4], dtick=2)
+    fig.update_xaxes(title_text=tr("row"), row=2, col=2, range=[-2.5, 4], dtick=2, tickangle=0, tickfont=dict(size=10))
     return fig
 
 
@@ -370,10 +405,10 @@ def depth_statistics(
 def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     """Three panels through depth (activation size, gradient reaching each layer, gradient of each layer's weights)
     for post-norm and pre-norm stacks; a dropdown shows both or one of them."""
-    titles = ("residual stream RMS", "‖∂loss/∂x‖ at each layer's output", "‖∂loss/∂weights‖ of each layer")
+    titles = (tr("residual stream RMS"), tr("‖∂loss/∂x‖ at each layer's output"), tr("‖∂loss/∂weights‖ of each layer"))
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.12)
     for stats in statistics:
-        colour, name = VARIANT_COLOURS[stats.norm_first], VARIANT_NAMES[stats.norm_first]
+        colour, name = VARIANT_COLOURS[stats.norm_first], tr(VARIANT_NAMES[stats.norm_first])
         series = (
             (range(len(stats.activation_rms)), stats.activation_rms),
             (range(len(stats.input_gradient)), stats.input_gradient),
@@ -390,19 +425,19 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
                     showlegend=col == 1,
                     line=dict(color=colour),
                     marker=dict(size=5),
-                    hovertemplate=f"{name}<br>layer %{{x}}: %{{y:.4g}}<extra></extra>",
+                    hovertemplate=tr("{name}<br>layer %{{x}}: %{{y:.4g}}<extra></extra>", name=name),
                 ),
                 row=1,
                 col=col,
             )
     n = len(statistics)
-    options = [("both", [True] * n)]
-    options += [(VARIANT_NAMES[s.norm_first], [j == i for j in range(n)]) for i, s in enumerate(statistics)]
+    options = [(tr("both"), [True] * n)]
+    options += [(tr(VARIANT_NAMES[s.norm_first]), [j == i for j in range(n)]) for i, s in enumerate(statistics)]
     buttons = [
         dict(label=label, method="restyle", args=[{"visible": [v for v in show for _ in range(3)]}])
         for label, show in options
     ]
-    style(fig, "Post-norm and pre-norm through the depth of the stack", height=430)
+    style(fig, tr("Post-norm and pre-norm through the depth of the stack"), height=430)
     fig.update_layout(
         margin=dict(l=60, r=20, t=140, b=100),
         legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.28),
@@ -410,10 +445,10 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     )
     fig.update_annotations(font=dict(size=12))
     for col in (1, 2, 3):
-        fig.update_xaxes(title_text="layer (0 = input)" if col < 3 else "layer", row=1, col=col)
+        fig.update_xaxes(title_text=tr("layer (0 = input)") if col < 3 else tr("layer"), row=1, col=col)
     fig.update_yaxes(title_text="RMS", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="gradient norm", type="log", row=1, col=2)
-    fig.update_yaxes(title_text="gradient norm", type="log", row=1, col=3)
+    fig.update_yaxes(title_text=tr("gradient norm"), type="log", row=1, col=2)
+    fig.update_yaxes(title_text=tr("gradient norm"), type="log", row=1, col=3)
     return fig
 
 
@@ -423,24 +458,38 @@ class _Box:
     x: float
     y0: float
     y1: float
-    label: str
+    label: str  # English, drawn through tr
     role: str  # "self", "masked", "cross", "ffn", "norm", "io"
 
 
-_EXPLAIN = {
-    "overview": "Post-norm, as in the paper: each sub-layer's output is added to its input, then layer-normalised.",
-    "self": "Encoder self-attention: queries, keys and values all come from the source positions. "
-    "Mask: source padding (B, 1, 1, S). Weights: (B, H, S, S). {attention} parameters per layer.",
-    "masked": "Decoder masked self-attention: Q, K, V from the target positions. Mask: padding and causal, "
-    "(B, 1, T, T), so position t sees 0..t. Its own weights, not the cross-attention's. {attention} parameters.",
-    "cross": "Cross-attention: queries from the decoder, keys and values from the encoder's memory. "
-    "Mask: source padding (B, 1, 1, S). Weights: (B, H, T, S). {attention} parameters.",
-    "ffn": "Feed-forward: the same d_model -> d_ff -> d_model network at every position, alone (two 1x1 convolutions). "
-    "{ffn} parameters per layer, two thirds of an encoder layer.",
-    "norm": "Add & norm: x = LayerNorm(x + Dropout(Sublayer(x))). The sum keeps the input; the norm rescales each "
-    "position to mean 0, variance 1, then applies its gain and bias ({norm} parameters).",
-    "pre": "Pre-norm: x = x + Dropout(Sublayer(LayerNorm(x))). The residual path from the embeddings to the top is "
-    "never normalised (an identity path); one final LayerNorm closes each stack.",
+_EXPLAIN = {  # templates, filled (and translated) by tr
+    "overview": translatable(
+        "Post-norm, as in the paper: each sub-layer's output is added to its input, then layer-normalised."
+    ),
+    "self": translatable(
+        "Encoder self-attention: queries, keys and values all come from the source positions. "
+        "Mask: source padding (B, 1, 1, S). Weights: (B, H, S, S). {attention} parameters per layer."
+    ),
+    "masked": translatable(
+        "Decoder masked self-attention: Q, K, V from the target positions. Mask: padding and causal, "
+        "(B, 1, T, T), so position t sees 0..t. Its own weights, not the cross-attention's. {attention} parameters."
+    ),
+    "cross": translatable(
+        "Cross-attention: queries from the decoder, keys and values from the encoder's memory. "
+        "Mask: source padding (B, 1, 1, S). Weights: (B, H, T, S). {attention} parameters."
+    ),
+    "ffn": translatable(
+        "Feed-forward: the same d_model -> d_ff -> d_model network at every position, alone (two 1x1 convolutions). "
+        "{ffn} parameters per layer, two thirds of an encoder layer."
+    ),
+    "norm": translatable(
+        "Add & norm: x = LayerNorm(x + Dropout(Sublayer(x))). The sum keeps the input; the norm rescales each "
+        "position to mean 0, variance 1, then applies its gain and bias ({norm} parameters)."
+    ),
+    "pre": translatable(
+        "Pre-norm: x = x + Dropout(Sublayer(LayerNorm(x))). The residual path from the embeddings to the top is "
+        "never normalised (an identity path); one final LayerNorm closes each stack."
+    ),
 }
 
 
@@ -452,18 +501,23 @@ def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) ->
         start = y - 0.25
         if norm_first:
             boxes += [
-                _Box(x, y, y + 0.4, "LayerNorm", "norm"),
+                _Box(x, y, y + 0.4, translatable("LayerNorm"), "norm"),
                 _Box(x, y + 0.6, y + 1.4, label, role),
                 _Box(x, y + 1.6, y + 2.0, "+", "norm"),
             ]
             residuals.append((x, start, y + 1.8))
             y += 2.5
         else:
-            boxes += [_Box(x, y, y + 0.8, label, role), _Box(x, y + 1.05, y + 1.5, "Add & LayerNorm", "norm")]
+            boxes += [
+                _Box(x, y, y + 0.8, label, role),
+                _Box(x, y + 1.05, y + 1.5, translatable("Add & LayerNorm"), "norm"),
+            ]
             residuals.append((x, start, y + 1.275))
             y += 2.0
     if norm_first:
-        boxes.append(_Box(x, y + 0.5, y + 0.9, "final LayerNorm", "norm"))  # outside the (× N) frame: once per stack
+        boxes.append(
+            _Box(x, y + 0.5, y + 0.9, translatable("final LayerNorm"), "norm")
+        )  # outside the (× N) frame: once per stack
     return boxes, residuals
 
 
@@ -471,30 +525,30 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
     """One encoder layer and one decoder layer; a dropdown highlights a sub-layer (with what it attends to, its mask
     and its parameters for ``config``) or redraws both layers in the pre-norm arrangement."""
     numbers = {name: f"{count:,}" for name, count in sublayer_parameters(config.d_model, config.d_ff).items()}
-    encoder = [("Multi-head self-attention", "self"), ("Feed-forward", "ffn")]
+    encoder = [(translatable("Multi-head self-attention"), "self"), (translatable("Feed-forward"), "ffn")]
     decoder = [
-        ("Masked multi-head self-attention", "masked"),
-        ("Multi-head cross-attention", "cross"),
-        ("Feed-forward", "ffn"),
+        (translatable("Masked multi-head self-attention"), "masked"),
+        (translatable("Multi-head cross-attention"), "cross"),
+        (translatable("Feed-forward"), "ffn"),
     ]
     layouts = {
         norm_first: (_column(2.3, encoder, norm_first), _column(7.3, decoder, norm_first))
         for norm_first in (False, True)
     }
-    states = [("overview (post-norm, the paper)", False, None, "overview")]
+    states = [(tr("overview (post-norm, the paper)"), False, None, "overview")]
     states += [
         (label, False, role, role)
         for label, role in (
-            ("encoder self-attention", "self"),
-            ("decoder masked self-attention", "masked"),
-            ("cross-attention", "cross"),
-            ("feed-forward", "ffn"),
-            ("add & norm", "norm"),
+            (tr("encoder self-attention"), "self"),
+            (tr("decoder masked self-attention"), "masked"),
+            (tr("cross-attention"), "cross"),
+            (tr("feed-forward"), "ffn"),
+            (tr("add & norm"), "norm"),
         )
     ]
-    states.append(("pre-norm instead", True, None, "pre"))
+    states.append((tr("pre-norm instead"), True, None, "pre"))
     drawings = [
-        _drawing(layouts[norm_first], role, _EXPLAIN[key].format(**numbers)) for _, norm_first, role, key in states
+        _drawing(layouts[norm_first], role, tr(_EXPLAIN[key], **numbers)) for _, norm_first, role, key in states
     ]
     # Same scale in every state; the shorter post-norm drawing is centred vertically.
     tallest = max(boxes[-1].y1 for enc_dec in layouts.values() for boxes, _ in enc_dec)
@@ -508,7 +562,7 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
         dict(label=label, method="relayout", args=[{"shapes": shapes, "annotations": notes, "yaxis.range": y_range}])
         for (label, *_), (shapes, notes), y_range in zip(states, drawings, ranges, strict=True)
     ]
-    style(fig, "One encoder layer and one decoder layer", height=660)
+    style(fig, tr("One encoder layer and one decoder layer"), height=660)
     fig.update_layout(
         margin=dict(l=10, r=10, t=90, b=10),
         dragmode=False,
@@ -533,8 +587,8 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     }
 
     for title, x, boxes, residuals, tokens in (
-        ("Encoder layer", 2.3, enc_boxes, enc_res, "source x (B, S, d_model)"),
-        ("Decoder layer", 7.3, dec_boxes, dec_res, "target y (B, T, d_model)"),
+        (tr("Encoder layer"), 2.3, enc_boxes, enc_res, tr("source x (B, S, d_model)")),
+        (tr("Decoder layer"), 7.3, dec_boxes, dec_res, tr("target y (B, T, d_model)")),
     ):
         top = boxes[-1].y1
         layer_top = max(b.y1 for b in boxes if not b.label.startswith("final"))
@@ -596,7 +650,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
                 dict(
                     x=box.x,
                     y=(box.y0 + box.y1) / 2,
-                    text=box.label,
+                    text=box.label if box.label == "+" else tr(box.label),
                     showarrow=False,
                     font=dict(size=13 if box.label != "+" else 16, color="#222" if on else "#999"),
                 )
@@ -610,7 +664,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
             y=enc_top,
             yanchor="bottom",
             yshift=3,
-            text="memory (B, S, d_model)",
+            text=tr("memory (B, S, d_model)"),
             showarrow=False,
             font=dict(size=12),
         )
@@ -633,7 +687,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     notes.append(
         dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12))
     )
-    text = "<br>".join(textwrap.wrap(html.escape(explanation), 72))  # fits a phone once the diagram is scaled to it
+    text = "<br>".join(_wrap(html.escape(explanation), 72))  # fits a phone once the diagram is scaled to it
     notes.append(
         dict(
             x=0.0,
@@ -649,6 +703,27 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
         )
     )
     return shapes, notes
+
+
+_CLOSING = set("，。、；：！？）》」』”’")  # never at the start of a line
+_WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")  # CJK: two columns each
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``textwrap.wrap(text, width)``; for text with CJK characters (two columns wide, and a line may break between
+    any two of them, but not before closing punctuation), a greedy wrap by display width that keeps runs of ASCII
+    (words, shapes, code) whole."""
+    if not _WIDE.search(text):
+        return textwrap.wrap(text, width)
+    lines, line, used = [], "", 0
+    for token in re.findall(r"[!-~]+|.", text):
+        size = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in token)
+        if line and used + size > width and token not in _CLOSING:
+            lines.append(line.rstrip())
+            line, used = "", 0
+        if line or not token.isspace():
+            line, used = line + token, used + size
+    return [*lines, line.rstrip()] if line.strip() else lines
 
 
 __all__ = [

@@ -8,6 +8,8 @@ import torch
 from transformer.config import TransformerConfig
 from transformer.model import Transformer
 
+from ..i18n import tr
+
 # Block colours, close to the paper's figure 1.
 COLOURS = {
     "embed": "#f8d7da",
@@ -81,8 +83,12 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     """
     c = config
     p = _block_params(meta_model(config))
-    fmt = lambda k: f"{p[k]:,} parameters" if p[k] else "no parameters of its own"
-    norm_kind = "pre-norm: x + Sublayer(LayerNorm(x))" if c.norm_first else "post-norm: LayerNorm(x + Sublayer(x))"
+    fmt = lambda k: tr("{n:,} parameters", n=p[k]) if p[k] else tr("no parameters of its own")
+    in_layers = lambda k, n: tr("{parameters} in {n} layers", parameters=fmt(k), n=n)
+    norm_kind = (
+        tr("pre-norm: x + Sublayer(LayerNorm(x))") if c.norm_first else tr("post-norm: LayerNorm(x + Sublayer(x))")
+    )
+    positions = tr("+ sinusoidal positions") if c.positional_encoding == "sinusoidal" else tr("+ learned positions")
     fig = go.Figure()
     width = 3.6
 
@@ -108,29 +114,30 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     enc_x, dec_x = 2.6, 7.6
     # Inputs, embeddings, positions.
     for xc, tokens, what, embed_key in (
-        (enc_x, "source tokens (B, S)", "src", "src_embed"),
-        (dec_x, "target tokens, shifted right (B, T)", "tgt", "tgt_embed"),
+        (enc_x, tr("source tokens (B, S)"), "src", "src_embed"),
+        (dec_x, tr("target tokens, shifted right (B, T)"), "tgt", "tgt_embed"),
     ):
-        block(xc, 0.0, 0.7, tokens, COLOURS["tokens"], f"integer ids, padded with pad_id={c.pad_id}", "Chapter: Masks")
-        shared = " (shared with the source)" if what == "tgt" and c.share_embeddings else ""
+        ids = tr("integer ids, padded with pad_id={pad_id}", pad_id=c.pad_id)
+        block(xc, 0.0, 0.7, tokens, COLOURS["tokens"], ids, tr("Chapter: Masks"))
+        shared = tr(" (shared with the source)") if what == "tgt" and c.share_embeddings else ""
         block(
             xc,
             1.2,
             1.9,
-            f"token embedding × √{c.d_model}",
+            tr("token embedding × √{d_model}", d_model=c.d_model),
             COLOURS["embed"],
             f"(B, {'S' if what == 'src' else 'T'}) → (B, {'S' if what == 'src' else 'T'}, {c.d_model}){shared}<br>"
             f"{fmt(embed_key)}",
-            "Chapter: Embeddings",
+            tr("Chapter: Embeddings"),
         )
         block(
             xc,
             2.4,
             3.1,
-            f"+ {c.positional_encoding} positions",
+            positions,
             COLOURS["position"],
-            f"adds position information, max_positions={c.max_positions}",
-            "Chapter: Positional encoding",
+            tr("adds position information, max_positions={n}", n=c.max_positions),
+            tr("Chapter: Positional encoding"),
         )
         fig.add_annotation(arrow(xc, 0.7, xc, 1.2))
         fig.add_annotation(arrow(xc, 1.9, xc, 2.4))
@@ -150,43 +157,52 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     )
     fig.add_annotation(x=enc_x - 2.4, y=6.15, text=f"{ne} ×", showarrow=False, xanchor="right", font=dict(size=15))
     fig.add_annotation(
-        x=enc_x - 2.25, y=8.8, text="<b>Encoder</b>", showarrow=False, xanchor="left", font=dict(size=14)
+        x=enc_x - 2.25, y=8.8, text=f"<b>{tr('Encoder')}</b>", showarrow=False, xanchor="left", font=dict(size=14)
     )
     block(
         enc_x,
         4.0,
         4.8,
-        "multi-head self-attention",
+        tr("multi-head self-attention"),
         COLOURS["attention"],
-        f"{c.n_heads} heads of d_k={c.d_k}, padding mask on the keys<br>{fmt('enc_attn')} in {ne} layers",
-        "Chapter: Attention",
+        tr("{h} heads of d_k={d_k}, padding mask on the keys", h=c.n_heads, d_k=c.d_k)
+        + f"<br>{in_layers('enc_attn', ne)}",
+        tr("Chapter: Attention"),
     )
     block(
         enc_x,
         5.1,
         5.6,
-        "add & layer norm",
+        tr("add & layer norm"),
         COLOURS["norm"],
-        f"residual + LayerNorm({c.d_model}), {norm_kind}<br>{fmt('enc_norm')} (all norms, {ne} layers)",
-        "Chapter: The full model",
+        tr("residual + LayerNorm({d_model})", d_model=c.d_model)
+        + f", {norm_kind}<br>"
+        + tr("{parameters} (all norms, {n} layers)", parameters=fmt("enc_norm"), n=ne),
+        tr("Chapter: The full model"),
     )
     block(
         enc_x,
         6.2,
         7.0,
-        "feed-forward",
+        tr("feed-forward"),
         COLOURS["ffn"],
-        f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}, each position alone<br>{fmt('enc_ffn')} in {ne} layers",
-        "Chapter: The full model",
+        tr(
+            "{d_model} → {d_ff} → {d_model}, {activation}, each position alone",
+            d_model=c.d_model,
+            d_ff=c.d_ff,
+            activation=c.activation,
+        )
+        + f"<br>{in_layers('enc_ffn', ne)}",
+        tr("Chapter: The full model"),
     )
     block(
         enc_x,
         7.3,
         7.8,
-        "add & layer norm",
+        tr("add & layer norm"),
         COLOURS["norm"],
-        f"residual + LayerNorm({c.d_model})",
-        "Chapter: The full model",
+        tr("residual + LayerNorm({d_model})", d_model=c.d_model),
+        tr("Chapter: The full model"),
     )
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3)):
         fig.add_annotation(arrow(enc_x, y0, enc_x, y1))
@@ -204,62 +220,64 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     )
     fig.add_annotation(x=dec_x + 2.4, y=7.4, text=f"× {nd}", showarrow=False, xanchor="left", font=dict(size=15))
     fig.add_annotation(
-        x=dec_x - 2.25, y=11.3, text="<b>Decoder</b>", showarrow=False, xanchor="left", font=dict(size=14)
+        x=dec_x - 2.25, y=11.3, text=f"<b>{tr('Decoder')}</b>", showarrow=False, xanchor="left", font=dict(size=14)
     )
     block(
         dec_x,
         4.0,
         4.8,
-        "masked self-attention",
+        tr("masked self-attention"),
         COLOURS["attention"],
-        f"causal + padding mask: position t sees 0..t<br>{fmt('dec_attn')} in {nd} layers",
-        "Chapters: Masks, Attention",
+        tr("causal + padding mask: position t sees 0..t") + f"<br>{in_layers('dec_attn', nd)}",
+        tr("Chapters: Masks, Attention"),
     )
     block(
         dec_x,
         5.1,
         5.6,
-        "add & layer norm",
+        tr("add & layer norm"),
         COLOURS["norm"],
-        f"residual + LayerNorm({c.d_model}), {norm_kind}<br>{fmt('dec_norm')} (all norms, {nd} layers)",
-        "Chapter: The full model",
+        tr("residual + LayerNorm({d_model})", d_model=c.d_model)
+        + f", {norm_kind}<br>"
+        + tr("{parameters} (all norms, {n} layers)", parameters=fmt("dec_norm"), n=nd),
+        tr("Chapter: The full model"),
     )
     block(
         dec_x,
         6.2,
         7.0,
-        "cross-attention",
+        tr("cross-attention"),
         COLOURS["attention"],
-        f"queries from the decoder, keys and values from the encoder's memory (B, S, {c.d_model})<br>"
-        f"{fmt('dec_cross')} in {nd} layers",
-        "Chapter: Attention",
+        tr("queries from the decoder, keys and values from the encoder's memory (B, S, {d_model})", d_model=c.d_model)
+        + f"<br>{in_layers('dec_cross', nd)}",
+        tr("Chapter: Attention"),
     )
     block(
         dec_x,
         7.3,
         7.8,
-        "add & layer norm",
+        tr("add & layer norm"),
         COLOURS["norm"],
-        f"residual + LayerNorm({c.d_model})",
-        "Chapter: The full model",
+        tr("residual + LayerNorm({d_model})", d_model=c.d_model),
+        tr("Chapter: The full model"),
     )
     block(
         dec_x,
         8.4,
         9.2,
-        "feed-forward",
+        tr("feed-forward"),
         COLOURS["ffn"],
-        f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}<br>{fmt('dec_ffn')} in {nd} layers",
-        "Chapter: The full model",
+        f"{c.d_model} → {c.d_ff} → {c.d_model}, {c.activation}<br>{in_layers('dec_ffn', nd)}",
+        tr("Chapter: The full model"),
     )
     block(
         dec_x,
         9.5,
         10.0,
-        "add & layer norm",
+        tr("add & layer norm"),
         COLOURS["norm"],
-        f"residual + LayerNorm({c.d_model})",
-        "Chapter: The full model",
+        tr("residual + LayerNorm({d_model})", d_model=c.d_model),
+        tr("Chapter: The full model"),
     )
     for y0, y1 in ((4.8, 5.1), (5.6, 6.2), (7.0, 7.3), (7.8, 8.4), (9.2, 9.5)):
         fig.add_annotation(arrow(dec_x, y0, dec_x, y1))
@@ -270,7 +288,7 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
         y=9.45,
         yanchor="bottom",
         yshift=2,
-        text=f"memory (B, S, {c.d_model})",
+        text=tr("memory (B, S, {d_model})", d_model=c.d_model),
         showarrow=False,
         font=dict(size=12, color="#444"),
     )
@@ -282,31 +300,34 @@ def architecture_figure(config: TransformerConfig) -> go.Figure:
     fig.add_annotation(arrow(bend, 6.6, dec_x - width / 2, 6.6))
 
     # Output.
-    tied = " (weights tied to the target embedding)" if c.tie_output_embedding else ""
+    tied = tr(" (weights tied to the target embedding)") if c.tie_output_embedding else ""
     block(
         dec_x,
         11.6,
         12.3,
-        f"linear → logits (B, T, {c.tgt_vocab_size})",
+        tr("linear → logits (B, T, {vocab})", vocab=c.tgt_vocab_size),
         COLOURS["output"],
-        f"one score per vocabulary entry{tied}<br>{fmt('lm_head')}",
-        "Chapter: The full model",
+        tr("one score per vocabulary entry") + f"{tied}<br>{fmt('lm_head')}",
+        tr("Chapter: The full model"),
     )
     block(
         dec_x,
         12.8,
         13.5,
-        "softmax: in the loss or when decoding",
+        tr("softmax: in the loss or when decoding"),
         "#ffffff",
-        "never inside the model: cross_entropy applies log-softmax itself",
-        "Chapters: Training, Decoding",
+        tr("never inside the model: cross_entropy applies log-softmax itself"),
+        tr("Chapters: Training, Decoding"),
     )
     fig.add_annotation(arrow(dec_x, 10.0, dec_x, 11.6))
     fig.add_annotation(arrow(dec_x, 12.3, dec_x, 12.8))
 
     fig.update_layout(
         title=dict(
-            text="The Transformer: the encoder (left), the decoder (right)", x=0.02, xanchor="left", font=dict(size=16)
+            text=tr("The Transformer: the encoder (left), the decoder (right)"),
+            x=0.02,
+            xanchor="left",
+            font=dict(size=16),
         ),
         height=800,
         margin=dict(l=10, r=10, t=50, b=10),

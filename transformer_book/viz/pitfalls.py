@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..i18n import language, tr
 from .style import style
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _picker_layout(
     menu_top, top = title_px + 8, title_px + 8 + 34 + 8 + gap
     height = top + plot_height + bottom
     buttons = [
-        dict(label=html.escape(name), method="update", args=[{"visible": v}, {"title.text": title}])
+        dict(label=html.escape(tr(name)), method="update", args=[{"visible": v}, {"title.text": title}])
         for name, v, title in zip(names, visible, titles, strict=True)
     ]
     fig.update_layout(
@@ -66,11 +67,13 @@ def _picker_layout(
     )
 
 
-def _title(name: str, notes: Mapping[str, str], width: int = 100) -> str:
+def _title(name: str, notes: Mapping[str, str], width: int | None = None) -> str:
     """The figure title for one dropdown state: ``name`` in bold, its note (if any) under it in small type, wrapped
-    at ``width`` characters (plotly does not wrap titles, so a long line would run off the figure)."""
+    at ``width`` characters (plotly does not wrap titles, so a long line would run off the figure; default 100, 52
+    for Chinese, whose characters are twice as wide)."""
+    width = width or (52 if language() == "zh" else 100)
     lines = "<br>".join(html.escape(line) for line in textwrap.wrap(notes.get(name, ""), width))
-    return f"<b>{html.escape(name)}</b>" + (f"<br><span style='font-size:12px'>{lines}</span>" if lines else "")
+    return f"<b>{html.escape(tr(name))}</b>" + (f"<br><span style='font-size:12px'>{lines}</span>" if lines else "")
 
 
 def _moving_average(values: Sequence[float], window: int) -> np.ndarray:
@@ -101,23 +104,24 @@ def training_picker(
         cols=2,
         column_widths=[0.62, 0.38],
         horizontal_spacing=0.12,
-        subplot_titles=("training loss (moving average)", "after training, on fresh sequences"),
+        subplot_titles=(tr("training loss (moving average)"), tr("after training, on fresh sequences")),
     )
-    metrics = ["token accuracy,<br>teacher forcing", "exact match,<br>greedy decoding"]
+    metrics = [tr("token accuracy,<br>teacher forcing"), tr("exact match,<br>greedy decoding")]
 
     def add(name: str, colour: str, visible: bool, showlegend: bool) -> None:
         h = runs[name]
+        label = html.escape(tr(name))
         fig.add_trace(
             go.Scatter(
                 x=h.step,
                 y=np.round(_moving_average(h.loss, window), 4),
                 mode="lines",
-                name=html.escape(name),
+                name=label,
                 line=dict(color=colour, width=2),
                 visible=visible,
                 legendgroup=name,
                 showlegend=showlegend,
-                hovertemplate="step %{x}<br>loss %{y:.3f}<extra>" + html.escape(name) + "</extra>",
+                hovertemplate=tr("step %{x}<br>loss %{y:.3f}") + "<extra>" + label + "</extra>",
             ),
             row=1,
             col=1,
@@ -127,14 +131,14 @@ def training_picker(
             go.Bar(
                 x=metrics,
                 y=np.round(values, 3),
-                name=html.escape(name),
+                name=label,
                 marker_color=colour,
                 visible=visible,
                 legendgroup=name,
                 showlegend=False,
                 text=[f"{v:.0%}" for v in values],
                 textposition="outside",
-                hovertemplate="%{x}: %{y:.1%}<extra>" + html.escape(name) + "</extra>",
+                hovertemplate="%{x}: %{y:.1%}<extra>" + label + "</extra>",
             ),
             row=1,
             col=2,
@@ -144,17 +148,22 @@ def training_picker(
     for i, name in enumerate(faulty):
         add(name, FAULTY_COLOUR, i == 0, True)
     fig.update_yaxes(
-        title_text="cross-entropy (log scale)",
+        title_text=tr("cross-entropy (log scale)"),
         type="log",
         tickvals=[0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3],
         row=1,
         col=1,
     )
-    fig.update_xaxes(title_text="training step", row=1, col=1)
+    fig.update_xaxes(title_text=tr("training step"), row=1, col=1)
     fig.update_yaxes(
-        title_text="share correct", range=[0, 1.15], tickvals=[0, 0.25, 0.5, 0.75, 1], tickformat=".0%", row=1, col=2
+        title_text=tr("share correct"),
+        range=[0, 1.15],
+        tickvals=[0, 0.25, 0.5, 0.75, 1],
+        tickformat=".0%",
+        row=1,
+        col=2,
     )
-    fig.update_xaxes(title_text="metric", tickangle=0, tickfont=dict(size=11), row=1, col=2)
+    fig.update_xaxes(title_text=tr("metric"), tickangle=0, tickfont=dict(size=11), row=1, col=2)
     style(fig)
     fig.update_layout(barmode="group", legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top"))
     visible = [[True, True] + [j == i for j in range(len(faulty)) for _ in range(2)] for i in range(len(faulty))]

@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from transformer.embeddings import sinusoidal_table
+from transformer_book.i18n import tr
 
 from .controls import dropdown
 from .style import FONT, SIGNED_SCALE, TEMPLATE
@@ -71,8 +72,8 @@ def sinusoid_table_figure(d_models: Sequence[int] = (16, 64, 128), n_positions: 
                 zmax=1,
                 zmid=0,
                 visible=n == 0,
-                colorbar=dict(title=dict(text="value"), thickness=14),
-                hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+                colorbar=dict(title=dict(text=tr("value")), thickness=14),
+                hovertemplate=tr("position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"),
                 name=f"d_model = {d_model}",
             )
         )
@@ -90,10 +91,10 @@ def sinusoid_table_figure(d_models: Sequence[int] = (16, 64, 128), n_positions: 
         font=FONT,
         title=dict(text=_table_title(d_models[0]), x=0.0, xanchor="left"),
         margin=dict(l=70, r=20, t=100, b=60),
-        updatemenus=[dropdown(buttons, y=1.04, name="model width")],
+        updatemenus=[dropdown(buttons, y=1.04, name=tr("model width"))],
     )
-    fig.update_xaxes(title_text="dimension (even: sin, odd: cos)")
-    fig.update_yaxes(title_text="position", autorange="reversed")
+    fig.update_xaxes(title_text=tr("dimension (even: sin, odd: cos)"))
+    fig.update_yaxes(title_text=tr("position"), autorange="reversed")
     return fig
 
 
@@ -114,23 +115,24 @@ def wavelength_figure(d_model: int = 32, n_positions: int = 64, pairs: Sequence[
 
     fig = make_subplots(rows=2, cols=1, row_heights=[0.6, 0.4], vertical_spacing=0.16)
     styles = [
-        dict(name="sin (dim 2i)", mode="lines", line=dict(color="#1f77b4", width=1.5)),
-        dict(name="cos (dim 2i+1)", mode="lines", line=dict(color="#d62728", width=1.5)),
+        dict(name=tr("sin (dim 2i)"), mode="lines", line=dict(color="#1f77b4", width=1.5)),
+        dict(name=tr("cos (dim 2i+1)"), mode="lines", line=dict(color="#d62728", width=1.5)),
         dict(name="PE[pos, 2i]", mode="markers", marker=dict(color="#1f77b4", size=6), showlegend=False),
         dict(name="PE[pos, 2i+1]", mode="markers", marker=dict(color="#d62728", size=6), showlegend=False),
     ]
     for x, y, style in zip([x_fine, x_fine, x_int, x_int], ys_for(pairs[0]), styles, strict=True):
-        fig.add_trace(go.Scatter(x=x, y=y, hovertemplate="position %{x}<br>value %{y:.3f}", **style), row=1, col=1)
+        hover = tr("position %{x}<br>value %{y:.3f}")
+        fig.add_trace(go.Scatter(x=x, y=y, hovertemplate=hover, **style), row=1, col=1)
     fig.add_trace(
         go.Scatter(
             x=np.arange(d_model // 2),
             y=_packed(lambdas),
             mode="lines+markers",
-            name="wavelength",
+            name=tr("wavelength"),
             marker=dict(color="#7f7f7f", size=6),
             line=dict(color="#7f7f7f", width=1),
             showlegend=False,
-            hovertemplate="pair %{x}<br>wavelength %{y:,.1f} positions<extra></extra>",
+            hovertemplate=tr("pair %{x}<br>wavelength %{y:,.1f} positions<extra></extra>"),
         ),
         row=2,
         col=1,
@@ -173,12 +175,12 @@ def wavelength_figure(d_model: int = 32, n_positions: int = 64, pairs: Sequence[
         title=dict(text=_wavelength_title(pairs[0], d_model, float(omegas[pairs[0]]), float(lambdas[pairs[0]])), x=0.0),
         margin=dict(l=70, r=20, t=110, b=130),
         legend=dict(orientation="h", x=1.0, xanchor="right", y=1.02, yanchor="bottom"),
-        sliders=[dict(active=0, currentvalue=dict(prefix="pair i = "), pad=dict(t=50), steps=steps)],
+        sliders=[dict(active=0, currentvalue=dict(prefix=tr("pair i = ")), pad=dict(t=50), steps=steps)],
     )
-    fig.update_xaxes(title_text="position", range=[0, n_positions], row=1, col=1)
-    fig.update_yaxes(title_text="value", range=[-1.1, 1.1], row=1, col=1)
-    fig.update_xaxes(title_text="pair i", row=2, col=1)
-    fig.update_yaxes(title_text="wavelength (positions)", type="log", row=2, col=1)
+    fig.update_xaxes(title_text=tr("position"), range=[0, n_positions], row=1, col=1)
+    fig.update_yaxes(title_text=tr("value"), range=[-1.1, 1.1], row=1, col=1)
+    fig.update_xaxes(title_text=tr("pair i"), row=2, col=1)
+    fig.update_yaxes(title_text=tr("wavelength (positions)"), type="log", row=2, col=1)
     return fig
 
 
@@ -235,7 +237,7 @@ def offset_rotation_figure(
                 x=start[2 * n].x,
                 y=start[2 * n].y,
                 mode="lines+markers",
-                name="positions in between",
+                name=tr("positions in between"),
                 line=dict(color="#9ecae1", width=1),
                 marker=dict(size=4, color="#9ecae1"),
                 showlegend=n == 0,
@@ -273,7 +275,12 @@ def offset_rotation_figure(
         height=470,
         font=FONT,
         title=dict(
-            text=f"Shifting by k positions rotates every (sin, cos) pair (d_model = {d_model}, pos = {pos})", x=0.0
+            text=tr(
+                "Shifting by k positions rotates every (sin, cos) pair (d_model = {d_model}, pos = {pos})",
+                d_model=d_model,
+                pos=pos,
+            ),
+            x=0.0,
         ),
         margin=dict(l=50, r=20, t=90, b=150),
         legend=dict(orientation="h", x=0.0, y=-0.17, yanchor="top"),
@@ -282,7 +289,7 @@ def offset_rotation_figure(
         sliders=[
             dict(
                 active=0,
-                currentvalue=dict(prefix="offset k = "),
+                currentvalue=dict(prefix=tr("offset k = ")),
                 x=0.14,
                 len=0.86,
                 y=-0.3,
@@ -295,9 +302,9 @@ def offset_rotation_figure(
             )
         ],
     )
-    fig.update_xaxes(range=[-1.25, 1.25], title_text="cos (dim 2i+1)", zeroline=True, showticklabels=False)
+    fig.update_xaxes(range=[-1.25, 1.25], title_text=tr("cos (dim 2i+1)"), zeroline=True, showticklabels=False)
     fig.update_yaxes(range=[-1.25, 1.25], scaleanchor="x", showticklabels=False, zeroline=True)
-    fig.update_yaxes(title_text="sin (dim 2i)", row=1, col=1)
+    fig.update_yaxes(title_text=tr("sin (dim 2i)"), row=1, col=1)
     for col in range(2, len(pairs) + 1):
         fig.update_yaxes(scaleanchor=f"x{col}", row=1, col=col)
     return fig
@@ -313,8 +320,8 @@ def offset_matrix_figure(d_model: int = 16, offsets: Sequence[int] = tuple(range
             zmin=-1,
             zmax=1,
             zmid=0,
-            colorbar=dict(title=dict(text="entry"), thickness=14),
-            hovertemplate="row %{y}<br>column %{x}<br>entry %{z:.3f}<extra></extra>",
+            colorbar=dict(title=dict(text=tr("entry")), thickness=14),
+            hovertemplate=tr("row %{y}<br>column %{x}<br>entry %{z:.3f}<extra></extra>"),
         )
     )
     steps = [
@@ -334,9 +341,13 @@ def offset_matrix_figure(d_model: int = 16, offsets: Sequence[int] = tuple(range
         margin=dict(l=70, r=20, t=80, b=60),
         sliders=[dict(active=0, currentvalue=dict(prefix="k = "), pad=dict(t=60), steps=steps)],
     )
-    fig.update_xaxes(title_text="column (dimension of PE(pos))", dtick=2, constrain="domain")
+    fig.update_xaxes(title_text=tr("column (dimension of PE(pos))"), dtick=2, constrain="domain")
     fig.update_yaxes(
-        title_text="row (dimension of PE(pos + k))", dtick=2, autorange="reversed", scaleanchor="x", constrain="domain"
+        title_text=tr("row (dimension of PE(pos + k))"),
+        dtick=2,
+        autorange="reversed",
+        scaleanchor="x",
+        constrain="domain",
     )
     return fig
 
@@ -374,7 +385,7 @@ def offset_dot_product_figure(
                 zmax=half,
                 zmid=0,
                 visible=n == 0,
-                colorbar=dict(title=dict(text="dot"), thickness=12, x=0.32, xanchor="left"),
+                colorbar=dict(title=dict(text=tr("dot")), thickness=12, x=0.32, xanchor="left"),
                 hovertemplate="p %{y}<br>q %{x}<br>PE(p)·PE(q) %{z:.2f}<extra></extra>",
                 showlegend=False,
             ),
@@ -406,7 +417,7 @@ def offset_dot_product_figure(
                     visible=n == 0,
                     marker=dict(symbol=symbols[m % len(symbols)], size=7),
                     legendgroup=str(pos),
-                    hovertemplate=f"pos {pos}<br>k %{{x}}<br>dot %{{y:.3f}}<extra></extra>",
+                    hovertemplate=tr("pos {pos}<br>k %{{x}}<br>dot %{{y:.3f}}<extra></extra>", pos=pos),
                 ),
                 row=1,
                 col=2,
@@ -423,15 +434,17 @@ def offset_dot_product_figure(
         template=TEMPLATE,
         height=460,
         font=FONT,
-        title=dict(text="The dot product of two encodings depends only on their offset", x=0.0),
+        title=dict(text=tr("The dot product of two encodings depends only on their offset"), x=0.0),
         margin=dict(l=60, r=20, t=110, b=120),
         legend=dict(orientation="h", x=0.0, y=-0.2, yanchor="top"),
-        updatemenus=[dropdown(buttons, x=1.0, y=1.16, xanchor="right", name="model width")],
+        updatemenus=[dropdown(buttons, x=1.0, y=1.16, xanchor="right", name=tr("model width"))],
     )
-    fig.update_xaxes(title_text="position q", row=1, col=1, constrain="domain")
-    fig.update_yaxes(title_text="position p", autorange="reversed", scaleanchor="x", constrain="domain", row=1, col=1)
-    fig.update_xaxes(title_text="offset k", row=1, col=2)
-    fig.update_yaxes(title_text="dot product", row=1, col=2)
+    fig.update_xaxes(title_text=tr("position q"), row=1, col=1, constrain="domain")
+    fig.update_yaxes(
+        title_text=tr("position p"), autorange="reversed", scaleanchor="x", constrain="domain", row=1, col=1
+    )
+    fig.update_xaxes(title_text=tr("offset k"), row=1, col=2)
+    fig.update_yaxes(title_text=tr("dot product"), row=1, col=2)
     return fig
 
 
@@ -451,9 +464,9 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
                 zmax=1,
                 zmid=0,
                 visible=n == 0,
-                colorbar=dict(title=dict(text="cosine"), thickness=14),
+                colorbar=dict(title=dict(text=tr("cosine")), thickness=14),
                 name=name,
-                hovertemplate="position %{y}<br>position %{x}<br>cosine %{z:.3f}<extra></extra>",
+                hovertemplate=tr("position %{y}<br>position %{x}<br>cosine %{z:.3f}<extra></extra>"),
             )
         )
     buttons = [
@@ -465,12 +478,12 @@ def position_similarity_figure(tables: Mapping[str, Tensor], n_positions: int = 
         width=SQUARE,
         height=600,
         font=FONT,
-        title=dict(text="Cosine similarity between positions", x=0.0),
+        title=dict(text=tr("Cosine similarity between positions"), x=0.0),
         margin=dict(l=70, r=20, t=110, b=60),
-        updatemenus=[dropdown(buttons, y=1.04, name="encoding")],
+        updatemenus=[dropdown(buttons, y=1.04, name=tr("encoding"))],
     )
-    fig.update_xaxes(title_text="position", constrain="domain")
-    fig.update_yaxes(title_text="position", autorange="reversed", scaleanchor="x", constrain="domain")
+    fig.update_xaxes(title_text=tr("position"), constrain="domain")
+    fig.update_yaxes(title_text=tr("position"), autorange="reversed", scaleanchor="x", constrain="domain")
     return fig
 
 
@@ -509,7 +522,7 @@ def _play_button(duration: int, y: float) -> dict:
         pad=dict(t=55, r=10),
         showactive=False,
         buttons=[
-            dict(label="▶ play", method="animate", args=[None, {**_animation(duration), "fromcurrent": True}]),
+            dict(label=tr("▶ play"), method="animate", args=[None, {**_animation(duration), "fromcurrent": True}]),
             dict(label="❚❚", method="animate", args=[[None], _animation(0)]),
         ],
     )
@@ -522,7 +535,7 @@ def _rotation_annotations(fig: go.Figure, pairs: Sequence[int], omegas: Tensor, 
         omega = float(omegas[i])
         notes.append(
             dict(
-                text=f"pair {i}: ω = {omega:.3g}<br>angle k·ω = {k * omega:.2f} rad",
+                text=tr("pair {i}: ω = {omega:.3g}<br>angle k·ω = {angle:.2f} rad", i=i, omega=omega, angle=k * omega),
                 x=(domain[0] + domain[1]) / 2,
                 y=1.0,
                 xref="paper",
@@ -537,15 +550,23 @@ def _rotation_annotations(fig: go.Figure, pairs: Sequence[int], omegas: Tensor, 
 
 
 def _table_title(d_model: int) -> str:
-    return f"Sinusoidal positional encoding table (d_model = {d_model})"
+    return tr("Sinusoidal positional encoding table (d_model = {d_model})", d_model=d_model)
 
 
 def _wavelength_title(i: int, d_model: int, omega: float, wavelength: float) -> str:
-    return (
-        f"Pair i = {i}: dimensions {2 * i} (sin) and {2 * i + 1} (cos)<br>"
-        f"<sub>ω = 10000<sup>−{2 * i}/{d_model}</sup> = {omega:.4g}, wavelength 2π/ω = {wavelength:,.1f} positions</sub>"
+    return tr(
+        "Pair i = {i}: dimensions {sin_dim} (sin) and {cos_dim} (cos)<br>"
+        "<sub>ω = 10000<sup>−{sin_dim}/{d_model}</sup> = {omega:.4g}, wavelength 2π/ω = {wavelength:,.1f} positions</sub>",
+        i=i,
+        sin_dim=2 * i,
+        cos_dim=2 * i + 1,
+        d_model=d_model,
+        omega=omega,
+        wavelength=wavelength,
     )
 
 
 def _matrix_title(k: int, d_model: int) -> str:
-    return f"M<sub>k</sub> with PE(pos + k) = M<sub>k</sub> PE(pos), k = {k} (d_model = {d_model})"
+    return tr(
+        "M<sub>k</sub> with PE(pos + k) = M<sub>k</sub> PE(pos), k = {k} (d_model = {d_model})", k=k, d_model=d_model
+    )

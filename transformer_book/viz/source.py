@@ -12,6 +12,8 @@ import textwrap
 
 from IPython.display import Code
 
+from ..i18n import tr
+
 FOLD_LINES = 30  # longer sources show their head (or their focus) and fold the whole behind a toggle
 
 
@@ -54,7 +56,7 @@ class Source:
         if shown is None:
             return Code(self.text, language="python")._repr_html_()
         where = f"{self.module}.{self.name}" if self.module else self.name
-        summary = f"Show all {self.n_lines} lines of <code>{html.escape(where)}</code>"
+        summary = tr("Show all {n} lines of {name}", n=self.n_lines, name=f"<code>{html.escape(where)}</code>")
         return (
             f'<div class="book-source">{Code(shown, language="python")._repr_html_()}'
             f'<details class="book-source-whole"><summary>{summary}</summary>'

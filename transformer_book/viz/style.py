@@ -17,7 +17,10 @@ MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures ar
 PHONE_PLOT = 200  # px: about the width of a plot on a phone (a 358 px column less the margins and a colour bar)
 # Latin text in the first fonts; Chinese (the Chinese edition's labels) in the first CJK font a system has: macOS,
 # Windows, then Linux's and Android's Noto/Source Han, WenQuanYi. No font is downloaded.
-CJK_FONTS = '"PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei"'
+CJK_FONTS = (
+    '"PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC", '
+    '"WenQuanYi Micro Hei"'
+)
 FONT = dict(family=f"Inter, Helvetica, Arial, {CJK_FONTS}, sans-serif", size=13)
 TITLE_FONT = dict(size=16)
 WEIGHTS_SCALE = "Blues"  # weights live in [0, 1]: sequential, zmin=0, zmax=1
