@@ -1068,7 +1068,7 @@ def grade_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> 
         target[seed] = PAD_ID  # a padding target, in another row each time
         call = f"smoothed(target, V={V}, smoothing={eps})"
         mine = _tensor(smoothed(target, V, eps), call)
-        _shape(mine, (7, V), call, "one distribution over the V tokens per target")
+        _shape(mine, (7, V), call, tr("one distribution over the V tokens per target"))
         expected = smoothed_targets(target, V, eps)
         wrong_rows = [
             r
@@ -1080,26 +1080,46 @@ def grade_smoothed_targets(smoothed: Callable[[Tensor, int, float], Tensor]) -> 
         r = wrong_rows[0]
         row, right = mine[r].double(), int(target[r])
         shown = ", ".join(f"{float(x):.4f}" for x in row)
-        assert math.isclose(float(row.sum()), 1.0, abs_tol=1e-5), (
-            f"row {r} of {call} (target {right}) sums to {float(row.sum()):.4f}, not 1: a target must be a "
-            f"distribution (the row: {shown})"
+        assert math.isclose(float(row.sum()), 1.0, abs_tol=1e-5), tr(
+            "row {r} of {call} (target {right}) sums to {total:.4f}, not 1: a target must be a distribution (the "
+            "row: {shown})",
+            r=r,
+            call=call,
+            right=right,
+            total=float(row.sum()),
+            shown=shown,
         )
         others = [v for v in range(V) if v not in (right, PAD_ID)]
         if math.isclose(float(row[PAD_ID]), 0.0, abs_tol=1e-6) and torch.allclose(
             row[others], torch.full((len(others),), eps / (V - 2), dtype=torch.float64), atol=1e-6
         ):
             raise AssertionError(
-                f"row {r} of {call} (target {right}) gives <pad> nothing and ε/(V - 2) to the other "
-                "wrong tokens, as The Annotated Transformer's LabelSmoothing does; PyTorch's "
-                f"label_smoothing, which the chapter's loss uses, spreads ε/V = {eps / V:.4f} over all "
-                f"V tokens, <pad> and the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f}"
+                tr(
+                    "row {r} of {call} (target {right}) gives <pad> nothing and ε/(V - 2) to the other wrong tokens, "
+                    "as The Annotated Transformer's LabelSmoothing does; PyTorch's label_smoothing, which the "
+                    "chapter's loss uses, spreads ε/V = {spread:.4f} over all V tokens, <pad> and the right one "
+                    "included: 1 - ε + ε/V = {best:.4f}",
+                    r=r,
+                    call=call,
+                    right=right,
+                    spread=eps / V,
+                    best=1 - eps + eps / V,
+                )
             )
         wrong = (right + 1) % V if (right + 1) % V != PAD_ID else (right + 2) % V
         raise AssertionError(
-            f"row {r} of {call} (target {right}) gives the right token {float(row[right]):.4f} and "
-            f"a wrong one {float(row[wrong]):.4f}; PyTorch spreads the smoothing over all V "
-            f"tokens, the right one included: 1 - ε + ε/V = {1 - eps + eps / V:.4f} and ε/V = "
-            f"{eps / V:.4f}"
+            tr(
+                "row {r} of {call} (target {right}) gives the right token {mine_right:.4f} and a wrong one "
+                "{mine_wrong:.4f}; PyTorch spreads the smoothing over all V tokens, the right one included: "
+                "1 - ε + ε/V = {best:.4f} and ε/V = {spread:.4f}",
+                r=r,
+                call=call,
+                right=right,
+                mine_right=float(row[right]),
+                mine_wrong=float(row[wrong]),
+                best=1 - eps + eps / V,
+                spread=eps / V,
+            )
         )
 
 
@@ -1110,8 +1130,11 @@ def grade_noam_lr(rate: Callable[[int, int, int], float]) -> None:
         for step in (1, warmup // 2, warmup - 1, warmup, warmup + 1, 10 * warmup):
             call = f"rate({step}, d_model={d_model}, warmup={warmup})"
             mine, expected = float(rate(step, d_model, warmup)), noam_lr(step, d_model, warmup)
-            assert math.isclose(mine, expected, rel_tol=1e-6), (
-                f"{call} is {mine:.4g}, not {expected:.4g}: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"
+            assert math.isclose(mine, expected, rel_tol=1e-6), tr(
+                "{call} is {mine:.4g}, not {expected:.4g}: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)",
+                call=call,
+                mine=mine,
+                expected=expected,
             )
 
 

@@ -29,8 +29,16 @@ from transformer.train.recipes import small_model_config
 from transformer.train.tasks import Batch, task_batch
 from transformer.utils import make_rng, seeded
 
-# The four combinations, each (dropout, label smoothing): none, and the paper's values alone and together.
-REGULARISERS = {"none": (0.0, 0.0), "dropout 0.1": (0.1, 0.0), "label smoothing 0.1": (0.0, 0.1), "both": (0.1, 0.1)}
+from .i18n import translatable
+
+# The four combinations, each (dropout, label smoothing): none, and the paper's values alone and together. Their
+# names are shown through tr(name) (tables, figure).
+REGULARISERS = {
+    translatable("none"): (0.0, 0.0),
+    translatable("dropout 0.1"): (0.1, 0.0),
+    translatable("label smoothing 0.1"): (0.0, 0.1),
+    translatable("both"): (0.1, 0.1),
+}
 
 
 def _rows(batch: Batch, rows: torch.Tensor) -> Batch:

@@ -9,24 +9,26 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..i18n import tr, translatable
 from ..regularisation import RegularisedRun
 from .style import BLUE, GREY, ORANGE, figure_note, style
 
-PANELS = (  # (title, score of an EvalResult, y-axis title, y-axis format)
-    ("cross-entropy, no smoothing", "loss", "nats per token", ".2f"),
-    ("exact match", "exact_match", "sequences entirely right", ".0%"),
+PANELS = (  # (title, score of an EvalResult, y-axis title, y-axis format); titles shown through tr
+    (translatable("cross-entropy, no smoothing"), "loss", translatable("nats per token"), ".2f"),
+    (translatable("exact match"), "exact_match", translatable("sequences entirely right"), ".0%"),
 )
 
 
 def regularisation_figure(runs: Mapping[str, Sequence[RegularisedRun]], title: str | None = None) -> go.Figure:
     """For every combination (``runs[name]``, one run per seed) and each score (plain cross-entropy, exact match):
     the training set's score (hollow) and the held-out score (filled) of every seed side by side, joined by a line,
-    whose length is that run's train/held-out gap."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=[p[0] for p in PANELS])
+    whose length is that run's train/held-out gap. A combination's name is shown through ``tr`` (those of
+    :data:`~transformer_book.regularisation.REGULARISERS` are translated)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=[tr(p[0]) for p in PANELS])
     names = list(runs)
     for col, (_, score, axis_title, fmt) in enumerate(PANELS, start=1):
         for i, name in enumerate(names):
-            label = html.escape(name)
+            label = html.escape(tr(name))
             for seed, run in enumerate(runs[name]):
                 x = i + 0.2 * (seed - (len(runs[name]) - 1) / 2)  # the seeds side by side within the combination
                 values = [getattr(run.train, score), getattr(run.held_out, score)]
@@ -43,8 +45,8 @@ def regularisation_figure(runs: Mapping[str, Sequence[RegularisedRun]], title: s
                     col=col,
                 )
                 for where, value, colour, symbol in (
-                    ("training set", values[0], BLUE, "circle-open"),
-                    ("held-out", values[1], ORANGE, "circle"),
+                    (tr("training set"), values[0], BLUE, "circle-open"),
+                    (tr("held-out"), values[1], ORANGE, "circle"),
                 ):
                     fig.add_trace(
                         go.Scatter(
@@ -55,16 +57,23 @@ def regularisation_figure(runs: Mapping[str, Sequence[RegularisedRun]], title: s
                             name=where,
                             legendgroup=where,
                             showlegend=col == 1 and i == 0 and seed == 0,
-                            hovertemplate=f"{label}, seed {run.seed}<br>{where}: %{{y:{fmt}}}<extra></extra>",
+                            hovertemplate=tr(
+                                "{name}, seed {seed}<br>{where}: {value}",
+                                name=label,
+                                seed=run.seed,
+                                where=where,
+                                value=f"%{{y:{fmt}}}",
+                            )
+                            + "<extra></extra>",
                         ),
                         row=1,
                         col=col,
                     )
-        fig.update_yaxes(title_text=axis_title, tickformat=fmt, rangemode="tozero", row=1, col=col)
+        fig.update_yaxes(title_text=tr(axis_title), tickformat=fmt, rangemode="tozero", row=1, col=col)
         fig.update_xaxes(
-            title_text="regularisation",
+            title_text=tr("regularisation"),
             tickvals=list(range(len(names))),
-            ticktext=[html.escape(n).replace(" 0.1", "<br>0.1").replace("label ", "label<br>") for n in names],
+            ticktext=[html.escape(tr(n)).replace(" 0.1", "<br>0.1").replace("label ", "label<br>") for n in names],
             tickfont=dict(size=11),
             row=1,
             col=col,
@@ -75,7 +84,7 @@ def regularisation_figure(runs: Mapping[str, Sequence[RegularisedRun]], title: s
         legend=dict(orientation="h", x=0, y=-0.32),
         annotations=[
             *fig.layout.annotations,
-            figure_note("one pair of dots per seed; the line is its train/held-out gap", -0.44),
+            figure_note(tr("one pair of dots per seed; the line is its train/held-out gap"), -0.44),
         ],
         margin=dict(l=60, r=20, t=80, b=150),
     )

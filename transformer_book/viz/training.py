@@ -18,6 +18,7 @@ from transformer.train.loop import History
 from transformer.train.objective import smoothed_targets
 from transformer.train.tasks import Batch, token_label
 
+from ..i18n import tr
 from .style import style
 
 # Token kinds, coloured alike in every figure of the chapter.
@@ -52,7 +53,7 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
     examples = min(examples, len(batch))
     T = batch.tgt_in.size(1)
     width = max(batch.src.size(1), T)
-    rows = ["source", "decoder<br>input", "decoder<br>output"]
+    rows = [tr("source"), tr("decoder<br>input"), tr("decoder<br>output")]
     fig = go.Figure()
     buttons = []
     for i in range(examples):
@@ -74,7 +75,7 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
                 xgap=3,
                 ygap=3,
                 visible=i == 0,
-                hovertemplate="%{y}, position %{x}: %{customdata}<extra></extra>",
+                hovertemplate=tr("%{y}, position %{x}: %{customdata}") + "<extra></extra>",
             )
         )
         length = int((batch.tgt_out[i] != PAD_ID).sum())  # real output tokens, EOS included
@@ -100,7 +101,9 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
         ]
         visible = [j == i for j in range(examples)]
         buttons.append(
-            dict(label=f"example {i + 1}", method="update", args=[{"visible": visible}, {"annotations": arrows}])
+            dict(
+                label=tr("example {n}", n=i + 1), method="update", args=[{"visible": visible}, {"annotations": arrows}]
+            )
         )
         if i == 0:
             fig.update_layout(annotations=arrows)
@@ -109,11 +112,13 @@ def shift_figure(batch: Batch, examples: int = 4) -> go.Figure:
             dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.32, yanchor="top", name="example")
         ]
     )
-    fig.update_xaxes(title_text="position", dtick=1)
+    fig.update_xaxes(title_text=tr("position"), dtick=1)
     fig.update_yaxes(title_text="", autorange="reversed")
     title = (
-        "Teacher forcing: the output is the input shifted by one<br><span style='font-size:12px;color:#4b5563'>"
-        "grey: PAD · green: BOS · red: EOS · blue: symbols · arrow: output t is input t + 1</span>"
+        tr("Teacher forcing: the output is the input shifted by one")
+        + "<br><span style='font-size:12px;color:#4b5563'>"
+        + tr("grey: PAD · green: BOS · red: EOS · blue: symbols · arrow: output t is input t + 1")
+        + "</span>"
     )
     fig = style(fig, title, height=340)
     fig.update_layout(margin=dict(l=80, r=20, t=100, b=50))
@@ -132,7 +137,7 @@ def label_smoothing_figure(
         cols=2,
         column_widths=[0.5, 0.5],
         horizontal_spacing=0.14,
-        subplot_titles=("target distribution q", "loss against confidence"),
+        subplot_titles=(tr("target distribution q"), tr("loss against confidence")),
     )
     labels = [_label(i) for i in range(vocab_size)]
     p_right = np.linspace(0.02, 0.999, 300)
@@ -143,10 +148,10 @@ def label_smoothing_figure(
                 x=labels,
                 y=q,
                 marker_color=[KIND_COLOURS["eos"] if j == target else OTHER_COLOUR for j in range(vocab_size)],
-                name=f"q, smoothing {eps}",
+                name=tr("q, smoothing {eps}", eps=eps),
                 showlegend=False,
                 visible=i == 1 or len(smoothings) == 1,
-                hovertemplate="token %{x}: q = %{y:.4f}<extra></extra>",
+                hovertemplate=tr("token %{x}: q = %{y:.4f}") + "<extra></extra>",
             ),
             row=1,
             col=1,
@@ -163,9 +168,12 @@ def label_smoothing_figure(
                 x=p_right,
                 y=per_point,
                 mode="lines",
-                name=f"smoothing {eps}",
+                name=tr("smoothing {eps}", eps=eps),
                 line=dict(color=LINE_COLOURS[i], width=2.5),
-                hovertemplate="p(right) %{x:.3f}<br>loss %{y:.3f}<extra>smoothing " + f"{eps}</extra>",
+                hovertemplate=tr("p(right) %{x:.3f}<br>loss %{y:.3f}")
+                + "<extra>"
+                + tr("smoothing {eps}", eps=eps)
+                + "</extra>",
             ),
             row=1,
             col=2,
@@ -179,7 +187,7 @@ def label_smoothing_figure(
                     mode="markers",
                     marker=dict(color=LINE_COLOURS[i], size=9),
                     showlegend=False,
-                    hovertemplate="minimum at p(right) = %{x:.3f}<extra></extra>",
+                    hovertemplate=tr("minimum at p(right) = %{x:.3f}") + "<extra></extra>",
                 ),
                 row=1,
                 col=2,
@@ -187,7 +195,11 @@ def label_smoothing_figure(
     n = len(smoothings)
     lines_visible = [True] * (len(fig.data) - n)
     buttons = [
-        dict(label=f"smoothing {eps}", method="update", args=[{"visible": [j == i for j in range(n)] + lines_visible}])
+        dict(
+            label=tr("smoothing {eps}", eps=eps),
+            method="update",
+            args=[{"visible": [j == i for j in range(n)] + lines_visible}],
+        )
         for i, eps in enumerate(smoothings)
     ]
     fig.update_layout(
@@ -204,11 +216,11 @@ def label_smoothing_figure(
             )
         ]
     )
-    fig.update_xaxes(title_text="token", tickangle=-90, row=1, col=1)
-    fig.update_yaxes(title_text="probability (log scale)", type="log", range=[-3, 0.05], row=1, col=1)
-    fig.update_xaxes(title_text="model's probability on the right token", range=[0, 1], row=1, col=2)
-    fig.update_yaxes(title_text="cross-entropy", range=[0, 4], row=1, col=2)
-    fig = style(fig, "Label smoothing: the target and its loss", height=450)
+    fig.update_xaxes(title_text=tr("token"), tickangle=-90, row=1, col=1)
+    fig.update_yaxes(title_text=tr("probability (log scale)"), type="log", range=[-3, 0.05], row=1, col=1)
+    fig.update_xaxes(title_text=tr("model's probability on the right token"), range=[0, 1], row=1, col=2)
+    fig.update_yaxes(title_text=tr("cross-entropy"), range=[0, 4], row=1, col=2)
+    fig = style(fig, tr("Label smoothing: the target and its loss"), height=450)
     # The legend under the axis titles (the token names stand on end under the left panel).
     fig.update_layout(
         legend=dict(orientation="h", x=0, xanchor="left", y=-0.42, yanchor="top"), margin=dict(l=60, r=20, t=140, b=120)
@@ -229,11 +241,11 @@ def schedule_figure(
                 mode="lines",
                 name=html.escape(name),
                 line=dict(color=LINE_COLOURS[i % len(LINE_COLOURS)], width=2.5),
-                hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + html.escape(name) + "</extra>",
+                hovertemplate=tr("step %{x}<br>lr %{y:.2e}") + "<extra>" + html.escape(name) + "</extra>",
             )
         )
-    fig.update_xaxes(title_text="step")
-    fig.update_yaxes(title_text="learning rate", type="log" if log_y else "linear", exponentformat="e")
+    fig.update_xaxes(title_text=tr("step"))
+    fig.update_yaxes(title_text=tr("learning rate"), type="log" if log_y else "linear", exponentformat="e")
     fig = style(fig, title, height=380)
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.25), margin=dict(l=70, r=20, t=60, b=100))
     return fig
@@ -249,7 +261,7 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
         shared_xaxes=True,
         vertical_spacing=0.07,
         row_heights=[0.38, 0.38, 0.24],
-        subplot_titles=("training loss", "accuracy on fresh sequences", "learning rate"),
+        subplot_titles=(tr("training loss"), tr("accuracy on fresh sequences"), tr("learning rate")),
     )
     for i, (name, h) in enumerate(histories.items()):
         colour, label = LINE_COLOURS[i % len(LINE_COLOURS)], html.escape(name)
@@ -261,7 +273,7 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
                 line=dict(color=colour, width=1.5),
                 name=label,
                 legendgroup=label,
-                hovertemplate="step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
+                hovertemplate=tr("step %{x}<br>loss %{y:.4f}") + "<extra>" + label + "</extra>",
             ),
             row=1,
             col=1,
@@ -272,10 +284,10 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
                 y=h.eval_exact_match,
                 mode="lines+markers",
                 line=dict(color=colour, width=2.5),
-                name=f"{label}: exact match",
+                name=tr("{name}: exact match", name=label),
                 legendgroup=label,
                 showlegend=False,
-                hovertemplate="step %{x}<br>exact match %{y:.1%}<extra>" + label + "</extra>",
+                hovertemplate=tr("step %{x}<br>exact match %{y:.1%}") + "<extra>" + label + "</extra>",
             ),
             row=2,
             col=1,
@@ -286,10 +298,10 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
                 y=h.eval_token_accuracy,
                 mode="lines+markers",
                 line=dict(color=colour, width=1.5, dash="dot"),
-                name=f"{label}: token accuracy",
+                name=tr("{name}: token accuracy", name=label),
                 legendgroup=label,
                 showlegend=False,
-                hovertemplate="step %{x}<br>token accuracy %{y:.2%}<extra>" + label + "</extra>",
+                hovertemplate=tr("step %{x}<br>token accuracy %{y:.2%}") + "<extra>" + label + "</extra>",
             ),
             row=2,
             col=1,
@@ -300,10 +312,10 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
                 y=h.lr,
                 mode="lines",
                 line=dict(color=colour, width=1.5),
-                name=f"{label}: lr",
+                name=tr("{name}: lr", name=label),
                 legendgroup=label,
                 showlegend=False,
-                hovertemplate="step %{x}<br>lr %{y:.2e}<extra>" + label + "</extra>",
+                hovertemplate=tr("step %{x}<br>lr %{y:.2e}") + "<extra>" + label + "</extra>",
             ),
             row=3,
             col=1,
@@ -316,20 +328,22 @@ def history_figure(histories: Mapping[str, History], title: str | None = None, f
                 y=[floor, floor],
                 mode="lines",
                 line=dict(color="#6b7280", width=1.5, dash="dash"),
-                name=f"lowest possible loss ({floor:.3f})",
-                hovertemplate=f"lowest possible loss {floor:.4f}<extra></extra>",
+                name=tr("lowest possible loss ({floor:.3f})", floor=floor),
+                hovertemplate=tr("lowest possible loss {floor:.4f}", floor=floor) + "<extra></extra>",
             ),
             row=1,
             col=1,
         )
     lowest = min((v for h in histories.values() for v in h.eval_exact_match + h.eval_token_accuracy), default=0.0)
-    fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="share right", tickformat=".0%", range=[max(0.0, lowest - 0.05), 1.01], row=2, col=1)
-    fig.update_yaxes(title_text="lr", exponentformat="e", row=3, col=1)
-    fig.update_xaxes(title_text="step", row=3, col=1)
+    fig.update_yaxes(title_text=tr("loss"), rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(
+        title_text=tr("share right"), tickformat=".0%", range=[max(0.0, lowest - 0.05), 1.01], row=2, col=1
+    )
+    fig.update_yaxes(title_text=tr("lr"), exponentformat="e", row=3, col=1)
+    fig.update_xaxes(title_text=tr("step"), row=3, col=1)
     fig = style(fig, title, height=640)
     fig.add_annotation(
-        text="solid: exact match · dotted: token accuracy",
+        text=tr("solid: exact match · dotted: token accuracy"),
         xref="x2 domain",
         yref="y2 domain",
         x=0.98,
@@ -351,7 +365,7 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
         cols=2,
         column_widths=[0.58, 0.42],
         horizontal_spacing=0.14,
-        subplot_titles=("training loss", "exact match at the end"),
+        subplot_titles=(tr("training loss"), tr("exact match at the end")),
     )
     names = list(runs)
     categories = [html.escape(name).replace(", ", "<br>") for name in names]
@@ -368,7 +382,12 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
                     name=label,
                     legendgroup=label,
                     showlegend=seed == 0,
-                    hovertemplate=f"run {seed}<br>" + "step %{x}<br>loss %{y:.4f}<extra>" + label + "</extra>",
+                    hovertemplate=tr("run {seed}", seed=seed)
+                    + "<br>"
+                    + tr("step %{x}<br>loss %{y:.4f}")
+                    + "<extra>"
+                    + label
+                    + "</extra>",
                 ),
                 row=1,
                 col=1,
@@ -380,10 +399,10 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
                 y=[float(np.mean(finals))],
                 marker=dict(color=colour, opacity=0.25),
                 width=0.6,
-                name=f"{label}: mean",
+                name=tr("{name}: mean", name=label),
                 legendgroup=label,
                 showlegend=False,
-                hovertemplate="mean %{y:.1%}<extra>" + label + "</extra>",
+                hovertemplate=tr("mean %{y:.1%}") + "<extra>" + label + "</extra>",
             ),
             row=1,
             col=2,
@@ -394,7 +413,7 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
                 y=finals,
                 mode="markers",
                 marker=dict(color=colour, size=9),
-                name=f"{label}: runs",
+                name=tr("{name}: runs", name=label),
                 legendgroup=label,
                 showlegend=False,
                 hovertemplate="%{y:.1%}<extra>" + label + "</extra>",
@@ -402,8 +421,8 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
             row=1,
             col=2,
         )
-    fig.update_yaxes(title_text="loss", rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_yaxes(title_text=tr("loss"), rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text=tr("step"), row=1, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
     fig.update_xaxes(tickfont=dict(size=11), row=1, col=2)
     fig = style(fig, title, height=460)
@@ -418,6 +437,7 @@ def length_figure(
     training are shaded. ``results[name] = {"length": [...], "exact_match": [...], "token_accuracy": [...]}``."""
     fig = go.Figure()
     metrics = ("exact_match", "token_accuracy")
+    shown = {"exact_match": tr("exact match"), "token_accuracy": tr("token accuracy")}  # in the menu and on the axis
     for metric in metrics:
         for i, (name, r) in enumerate(results.items()):
             label = html.escape(name)
@@ -429,18 +449,15 @@ def length_figure(
                     name=label,
                     line=dict(color=LINE_COLOURS[i % len(LINE_COLOURS)], width=2.5),
                     visible=metric == "exact_match",
-                    hovertemplate="length %{x}<br>%{y:.1%}<extra>" + label + "</extra>",
+                    hovertemplate=tr("length %{x}<br>%{y:.1%}") + "<extra>" + label + "</extra>",
                 )
             )
     n = len(results)
     buttons = [
         dict(
-            label=metric.replace("_", " "),
+            label=shown[metric],
             method="update",
-            args=[
-                {"visible": [m == metric for m in metrics for _ in range(n)]},
-                {"yaxis.title.text": metric.replace("_", " ")},
-            ],
+            args=[{"visible": [m == metric for m in metrics for _ in range(n)]}, {"yaxis.title.text": shown[metric]}],
         )
         for metric in metrics
     ]
@@ -451,7 +468,7 @@ def length_figure(
         fillcolor="#16a34a",
         opacity=0.08,
         line_width=0,
-        annotation_text="lengths seen in training",
+        annotation_text=tr("lengths seen in training"),
         annotation_position="bottom left",
     )
     fig.update_layout(
@@ -459,8 +476,8 @@ def length_figure(
             dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top", name="show")
         ]
     )
-    fig.update_xaxes(title_text="sequence length", dtick=1, range=[min(lengths) - 0.5, max(lengths) + 0.5])
-    fig.update_yaxes(title_text="exact match", tickformat=".0%", range=[0, 1.05])
+    fig.update_xaxes(title_text=tr("sequence length"), dtick=1, range=[min(lengths) - 0.5, max(lengths) + 0.5])
+    fig.update_yaxes(title_text=shown["exact_match"], tickformat=".0%", range=[0, 1.05])
     fig = style(fig, title, height=420)
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22), margin=dict(l=70, r=20, t=100, b=100))
     return fig
