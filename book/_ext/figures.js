@@ -110,7 +110,8 @@
       var el = document.createElement("button");
       el.type = "button";
       el.textContent = plainText(b.label);
-      if (/^[^\w]*$/.test(el.textContent)) el.setAttribute("aria-label", b.method === "animate" ? "pause" : "button " + k);
+      // a label of symbols only (⏸) is named; letters of any script (Chinese too) name themselves
+      if (/^[^\p{L}\p{N}]*$/u.test(el.textContent)) el.setAttribute("aria-label", b.method === "animate" ? "pause" : "button " + k);
       if (choice) el.setAttribute("aria-pressed", String(k === (menu.active || 0)));
       el.addEventListener("click", function () {
         if (choice) elements.forEach(function (other) { other.setAttribute("aria-pressed", String(other === el)); });
@@ -447,13 +448,29 @@
     });
   }
 
+  /* Lines of at most maxChars Latin letters' width, broken at spaces and, in Chinese, between any two characters
+     (each about as wide as two letters); never inside an HTML tag, never before a closing punctuation mark. */
+  var CJK = "\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef";
+  var PIECES = new RegExp("<[^>]*>|\\s+|[" + CJK + "]|[^\\s<" + CJK + "]+", "g");
+  var WIDE = new RegExp("[" + CJK + "]");
+  var CLOSING = /^[，。、：；！？）》」』”’,.:;!?)\]]$/;
+
+  function textWidth(text) {
+    var width = 0;
+    for (var i = 0; i < text.length; i++) width += WIDE.test(text[i]) ? 1.8 : 1;
+    return width;
+  }
+
   function wrapText(text, maxChars) {
     var lines = [];
     String(text).split(/<br\s*\/?>/i).forEach(function (part) {
-      var line = "";
-      part.split(" ").forEach(function (word) {
-        var visible = plainText(line + " " + word).trim();
-        if (line && visible.length > maxChars) { lines.push(line); line = word; } else { line = line ? line + " " + word : word; }
+      var line = "", gap = "";
+      (part.match(PIECES) || []).forEach(function (piece) {
+        if (/^\s+$/.test(piece)) { gap = " "; return; }
+        var next = line + (line ? gap : "") + piece;
+        var breakable = line && piece[0] !== "<" && !CLOSING.test(piece) && plainText(line);
+        if (breakable && textWidth(plainText(next)) > maxChars) { lines.push(line); line = piece; } else { line = next; }
+        gap = "";
       });
       lines.push(line);
     });

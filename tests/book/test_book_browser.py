@@ -80,6 +80,7 @@ AXE_CONTEXT = {
     "exclude": [".plotly-graph-div svg", ".bertviz-vis svg", "mjx-container", "div.highlight"],
 }
 # The theme's sticky header would cover part of a figure scrolled into view for its screenshot.
+NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; }"
 STICKY_HIDDEN = ".bd-header-article, .bd-header, .skip-link { visibility: hidden !important; }"
 FIGURE_SHOTS = Path(os.environ.get("BOOK_FIGURE_SHOTS", ROOT / "_build" / "screenshots"))
 
@@ -533,7 +534,8 @@ def save_figure_shots(page: object, name: str, size: str) -> None:
     FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
     hidden = page.add_style_tag(content=STICKY_HIDDEN)
     for i in range(figures.count()):
-        shot = FIGURE_SHOTS / f"{name.split('/')[-1]}__{i:02d}__{size}.png"
+        edition = "zh__" if name.startswith("zh/") else ""  # the Chinese chapter's figures beside the English
+        shot = FIGURE_SHOTS / f"{edition}{name.split('/')[-1]}__{i:02d}__{size}.png"
         figures.nth(i).locator("xpath=../..").screenshot(path=str(shot))
     hidden.evaluate("style => style.remove()")
 
@@ -553,6 +555,7 @@ def test_page(server: tuple[str, type], browser: object, name: str, size: str) -
         if size == "laptop":
             check_page(run, name, SCREENSHOTS)
         run.page.evaluate("() => window.scrollTo(0, 0)")
+        run.page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: axe must see them as they end
         run.page.emulate_media(color_scheme="dark")
         run.page.wait_for_function(f"() => ({THEME})() === 'dark'", timeout=5_000)
         check_fits_the_screen(run, name, size, "dark")

@@ -103,7 +103,7 @@ def training_picker(
         rows=1,
         cols=2,
         column_widths=[0.62, 0.38],
-        horizontal_spacing=0.12,
+        horizontal_spacing=0.14,  # room for the right panel's axis title beside the left panel
         subplot_titles=(tr("training loss (moving average)"), tr("after training, on fresh sequences")),
     )
     metrics = [tr("token accuracy,<br>teacher forcing"), tr("exact match,<br>greedy decoding")]
