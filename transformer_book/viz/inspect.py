@@ -27,7 +27,7 @@ from ..ablation import KINDS, AblationResult
 from ..i18n import tr, translatable
 from .attention import token_labels
 from .controls import MENU_LABEL, dropdown
-from .style import WEIGHTS_SCALE, row_label_spacing, style
+from .style import MAX_WIDTH, WEIGHTS_SCALE, row_label_spacing, style
 
 KIND_TITLES = {  # shown through tr()
     "encoder": translatable("encoder self-attention"),
@@ -421,7 +421,8 @@ def ablation_figure(studies: Mapping[str, tuple[float, Sequence[AblationResult]]
         rows=1,
         cols=len(names),
         shared_yaxes=True,
-        horizontal_spacing=row_label_spacing(row_names, font_size=13),
+        # the plots' width: the figure's less its margins (110 + 20) and the colour bar's 70 px
+        horizontal_spacing=row_label_spacing(row_names, font_size=13, width=MAX_WIDTH - 200),
         subplot_titles=[tr("{name} (intact: {score:.2f})", name=name, score=studies[name][0]) for name in names],
     )
     for col, name in enumerate(names, start=1):

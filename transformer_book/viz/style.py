@@ -8,6 +8,7 @@ in a narrow column and wraps long titles, so one figure reads from a 360 px phon
 from __future__ import annotations
 
 import html
+import re
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -82,12 +83,25 @@ def style(fig: go.Figure, title: str | None = None, height: int = 420, width: in
     return fig
 
 
+# A Chinese character is about as wide as its font size; a Latin letter, on average, 0.62 of it.
+_WIDE = re.compile("[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+LETTER_WIDTH = 0.62  # of the font size
+
+
+def text_width(text: str, font_size: float) -> float:
+    """About how many px ``text`` takes at ``font_size``: each Chinese character (or full-width mark) the font size,
+    any other character :data:`LETTER_WIDTH` of it."""
+    text = html.unescape(str(text)).replace("\u200b", "")
+    wide = len(_WIDE.findall(text))
+    return font_size * (wide + LETTER_WIDTH * (len(text) - wide))
+
+
 def row_label_spacing(labels: list[str], font_size: int = 11, width: int = MAX_WIDTH - 100) -> float:
     """``horizontal_spacing`` for panels side by side that each show their own row labels (``labels``): room for the
     longest at ``font_size`` px, as a fraction of a plot ``width`` px wide. Every panel keeps its labels, because on a
     phone the static book stacks the panels, and a panel without them would show rows no one can name."""
-    longest = max((len(str(label).replace("\u200b", "")) for label in labels), default=1)
-    return min(0.2, (0.62 * font_size * longest + TICK_STANDOFF + 10) / width)
+    longest = max((text_width(label, font_size) for label in labels), default=LETTER_WIDTH * font_size)
+    return min(0.2, (longest + TICK_STANDOFF + 10) / width)
 
 
 def label_every_category(fig: go.Figure) -> go.Figure:
@@ -105,7 +119,7 @@ def label_every_category(fig: go.Figure) -> go.Figure:
             axis = fig.layout[(getattr(trace, f"{letter}axis") or letter).replace(letter, f"{letter}axis", 1)]
             axis.update(dtick=1, tick0=0, autotickangles=[0, -90])
             size = axis.tickfont.size or FONT["size"]
-            widest = max(len(html.unescape(value).replace("\u200b", "")) for value in values) * 0.62 * size
+            widest = max(text_width(value, size) for value in values)
             if letter == "x" and axis.tickangle is None and widest + 4 > PHONE_PLOT / len(values):
                 axis.update(tickangle=-90, tickfont_size=min(size, 10))  # on end, 10 px: a column of a phone's plot
     return fig

@@ -5,6 +5,7 @@ figures work in the static book without a kernel."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -368,7 +369,7 @@ def seeds_figure(runs: Mapping[str, Sequence[History]], title: str | None = None
         subplot_titles=(tr("training loss"), tr("exact match at the end")),
     )
     names = list(runs)
-    categories = [html.escape(name).replace(", ", "<br>") for name in names]
+    categories = [re.sub(r", |，", "<br>", html.escape(name)) for name in names]  # a line per part, in either language
     for i, (name, histories) in enumerate(runs.items()):
         colour, label = LINE_COLOURS[i % len(LINE_COLOURS)], html.escape(name)
         for seed, h in enumerate(histories):
