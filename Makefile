@@ -25,6 +25,9 @@ STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
 # Debian packages (each named as its command) that make setup installs with apt when they are missing.
 APT_TOOLS := chromium npm
+# ...and a font with Chinese characters, when the system has none, for the Chinese edition's pages in the browser tests
+# (readers' systems have their own: book.css names them).
+CJK_FONTS := fonts-noto-cjk
 # nbval compares the cells tagged nbval-check-output with their committed outputs (the sanitizers cover ids and
 # addresses); tests/nbval_kernels.py gives each kernel Unix sockets instead of TCP ports, which two kernels starting at
 # once can collide on.
@@ -85,10 +88,11 @@ $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REP
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
 	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	fc-list :lang=zh family 2>/dev/null | grep -q . || missing="$$missing $(CJK_FONTS)"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
 		elif [ -n "$$CI" ]; then sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; \
-		else echo "setup: missing$$missing (make vendor needs npm, the browser test chromium): sudo apt-get install$$missing" >&2; fi; fi
+		else echo "setup: missing$$missing (make vendor needs npm, the browser tests chromium and a Chinese font): sudo apt-get install$$missing" >&2; fi; fi
 	@mkdir -p $(dir $@) && touch $@
 
 $(REPO_VENV_PYTHON):

@@ -132,3 +132,18 @@ def test_the_chinese_search_finds_chinese_words(chapter: Callable[[dict], object
     page.wait_for_selector("#search-results li", timeout=15_000)
     found = page.locator("#search-results li a").all_text_contents()
     assert any("掩码" in title for title in found), f"searching 掩码 found {found}"
+
+
+def test_the_chinese_pages_open_the_chinese_notebooks_on_colab() -> None:
+    """The rocket's Colab link of a Chinese page opens that page's notebook under zh/ of the repository."""
+    from test_book_browser import toc_pages
+
+    for name in toc_pages():
+        if not name.startswith("zh/book/") or name == "zh/book/glossary":
+            continue
+        links = set(
+            re.findall(r'https://colab\.research\.google\.com/github/[^"]+', (SITE / f"{name}.html").read_text("utf-8"))
+        )
+        assert links and all(link.endswith(f"/blob/main/{name}.ipynb") for link in links), (
+            f"{name}: Colab opens {links}"
+        )
