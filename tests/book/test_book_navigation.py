@@ -96,9 +96,9 @@ def test_one_search_box_and_it_opens_the_search(chapter: Callable[[dict], object
 def test_every_page_links_to_the_same_page_in_the_other_edition() -> None:
     """Each chapter of either edition has a language switch whose link opens the same chapter in the other (the
     Chinese glossary, which the English lacks, opens the English book's start)."""
-    from test_book_browser import toc_pages
+    from test_book_browser import edition_pages
 
-    for name in toc_pages():
+    for name in edition_pages():
         page = SITE / f"{name}.html"
         link = re.search(
             r'<nav class="book-language"[^>]*><a href="([^"]+)" hreflang="([^"]+)"', page.read_text("utf-8")
@@ -136,9 +136,9 @@ def test_the_chinese_search_finds_chinese_words(chapter: Callable[[dict], object
 
 def test_the_chinese_pages_open_the_chinese_notebooks_on_colab() -> None:
     """The rocket's Colab link of a Chinese page opens that page's notebook under zh/ of the repository."""
-    from test_book_browser import toc_pages
+    from test_book_browser import edition_pages
 
-    for name in toc_pages():
+    for name in edition_pages():
         if not name.startswith("zh/book/") or name == "zh/book/glossary":
             continue
         links = set(

@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_book_browser import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, toc_pages  # noqa: F401
+from test_book_browser import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, edition_pages  # noqa: F401
 
 BENCH = _load(ROOT / "benchmarks" / "bench_pages.py")
 ASSETS = _load(ROOT / "book" / "_ext" / "offline_assets.py")
@@ -47,7 +47,7 @@ def test_a_figure_s_drawing_script_is_queued_once_whatever_its_tag() -> None:
 
 @built
 def test_no_page_blocks_its_parser_on_plotly_and_every_figure_is_queued() -> None:
-    for name in toc_pages():
+    for name in edition_pages():
         text = (SITE / f"{name}.html").read_text(encoding="utf-8")
         blocking = [
             src for src in _BLOCKING.findall(text) if "plotly" in src or "figures.js" in src or "playground" in src

@@ -62,9 +62,11 @@ class BookRenderer(MimetypeRenderer):
     """Plotly renderer for the book: ``text/html`` alone in the static build; JSON + HTML fallback live."""
 
     def to_mimebundle(self, fig_dict: dict) -> dict:
+        from .record import in_record_mode
+
         if in_static_build():
             return {"text/html": figure_html(fig_dict)}
-        if _in_colab():
+        if _in_colab() and not in_record_mode():  # a recording run keeps plotly's JSON, which the book draws
             return pio.renderers["colab"].to_mimebundle(fig_dict)
         bundle = pio.renderers["plotly_mimetype"].to_mimebundle(fig_dict)
         bundle["text/html"] = figure_html(fig_dict, load_plotlyjs=True)
