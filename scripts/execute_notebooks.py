@@ -27,8 +27,8 @@ import multiprocessing
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import yaml
@@ -42,9 +42,9 @@ from book_toc import toc_files  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@dataclass(frozen=True)
-class Edition:
-    """Where an edition's book is, and where its build and its recording run put things."""
+class Edition(NamedTuple):
+    """Where an edition's book is, and where its build and its recording run put things. (A NamedTuple: the tests load
+    this script by its path, and a dataclass needs its module registered.)"""
 
     root: Path  # the book's folder: _config.yml, _toc.yml
     build: Path  # jupyter-book's _build folder for it (its cache and html/)
