@@ -75,6 +75,7 @@ STAND_INS = {
         "inside-06": (
             "# tests/book/test_jupyterlab.py: untrained models of the chapter's configuration stand in for its training.\n"
             'TASKS = ("copy", "reverse")\n'
+            'TASK_NAMES = {"copy": tr("copy"), "reverse": tr("reverse")}\n'
             "models = {}\n"
             "for seed, task in enumerate(TASKS):\n"
             "    torch.manual_seed(seed)\n"
