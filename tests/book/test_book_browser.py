@@ -374,7 +374,10 @@ def executed_notebook(name: str) -> dict:
 
 
 def expected_figures(name: str) -> int:
-    """Plotly figures in the build's executed notebook: outputs that carry one, whether or not the page shows it."""
+    """Plotly figures in the build's executed notebook: outputs that carry one, whether or not the page shows it (none
+    on a page of text, the glossary)."""
+    if not (ROOT / f"{name}.ipynb").is_file():
+        return 0
     count = 0
     for cell in executed_notebook(name)["cells"]:
         for output in cell.get("outputs", []):
