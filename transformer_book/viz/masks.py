@@ -100,7 +100,8 @@ def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
             font=dict(size=11, color="#b91c1c"),
         )
     fig.update_xaxes(title_text=tr("key"), tickfont=dict(size=11))
-    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11))
+    # every panel its row labels, whatever plotly's version hides on shared axes (5.x does: Colab's)
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11), showticklabels=True)
     fig.update_yaxes(title_text=tr("query"), row=1, col=1)
     height = int(min(640, 300 + 20 * len(tokens)))
     style(fig, tr("Why each score is hidden: the padding mask, the causal mask, both"), height=height + 40)
