@@ -9,9 +9,6 @@ static book without a kernel.
 from __future__ import annotations
 
 import html
-import re
-import textwrap
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +26,7 @@ from ..i18n import tr, translatable
 from ..parameters import parameter_formula, sublayer_parameters
 from .controls import dropdown
 from .overview import COLOURS, arrow, meta_model
-from .style import SIGNED_SCALE, style
+from .style import SIGNED_SCALE, style, wrap_text
 
 VARIANT_COLOURS = {False: "#d62728", True: "#1f77b4"}  # post-norm red, pre-norm blue
 VARIANT_NAMES = {False: translatable("post-norm (paper)"), True: translatable("pre-norm")}  # shown through tr
@@ -687,7 +684,7 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     notes.append(
         dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12))
     )
-    text = "<br>".join(_wrap(html.escape(explanation), 72))  # fits a phone once the diagram is scaled to it
+    text = "<br>".join(html.escape(line) for line in wrap_text(explanation, 72))  # fits a phone, scaled to it
     notes.append(
         dict(
             x=0.0,
@@ -703,27 +700,6 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
         )
     )
     return shapes, notes
-
-
-_CLOSING = set("，。、；：！？）》」』”’")  # never at the start of a line
-_WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")  # CJK: two columns each
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """``textwrap.wrap(text, width)``; for text with CJK characters (two columns wide, and a line may break between
-    any two of them, but not before closing punctuation), a greedy wrap by display width that keeps runs of ASCII
-    (words, shapes, code) whole."""
-    if not _WIDE.search(text):
-        return textwrap.wrap(text, width)
-    lines, line, used = [], "", 0
-    for token in re.findall(r"[!-~]+|.", text):
-        size = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in token)
-        if line and used + size > width and token not in _CLOSING:
-            lines.append(line.rstrip())
-            line, used = "", 0
-        if line or not token.isspace():
-            line, used = line + token, used + size
-    return [*lines, line.rstrip()] if line.strip() else lines
 
 
 __all__ = [

@@ -7,7 +7,6 @@ Its dropdown switches between states computed in advance, so the figure works in
 from __future__ import annotations
 
 import html
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -15,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..i18n import language, tr
-from .style import style
+from ..i18n import tr
+from .style import style, wrap_text
 
 if TYPE_CHECKING:
     from transformer.train.loop import History
@@ -67,12 +66,10 @@ def _picker_layout(
     )
 
 
-def _title(name: str, notes: Mapping[str, str], width: int | None = None) -> str:
+def _title(name: str, notes: Mapping[str, str]) -> str:
     """The figure title for one dropdown state: ``name`` in bold, its note (if any) under it in small type, wrapped
-    at ``width`` characters (plotly does not wrap titles, so a long line would run off the figure; default 100, 52
-    for Chinese, whose characters are twice as wide)."""
-    width = width or (52 if language() == "zh" else 100)
-    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(notes.get(name, ""), width))
+    to the figure's width (plotly does not wrap titles, so a long line would run off the figure)."""
+    lines = "<br>".join(html.escape(line) for line in wrap_text(notes.get(name, ""), 100))
     return f"<b>{html.escape(tr(name))}</b>" + (f"<br><span style='font-size:12px'>{lines}</span>" if lines else "")
 
 

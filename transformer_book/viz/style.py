@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -96,6 +97,29 @@ def text_width(text: str, font_size: float) -> float:
     return font_size * (wide + LETTER_WIDTH * (len(text) - wide))
 
 
+_CLOSING = frozenset("，。、；：！？）》」』”’")  # never at the start of a line
+
+
+def wrap_text(text: str, columns: int) -> list[str]:
+    """``text`` in lines at most ``columns`` Latin letters wide, for labels plotly does not wrap. Latin text wraps as
+    ``textwrap.wrap`` wraps it; in text with Chinese, each Chinese character counts as wide as it is drawn
+    (:func:`text_width`), a line may break between any two of them but never before closing punctuation, and runs of
+    ASCII (words, shapes, code) stay whole. ``wrapText`` in book/_ext/figures.js wraps titles in the browser by the
+    same rule."""
+    if not _WIDE.search(text):
+        return textwrap.wrap(text, columns)
+    room = columns * LETTER_WIDTH  # in units of the font size
+    lines, line, used = [], "", 0.0
+    for token in re.findall(r"[!-~]+|.", text):
+        size = text_width(token, 1)
+        if line and used + size > room and token not in _CLOSING:
+            lines.append(line.rstrip())
+            line, used = "", 0.0
+        if line or not token.isspace():
+            line, used = line + token, used + size
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
 def row_label_spacing(labels: list[str], font_size: int = 11, width: int = MAX_WIDTH - 100) -> float:
     """``horizontal_spacing`` for panels side by side that each show their own row labels (``labels``): room for the
     longest at ``font_size`` px, as a fraction of a plot ``width`` px wide. Every panel keeps its labels, because on a
@@ -144,4 +168,6 @@ __all__ = [
     "label_every_category",
     "row_label_spacing",
     "style",
+    "text_width",
+    "wrap_text",
 ]
