@@ -724,6 +724,40 @@ def test_a_result_cleared_while_its_figures_are_drawn_or_resized_raises_nothing(
         run.close()
 
 
+# Another attention kind chosen (its maps start drawing) and, ``hops`` promise callbacks later in the same task, a
+# source the model rejects decoded, which clears the result and its figures.
+CLEAR_WHILE_THE_MAPS_DRAW = f"""async ([kind, hops]) => {{
+  const control = (name) => document.querySelector(`{ROOT} .playground-${{name}}`);
+  control('kind').value = kind;
+  control('kind').dispatchEvent(new Event('change'));
+  for (let i = 0; i < hops; i++) await Promise.resolve();
+  control('source').value = '1 2 3';
+  control('run').click();
+}}"""
+
+
+def test_a_result_cleared_while_plotly_still_draws_its_maps_raises_nothing(browser: object, server: tuple) -> None:  # noqa: F811
+    """The issue's "TypeError: e.emit is not a function", reproduced: plotly draws a figure over a few promise
+    callbacks after its call returns, and a result cleared within them purged the figure under plotly's feet (the
+    page's file before its plotly calls waited on each other raised exactly that with the clearing one callback after
+    the maps' drawing began, and "reading '_rehover'" with it at once). Every plotly call now waits for the one before,
+    the purge included."""
+    run = open_playground(browser, server)
+    try:
+        page, source = run.page, f"{ROOT} .playground-source"
+        for hops, kind in enumerate(("decoder", "cross", "encoder")):
+            page.fill(source, "3 5 7")
+            decode_after(page, lambda: page.press(source, "Enter"))
+            page.evaluate(CLEAR_WHILE_THE_MAPS_DRAW, [kind, hops])
+            page.wait_for_function(STATE_IS, arg="error", timeout=30_000)
+            page.wait_for_timeout(300)  # what plotly would still do after the clearing
+            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0
+            assert not run.errors, f"cleared {hops} promise callbacks after the maps began: {run.errors}"
+        assert_clean(run)
+    finally:
+        run.close()
+
+
 def test_no_output_starts_or_ends_with_a_space(browser: object, server: tuple) -> None:  # noqa: F811
     """A subword model may write a lone "▁" before its first word ("▁", "▁Tonnen" decodes to " Tonnen"): the page
     prints no space there, in the output line or the beam's list."""
