@@ -353,8 +353,7 @@
     return el("div", {"class": "playground-scale", role: "img",
       "aria-label": tr("colour scale of the attention maps: white is a weight of 0, dark blue a weight of 1")}, [
       el("span", {text: tr("weight 0")}),
-      el("span", {"class": "playground-scale-bar", style: `display:inline-block;width:8em;height:0.8em;margin:0 0.4em;`
-        + `vertical-align:middle;border:1px solid #94a3b8;background:linear-gradient(to right, ${stops.join(", ")})`}),
+      el("span", {"class": "playground-scale-bar", style: `background:linear-gradient(to right, ${stops.join(", ")})`}),
       el("span", {text: "1"}),
     ]);
   }

@@ -15,7 +15,8 @@ from the keyboard and has a name; the figures keep their text apart and inside t
 Issue 34: the models load once the page has loaded (the one shown first, then the others), wherever the reader is;
 clearing a result while its figures are drawn or resized raises nothing; no output starts with a space; a source
 outside a model's task is said to be one; choosing a model and pressing Decode at once decodes once; the beam tree's
-labels fit their boxes; the attention maps have a colour scale.
+labels fit their boxes; the attention maps have a colour scale. In dark colours as in light: the playground as wide,
+its text and figures as readable (axe-core), its colour scale's edge as clear.
 The engine on its own (no page) is tests/book/test_playground_engine.py.
 """
 
@@ -25,7 +26,18 @@ import json
 import re
 
 import pytest
-from test_book_browser import FIGURE_SHOTS, SITE, STICKY_HIDDEN, VIEWPORTS, PageRun, browser, server  # noqa: F401
+from test_book_browser import (  # noqa: F401 (pytest fixtures: browser, server)
+    FIGURE_SHOTS,
+    NO_TRANSITIONS,
+    SITE,
+    STICKY_HIDDEN,
+    THEME,
+    VIEWPORTS,
+    PageRun,
+    axe_violations,
+    browser,
+    server,
+)
 
 PAGE = "book/14_playground.html"
 MODELS = SITE / "_static" / "playground"
@@ -564,6 +576,15 @@ def test_every_control_has_a_name_and_works_from_the_keyboard(browser: object, s
         run.close()
 
 
+def show_scheme(page: object, scheme: str) -> None:
+    """The reader's system asks for ``scheme`` colours (light or dark), and the page has followed."""
+    page.emulate_media(color_scheme=scheme)
+    page.wait_for_function(f"(scheme) => ({THEME})() === scheme", arg=scheme, timeout=5_000)
+
+
+PLAYGROUND_WIDTH = f"() => document.querySelector('{ROOT}').getBoundingClientRect().width"
+
+
 @pytest.mark.parametrize("page_name", [PAGE, f"zh/{PAGE}"], ids=["en", "zh"])
 @pytest.mark.parametrize("size", VIEWPORTS)
 def test_everything_fits_the_screen_and_no_figure_text_overlaps(
@@ -573,11 +594,13 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
     page_name: str,
 ) -> None:
     """Greedy and a beam of 4 for each model, at a phone's and a laptop's width, in both editions (Chinese labels are
-    wider): no text of a figure over another or outside its figure, no control or figure past the column or the
-    screen; each state saved as a PNG."""
+    wider), in light colours and in dark: no text of a figure over another or outside its figure, no control or figure
+    past the column or the screen, and the playground as wide in dark as in light (the dark theme's frame around
+    outputs, with its padding, is not drawn around it); each state saved as a PNG."""
     run = open_playground(browser, server, size, page_name)
     try:
         page = run.page
+        page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: the screenshots show them as they end
         FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
         for name in manifest()["models"]:
             if page.input_value(f"{ROOT} .playground-model") != name:
@@ -587,22 +610,25 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
                     decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
                 else:
                     decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
-                page.wait_for_timeout(300)  # plotly's responsive resize
-                clashes = page.evaluate(TEXT_CLASHES)
-                assert not clashes, (
-                    f"{name}, search {search}, at {size} width: text over text, or outside its figure: {clashes}"
-                )
-                overflow = page.evaluate(SIDEWAYS)
-                assert overflow <= 1, (
-                    f"{name}, search {search}: the page scrolls sideways by {overflow} px at {size} width"
-                )
-                past = page.evaluate(PAST_THE_EDGE)
-                assert not past, f"{name}, search {search}, at {size} width: past the column or the screen: {past}"
-                hidden = page.add_style_tag(content=STICKY_HIDDEN)
-                edition = "zh__" if page_name.startswith("zh/") else ""
-                shot = FIGURE_SHOTS / f"{edition}14_playground__{name}-{search}__{size}.png"
-                page.locator(ROOT).screenshot(path=str(shot))
-                hidden.evaluate("style => style.remove()")
+                widths = {}
+                for scheme in ("light", "dark"):
+                    show_scheme(page, scheme)
+                    page.wait_for_timeout(300)  # the figures follow a change of width
+                    where = f"{name}, search {search}, at {size} width, {scheme}"
+                    clashes = page.evaluate(TEXT_CLASHES)
+                    assert not clashes, f"{where}: text over text, or outside its figure: {clashes}"
+                    overflow = page.evaluate(SIDEWAYS)
+                    assert overflow <= 1, f"{where}: the page scrolls sideways by {overflow} px"
+                    past = page.evaluate(PAST_THE_EDGE)
+                    assert not past, f"{where}: past the column or the screen: {past}"
+                    widths[scheme] = page.evaluate(PLAYGROUND_WIDTH)
+                    hidden = page.add_style_tag(content=STICKY_HIDDEN)
+                    edition = "zh__" if page_name.startswith("zh/") else ""
+                    shot = FIGURE_SHOTS / f"{edition}14_playground__{name}-{search}__{size}_{scheme}.png"
+                    page.locator(ROOT).screenshot(path=str(shot))
+                    hidden.evaluate("style => style.remove()")
+                assert widths["dark"] == widths["light"], f"{name}, search {search}, at {size} width: {widths} px"
+                show_scheme(page, "light")
         assert_clean(run)
     finally:
         run.close()
@@ -693,6 +719,40 @@ def test_a_result_cleared_while_its_figures_are_drawn_or_resized_raises_nothing(
         page.wait_for_timeout(300)
         steps = page.evaluate(f"() => document.querySelector('{ROOT} .playground-steps').getBoundingClientRect().width")
         assert steps <= 390, f"the figures did not follow the narrower screen: {steps} px"
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+# Another attention kind chosen (its maps start drawing) and, ``hops`` promise callbacks later in the same task, a
+# source the model rejects decoded, which clears the result and its figures.
+CLEAR_WHILE_THE_MAPS_DRAW = f"""async ([kind, hops]) => {{
+  const control = (name) => document.querySelector(`{ROOT} .playground-${{name}}`);
+  control('kind').value = kind;
+  control('kind').dispatchEvent(new Event('change'));
+  for (let i = 0; i < hops; i++) await Promise.resolve();
+  control('source').value = '1 2 3';
+  control('run').click();
+}}"""
+
+
+def test_a_result_cleared_while_plotly_still_draws_its_maps_raises_nothing(browser: object, server: tuple) -> None:  # noqa: F811
+    """The issue's "TypeError: e.emit is not a function", reproduced: plotly draws a figure over a few promise
+    callbacks after its call returns, and a result cleared within them purged the figure under plotly's feet (the
+    page's file before its plotly calls waited on each other raised exactly that with the clearing one callback after
+    the maps' drawing began, and "reading '_rehover'" with it at once). Every plotly call now waits for the one before,
+    the purge included."""
+    run = open_playground(browser, server)
+    try:
+        page, source = run.page, f"{ROOT} .playground-source"
+        for hops, kind in enumerate(("decoder", "cross", "encoder")):
+            page.fill(source, "3 5 7")
+            decode_after(page, lambda: page.press(source, "Enter"))
+            page.evaluate(CLEAR_WHILE_THE_MAPS_DRAW, [kind, hops])
+            page.wait_for_function(STATE_IS, arg="error", timeout=30_000)
+            page.wait_for_timeout(300)  # what plotly would still do after the clearing
+            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0
+            assert not run.errors, f"cleared {hops} promise callbacks after the maps began: {run.errors}"
         assert_clean(run)
     finally:
         run.close()
@@ -820,6 +880,53 @@ def test_the_attention_maps_have_a_colour_scale(playground: PageRun) -> None:
     assert "linear-gradient" in scale.locator(".playground-scale-bar").get_attribute("style")
     assert scale.locator("span").all_text_contents() == ["weight 0", "", "1"]
     assert_clean(playground)
+
+
+# The contrast of the colour scale's bar's edge with what is behind the playground (the first box with a colour of its
+# own), as WCAG computes contrast from relative luminance.
+SCALE_EDGE_CONTRAST = f"""() => {{
+  const rgb = (colour) => colour.match(/[\\d.]+/g).map(Number);
+  const luminance = (colour) => {{
+    const [r, g, b] = rgb(colour).slice(0, 3).map((c) => c / 255)
+      .map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }};
+  let behind = document.querySelector('{ROOT}');
+  while (behind && (rgb(getComputedStyle(behind).backgroundColor)[3] ?? 1) === 0) behind = behind.parentElement;
+  const edge = getComputedStyle(document.querySelector('{ROOT} .playground-scale-bar'));
+  if (edge.borderTopStyle === 'none' || parseFloat(edge.borderTopWidth) === 0) return 1;  // no edge at all
+  const [a, b] = [edge.borderTopColor, behind ? getComputedStyle(behind).backgroundColor : 'rgb(255, 255, 255)']
+    .map(luminance);
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}}"""
+
+
+def test_the_playground_reads_in_light_and_dark_colours(browser: object, server: tuple) -> None:  # noqa: F811
+    """With a beam's result (its list and tree, the next-token probabilities, the maps and their colour scale) and
+    with a rejected input's message, axe-core finds no critical or serious violation in light colours or in dark (the
+    dark theme's light frame around outputs once showed the page's pale red for errors on light grey, at 1.7:1); the
+    colour scale's bar stands out from the page in both, its edge at 3:1 (WCAG's contrast for a graphic's parts)."""
+    run = open_playground(browser, server)
+    try:
+        page = run.page
+        page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: axe must see them as they end
+        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
+        for scheme in ("light", "dark"):
+            show_scheme(page, scheme)
+            violations = axe_violations(page)
+            assert not violations, f"a beam's result in {scheme} colours: axe-core:\n" + "\n".join(violations)
+            contrast = page.evaluate(SCALE_EDGE_CONTRAST)
+            assert contrast >= 3, f"the colour scale's bar in {scheme} colours: its edge at {contrast:.2f}:1"
+        page.fill(f"{ROOT} .playground-source", "3 5 x")
+        page.press(f"{ROOT} .playground-source", "Enter")
+        page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+        for scheme in ("dark", "light"):
+            show_scheme(page, scheme)
+            violations = axe_violations(page)
+            assert not violations, f"a rejected input in {scheme} colours: axe-core:\n" + "\n".join(violations)
+        assert_clean(run)
+    finally:
+        run.close()
 
 
 def english_the_script_writes() -> list[str]:
