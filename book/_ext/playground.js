@@ -48,8 +48,8 @@
     "{kind}, layer {layer}, head {head}": "{kind}，第 {layer} 层，第 {head} 个头",
     "uncheck to silence this head": "取消勾选即让这个头静默",
     // the result and its figures
-    "This result is for the previous input: press Decode (or Enter) to decode the new one.":
-      "这个结果对应的是之前的输入：按“解码”（或回车键）解码新的输入。",
+    "Out of date: this result is for the previous input. Press Decode (or Enter) to decode the new one.":
+      "已过时：这个结果对应的是之前的输入。按“解码”（或回车键）解码新的输入。",
     "Output: {output}": "输出：{output}",
     " … (no </s>)": " …（没有 </s>）",
     "   (all heads: {output})": "   （所有头都开启时：{output}）",
@@ -175,8 +175,9 @@
     return turn;
   }
 
-  // The figures of `box` follow its width (a rotated phone, a resized window), once a frame at most.
-  function followResize(box) {
+  // The figures of `box` follow its width (a rotated phone, a resized window), once a frame at most: each is resized,
+  // but for the next-token probabilities, which `redrawSteps` draws again (how many columns fit depends on the width).
+  function followResize(box, redrawSteps) {
     let width = box.clientWidth, planned = false;
     new ResizeObserver(() => {
       if (planned || box.clientWidth === width) return;
@@ -184,8 +185,9 @@
       requestAnimationFrame(() => {
         planned = false;
         width = box.clientWidth;
-        inTurn((Plotly) => Promise.all([...box.querySelectorAll(".js-plotly-plot")]
+        inTurn((Plotly) => Promise.all([...box.querySelectorAll(".js-plotly-plot:not(.playground-steps)")]
           .filter((plot) => plot.offsetParent && plot._fullLayout).map((plot) => Plotly.Plots.resize(plot))));
+        redrawSteps();
       });
     }).observe(box);
   }
@@ -205,47 +207,77 @@
       : String(token);
   }
 
+  // Every category of a heatmap's axes labelled, as the book's figures label theirs (transformer_book/viz/style.py's
+  // label_every_category): plotly's own ticks thin a category axis to every 2nd or 3rd token on a phone, and the reader
+  // could not tell which column is which token. One tick per category; column labels that would not fit side by side
+  // stand on end, at TICK_FONT px, where a column COLUMN_PITCH px wide holds one.
+  const TICK_FONT = 10; // px
+  const COLUMN_PITCH = 12; // px: a label on end at TICK_FONT px, and a gap to the next one
+  function categoryAxis(extra) {
+    return Object.assign({type: "category", dtick: 1, tick0: 0, automargin: true, fixedrange: true}, extra);
+  }
+
+  function columnAxis(labels, plotWidth, font) {
+    const widest = Math.max(...labels.map((text) => textWidth(text, font)));
+    return categoryAxis(widest + 4 <= plotWidth / labels.length ? {autotickangles: [0, -90]}
+      : {tickangle: -90, tickfont: {size: Math.min(font.size, TICK_FONT)}});
+  }
+
+  // The width `text` takes in `font` ({family, size}), as the browser draws it (Chinese and Latin alike).
+  const measuring = document.createElement("canvas").getContext("2d");
+  function textWidth(text, font) {
+    measuring.font = `${font.size}px ${font.family}`;
+    return measuring.measureText(String(text)).width;
+  }
+
   // The columns of the probability figure: every id of a small vocabulary; of a large one (the translator's 1,000
-  // subwords), the token chosen at each step, then the runners-up of each step, up to MAX_COLUMNS.
+  // subwords), the token chosen at each step, then the runners-up of each step, up to MAX_COLUMNS or as many as `room`
+  // (how many columns the plot's width holds).
   const MAX_COLUMNS = 24;
-  function stepColumns(r, V) {
+  function stepColumns(r, V, room) {
     if (V <= MAX_COLUMNS) return [...Array(V).keys()];
-    const columns = [...new Set(r.tokens)];
+    const columns = [...new Set(r.tokens)], most = Math.min(MAX_COLUMNS, room);
     const ranked = r.probs.map((p) => [...p.keys()].sort((a, b) => p[b] - p[a] || a - b));
-    for (let rank = 0; rank < 4 && columns.length < MAX_COLUMNS; rank++) {
+    for (let rank = 0; rank < 4 && columns.length < most; rank++) {
       for (const order of ranked) {
-        if (columns.length >= MAX_COLUMNS) break;
+        if (columns.length >= most) break;
         if (!columns.includes(order[rank])) columns.push(order[rank]);
       }
     }
     return columns;
   }
 
-  // Next-token probabilities of every step: a row per step, labelled with the token chosen there.
+  // Next-token probabilities of every step: a row per step, labelled with the token chosen there; as many columns as
+  // the plot holds, each with its label (drawn again when the width changes).
+  const STEPS_MARGIN = 10; // px on each side of the figure
+  const TICK_PAD = 12; // px between a row's label and the plot, with a pixel or two to spare
   function drawSteps(box, manifest, info, r) {
-    const plot = box.querySelector(".playground-steps"), V = info.tgt_vocab.length, columns = stepColumns(r, V);
+    const plot = box.querySelector(".playground-steps"), V = info.tgt_vocab.length, font = manifest.style.font;
     const rows = r.tokens.map((token, i) => tr("step {step} → {token}", {step: i + 1,
-      token: shown(short(info.tgt_vocab[token], 12))}));
+      token: short(info.tgt_vocab[token], 12)}));
+    const plotWidth = (plot.clientWidth || 600) - 2 * STEPS_MARGIN - TICK_PAD
+      - Math.max(...rows.map((row) => textWidth(row, font))); // the colour bar above it, out of the columns' way
+    const columns = stepColumns(r, V, Math.floor(plotWidth / COLUMN_PITCH));
     const some = columns.length < V
       ? tr(", for the {n} most probable of the {V} tokens", {n: columns.length, V: V.toLocaleString("en-US")}) : "";
     box.querySelector(".playground-figure-title").textContent = (r.beam
       ? tr("Next-token probabilities along the returned hypothesis") : tr("Next-token probabilities")) + some;
-    const labels = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
-    const x = labels.map((label, i) => shown(labels.indexOf(label) === i ? label : `${label} (${columns[i]})`));
+    const cut = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
+    const labels = cut.map((label, i) => (cut.indexOf(label) === i ? label : `${label} (${columns[i]})`));
     const names = columns.map((id) => shown(info.tgt_vocab[id]));
     const chosen = r.tokens.map((token, i) => tr("step {step}: {token} ({p})", {step: i + 1, token: info.tgt_vocab[token],
       p: r.probs[i][token].toFixed(2)}));
     plot.setAttribute("aria-label", tr("Heatmap of the next-token probabilities of each step; the token chosen and its "
       + "probability: {chosen}", {chosen: chosen.join(tr(", "))}));
     return inTurn((Plotly) => Plotly.react(plot, [{
-      type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x, y: rows, zmin: 0, zmax: 1,
-      customdata: r.probs.map(() => names),
-      colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1, colorbar: {thickness: 10, len: 0.9},
+      type: "heatmap", z: r.probs.map((p) => columns.map((id) => p[id])), x: labels.map(shown), y: rows.map(shown),
+      zmin: 0, zmax: 1, customdata: r.probs.map(() => names),
+      colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1, colorbar: {orientation: "h", thickness: 10, len: 0.5, x: 1, xanchor: "right", y: 1, yanchor: "bottom", ypad: 6},
       hovertemplate: "%{y}<br>p(%{customdata}) = %{z:.3f}<extra></extra>",
-    }], layout(manifest, 80 + 24 * r.tokens.length + 7 * Math.max(0, ...x.map((label) => label.length - 3)), {
-      margin: {l: 10, r: 10, t: 10, b: 10}, plot_bgcolor: "white",
-      xaxis: {type: "category", automargin: true, fixedrange: true},
-      yaxis: {type: "category", autorange: "reversed", automargin: true, fixedrange: true},
+    }], layout(manifest, 120 + 24 * r.tokens.length + 7 * Math.max(0, ...labels.map((label) => label.length - 3)), {
+      margin: {l: STEPS_MARGIN, r: STEPS_MARGIN, t: 10, b: 10}, plot_bgcolor: "white",
+      xaxis: columnAxis(labels, plotWidth, font),
+      yaxis: categoryAxis({autorange: "reversed"}),
     }), PLOT_CONFIG));
   }
 
@@ -368,6 +400,7 @@
     const grid = box.querySelector(".playground-heads"), weights = r.attention[kind][layer];
     const drawing = String(Number(grid.dataset.drawing || 0) + 1);
     grid.dataset.drawing = drawing;
+    grid.style.setProperty("--playground-head-width", `${room + 5 + COLUMN_PITCH * keys.length}px`); // a column per label
     await inTurn((Plotly) => {
       while (grid.children.length > weights.length) {
         Plotly.purge(grid.lastChild);
@@ -393,8 +426,8 @@
       }], layout(manifest, room + 40 + 14 * queries.length, {
         title: {text: tr(silenced ? "head {head} (silenced)" : "head {head}", {head: h}), x: 0.02, xanchor: "left", font: {size: 13}},
         margin: {l: room, r: 5, t: 28, b: room},
-        xaxis: {type: "category", tickangle: -90, tickfont: {size: 10}, automargin: true, fixedrange: true},
-        yaxis: {type: "category", autorange: "reversed", tickfont: {size: 10}, automargin: true, fixedrange: true},
+        xaxis: categoryAxis({tickangle: -90, tickfont: {size: TICK_FONT}}),
+        yaxis: categoryAxis({autorange: "reversed", tickfont: {size: TICK_FONT}}),
       }), PLOT_CONFIG));
       if (grid.dataset.drawing !== drawing || !grid.children[h]) return;
       grid.children[h].setAttribute("aria-label", tr("{head}: weights of {queries} queries over {keys} keys",
@@ -447,7 +480,7 @@
     const status = el("p", {"class": "playground-status", id: id("status"), role: "status"});
     const paddingNote = el("p", {"class": "playground-padding-note", id: id("padding-note"), "aria-live": "polite"});
     const staleNote = el("p", {"class": "playground-stale-note", hidden: "",
-      text: tr("This result is for the previous input: press Decode (or Enter) to decode the new one.")});
+      text: tr("Out of date: this result is for the previous input. Press Decode (or Enter) to decode the new one.")});
     const output = el("p", {"class": "playground-output"}), outputNote = el("p", {"class": "playground-output-note"});
     const domainNote = el("p", {"class": "playground-domain-note"});
     const tokensLine = el("p", {"class": "playground-tokens"});
@@ -489,7 +522,7 @@
       ]),
     );
     const loading = root.querySelector(".playground-loading");
-    followResize(result);
+    followResize(result, () => shownResult && drawSteps(stepsBox, manifest, shownResult.info, shownResult.r));
     let shownResult = null; // {r, masks, info, input, request}: what the figures show, the input it was decoded from
 
     function modelInfo() {

@@ -15,8 +15,10 @@ from the keyboard and has a name; the figures keep their text apart and inside t
 Issue 34: the models load once the page has loaded (the one shown first, then the others), wherever the reader is;
 clearing a result while its figures are drawn or resized raises nothing; no output starts with a space; a source
 outside a model's task is said to be one; choosing a model and pressing Decode at once decodes once; the beam tree's
-labels fit their boxes; the attention maps have a colour scale. In dark colours as in light: the playground as wide,
-its text and figures as readable (axe-core), its colour scale's edge as clear.
+labels fit their boxes; the attention maps have a colour scale; every row and column of every heatmap keeps its label
+at a phone's width, and when the screen turns (tests/book/category_labels.py); a result out of date says so at full
+contrast. In dark colours as in light: the playground as wide, its text and figures as readable (axe-core), its colour
+scale's edge as clear.
 The engine on its own (no page) is tests/book/test_playground_engine.py.
 """
 
@@ -26,6 +28,7 @@ import json
 import re
 
 import pytest
+from category_labels import unlabelled_categories
 from test_book_browser import (  # noqa: F401 (pytest fixtures: browser, server)
     FIGURE_SHOTS,
     NO_TRANSITIONS,
@@ -36,6 +39,7 @@ from test_book_browser import (  # noqa: F401 (pytest fixtures: browser, server)
     PageRun,
     axe_violations,
     browser,
+    figure_text_defects,
     server,
 )
 
@@ -44,6 +48,7 @@ MODELS = SITE / "_static" / "playground"
 TOLERANCE = 1e-4
 HEAVY = ("ort.wasm", "ort-wasm", ".onnx")  # what must wait until the page has loaded
 ROOT = ".transformer-playground"
+FIGURES = f"{ROOT} .js-plotly-plot"
 
 pytestmark = pytest.mark.skipif(
     not (MODELS / "manifest.json").is_file(), reason=f"the playground is not built ({MODELS} missing): run `make book`"
@@ -75,36 +80,6 @@ RECORD_PROGRESS = """() => {
   const line = document.querySelector('.transformer-playground .playground-loading');
   new MutationObserver(() => { if (!line.hidden) __texts.push(line.innerText); })
     .observe(line, {subtree: true, childList: true, characterData: true, attributes: true});
-}"""
-# Text in the playground's figures drawn over other text of the same figure, or outside the figure. Each text's box is
-# turned as the text is (tick labels at an angle), and two boxes clash when they overlap by more than a pixel both ways
-# (the separating-axis test for two rectangles).
-TEXT_CLASHES = """() => {
-  const corners = (t) => {
-    const b = t.getBBox(), m = t.getScreenCTM();
-    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
-      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
-  };
-  const axes = (q) => [0, 1].map(i => { const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1], n = Math.hypot(dx, dy) || 1;
-    return [-dy / n, dx / n]; });
-  const apart = (p, q) => axes(p).concat(axes(q)).some(([ax, ay]) => {
-    const along = (r) => r.map(([x, y]) => x * ax + y * ay);
-    const a = along(p), b = along(q);
-    return Math.min(Math.max(...a), Math.max(...b)) - Math.max(Math.min(...a), Math.min(...b)) <= 1;
-  });
-  const clashes = [];
-  document.querySelectorAll('.transformer-playground .js-plotly-plot').forEach((plot, i) => {
-    if (!plot.offsetParent) return;
-    const frame = plot.getBoundingClientRect();
-    const texts = [...plot.querySelectorAll('svg text')].filter(t => t.textContent.trim() && !t.closest('.hoverlayer')
-      && t.getBoundingClientRect().width > 0).map(t => ({text: t.textContent.slice(0, 25), box: corners(t)}));
-    texts.forEach((a, j) => {
-      if (a.box.some(([x, y]) => x < frame.left - 1 || x > frame.right + 1 || y < frame.top - 1 || y > frame.bottom + 1))
-        clashes.push({figure: i, outside: a.text});
-      texts.slice(j + 1).forEach(b => { if (!apart(a.box, b.box)) clashes.push({figure: i, text: a.text, over: b.text}); });
-    });
-  });
-  return clashes.slice(0, 8);
 }"""
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
 # Controls, figures and text of the playground that end past its column or the screen (a page that does not scroll
@@ -441,6 +416,9 @@ def test_a_rejected_input_clears_the_previous_result(browser: object, server: tu
         page.fill(source, "3 5 7 9")  # edited, not decoded yet: the result shown is marked as the previous input's
         assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") == "true"
         assert page.is_visible(f"{ROOT} .playground-stale-note")
+        assert page.inner_text(f"{ROOT} .playground-stale-note") == (
+            "Out of date: this result is for the previous input. Press Decode (or Enter) to decode the new one."
+        )
         decode_after(page, lambda: page.press(source, "Enter"))
         assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
         assert page.is_hidden(f"{ROOT} .playground-stale-note")
@@ -582,6 +560,19 @@ def show_scheme(page: object, scheme: str) -> None:
     page.wait_for_function(f"(scheme) => ({THEME})() === scheme", arg=scheme, timeout=5_000)
 
 
+# Every head's map drawn for the attention kind the menu shows (each map's name starts with the kind's, in the page's
+# language).
+MAPS_OF_THE_KIND = f"""() => {{ const kind = document.querySelector('{ROOT} .playground-kind').selectedOptions[0].text;
+  const heads = [...document.querySelectorAll('{ROOT} .playground-head')];
+  return heads.length > 0 && heads.every(h => (h.getAttribute('aria-label') || '').startsWith(kind)); }}"""
+
+
+def show_maps(page: object, kind: str) -> None:
+    """The attention maps of ``kind`` drawn, every head's."""
+    page.select_option(f"{ROOT} .playground-kind", kind)
+    page.wait_for_function(MAPS_OF_THE_KIND, timeout=10_000)
+
+
 PLAYGROUND_WIDTH = f"() => document.querySelector('{ROOT}').getBoundingClientRect().width"
 
 
@@ -594,9 +585,11 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
     page_name: str,
 ) -> None:
     """Greedy and a beam of 4 for each model, at a phone's and a laptop's width, in both editions (Chinese labels are
-    wider), in light colours and in dark: no text of a figure over another or outside its figure, no control or figure
-    past the column or the screen, and the playground as wide in dark as in light (the dark theme's frame around
-    outputs, with its padding, is not drawn around it); each state saved as a PNG."""
+    wider), in light colours and in dark: every row and column of every heatmap labelled (plotly thinned the next-token
+    probabilities' 18-24 columns to every 2nd or 3rd token on a phone), no text of a figure over another or outside
+    its figure (``figure_text.js``), no control or figure past the column or the screen, and the playground as wide in
+    dark as in light (the dark theme's frame around outputs, with its padding, is not drawn around it); each state
+    saved as a PNG. The translator's maps are its cross-attention's: German rows over English columns."""
     run = open_playground(browser, server, size, page_name)
     try:
         page = run.page
@@ -610,13 +603,17 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
                     decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
                 else:
                     decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+                if manifest()["models"][name]["input"] == "subword":
+                    show_maps(page, "cross")
                 widths = {}
                 for scheme in ("light", "dark"):
                     show_scheme(page, scheme)
                     page.wait_for_timeout(300)  # the figures follow a change of width
                     where = f"{name}, search {search}, at {size} width, {scheme}"
-                    clashes = page.evaluate(TEXT_CLASHES)
-                    assert not clashes, f"{where}: text over text, or outside its figure: {clashes}"
+                    unlabelled = unlabelled_categories(page, FIGURES)
+                    assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
+                    defects = figure_text_defects(page)
+                    assert not defects, f"{where}: text over text, or outside its figure: {defects}"
                     overflow = page.evaluate(SIDEWAYS)
                     assert overflow <= 1, f"{where}: the page scrolls sideways by {overflow} px"
                     past = page.evaluate(PAST_THE_EDGE)
@@ -629,6 +626,39 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
                     hidden.evaluate("style => style.remove()")
                 assert widths["dark"] == widths["light"], f"{name}, search {search}, at {size} width: {widths} px"
                 show_scheme(page, "light")
+        assert_clean(run)
+    finally:
+        run.close()
+
+
+# Every figure of the result drawn for the width it now has (after the screen turned).
+DRAWN_FOR_THEIR_WIDTH = f"""() => [...document.querySelectorAll('{FIGURES}')].filter((plot) => plot.offsetParent)
+  .every((plot) => plot._fullLayout && Math.abs(plot._fullLayout.width - plot.clientWidth) < 1)"""
+STEP_COLUMNS = f"() => document.querySelector('{ROOT} .playground-steps')._fullData[0].x.length"
+
+
+def test_every_heatmap_row_and_column_keeps_its_label_when_the_screen_turns(browser: object, server: tuple) -> None:  # noqa: F811
+    """The translator's result drawn at a laptop's width, then the screen turned to a phone's and back: the next-token
+    probabilities are drawn again with as many columns as the new width holds, the maps resized, and every row and
+    column keeps its label, clear of the others."""
+    name, _, _ = subword_model()
+    run = open_playground(browser, server)
+    try:
+        page = run.page
+        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+        show_maps(page, "cross")
+        columns = {}
+        for size in ("phone", "laptop"):
+            page.set_viewport_size(VIEWPORTS[size])
+            page.wait_for_function(DRAWN_FOR_THEIR_WIDTH, timeout=10_000)
+            unlabelled = unlabelled_categories(page, FIGURES)
+            assert not unlabelled, (
+                f"turned to a {size}'s width: heatmap rows or columns without their label: {unlabelled}"
+            )
+            defects = figure_text_defects(page)
+            assert not defects, f"turned to a {size}'s width: text over text, or outside its figure: {defects}"
+            columns[size] = page.evaluate(STEP_COLUMNS)
+        assert columns["phone"] < columns["laptop"], f"the columns of the next-token probabilities: {columns}"
         assert_clean(run)
     finally:
         run.close()
@@ -901,11 +931,19 @@ SCALE_EDGE_CONTRAST = f"""() => {{
 }}"""
 
 
+# The parts of the result drawn see-through (a faded result's text falls below the contrast it needs).
+FADED = f"""() => [...document.querySelectorAll('{ROOT} .playground-result, {ROOT} .playground-result > *')]
+  .filter((e) => e.offsetParent && getComputedStyle(e).opacity !== '1')
+  .map((e) => `${{e.className}}: ${{getComputedStyle(e).opacity}}`)"""
+
+
 def test_the_playground_reads_in_light_and_dark_colours(browser: object, server: tuple) -> None:  # noqa: F811
-    """With a beam's result (its list and tree, the next-token probabilities, the maps and their colour scale) and
-    with a rejected input's message, axe-core finds no critical or serious violation in light colours or in dark (the
-    dark theme's light frame around outputs once showed the page's pale red for errors on light grey, at 1.7:1); the
-    colour scale's bar stands out from the page in both, its edge at 3:1 (WCAG's contrast for a graphic's parts)."""
+    """With a beam's result (its list and tree, the next-token probabilities, the maps and their colour scale), with
+    that result out of date (its input edited since: once drawn at 45 % opacity, its text at 2.7:1, now at full
+    contrast under a note that says so) and with a rejected input's message, axe-core finds no critical or serious
+    violation in light colours or in dark (the dark theme's light frame around outputs once showed the page's pale red
+    for errors on light grey, at 1.7:1); the colour scale's bar stands out from the page in both, its edge at 3:1
+    (WCAG's contrast for a graphic's parts)."""
     run = open_playground(browser, server)
     try:
         page = run.page
@@ -917,6 +955,14 @@ def test_the_playground_reads_in_light_and_dark_colours(browser: object, server:
             assert not violations, f"a beam's result in {scheme} colours: axe-core:\n" + "\n".join(violations)
             contrast = page.evaluate(SCALE_EDGE_CONTRAST)
             assert contrast >= 3, f"the colour scale's bar in {scheme} colours: its edge at {contrast:.2f}:1"
+        page.fill(f"{ROOT} .playground-source", "3 5 7 9")  # edited, not decoded: the result is out of date
+        assert page.inner_text(f"{ROOT} .playground-stale-note").startswith("Out of date:")
+        for scheme in ("dark", "light"):
+            show_scheme(page, scheme)
+            violations = axe_violations(page)
+            assert not violations, f"a result out of date in {scheme} colours: axe-core:\n" + "\n".join(violations)
+            faded = page.evaluate(FADED)
+            assert not faded, f"a result out of date in {scheme} colours: faded parts {faded}"
         page.fill(f"{ROOT} .playground-source", "3 5 x")
         page.press(f"{ROOT} .playground-source", "Enter")
         page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
@@ -962,6 +1008,9 @@ def test_the_chinese_playground_writes_chinese(browser: object, server: tuple) -
                 )
                 left = [words for words in english if words in shown]
                 assert not left, f"{name}, search {search}: English on the Chinese playground: {left}"
+        page.fill(f"{ROOT} .playground-source", "3 4")  # edited, not decoded: the result is out of date
+        note = page.inner_text(f"{ROOT} .playground-stale-note")
+        assert note.startswith("已过时") and not [words for words in english if words in note], note
         assert_clean(run)
     finally:
         run.close()
