@@ -698,6 +698,7 @@
 
     // The result: the output at once (resultMs: from the request to the output in view), then the figures, one a frame.
     async function show(r, intact, masks, info, input, asked, unfamiliar) {
+      shownResult = {r, masks, info, input, request: requestOf(input, masks)}; // what a resize or a menu draws again
       result.hidden = false;
       staleNote.hidden = true;
       result.removeAttribute("data-stale");
@@ -719,7 +720,6 @@
       }
       await drawSteps(stepsBox, manifest, info, r);
       await nextFrame();
-      shownResult = {r, masks, info, input, request: requestOf(input, masks)};
       await drawAttention(result, manifest, info, r, masks, kindSelect.value, Number(layerSelect.value));
     }
 
