@@ -347,7 +347,7 @@ def log_tail(log: Path, lines: int = 30) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
-def _our_processes(marker: str) -> list[int]:
+def our_processes(marker: str) -> list[int]:
     """Processes whose command line names ``marker`` (the temporary runtime folder: the kernels this test started)."""
     pids = []
     for proc in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
@@ -451,7 +451,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait()
-        for pid in _our_processes(str(runtime)):  # kernels run in their own sessions; any left is ours
+        for pid in our_processes(str(runtime)):  # kernels run in their own sessions; any left is ours
             os.kill(pid, signal.SIGKILL)
 
 

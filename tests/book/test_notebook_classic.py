@@ -19,6 +19,7 @@ its own. Screenshots of each explorer before and after the changes go to _build/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -46,6 +47,7 @@ from test_jupyterlab import (
     Change,
     calls_live_only,
     chapters_with_explorers,
+    our_processes,
     server_address,
     trimmed_chapter,
     venv_tool,
@@ -126,7 +128,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         url = server_address(process, runtime.glob, "nbserver-*.json", token, log, "the Notebook")
         yield Server(url, token, root)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the Notebook shuts its kernels down on SIGTERM
+        os.killpg(process.pid, signal.SIGTERM)  # the Notebook stops and shuts its kernels down, one after another...
+        for pid in our_processes(str(runtime)):  # ...so they are stopped all at once (each in a session of its own)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
