@@ -211,14 +211,15 @@ lab-test: setup reader-env
 # and the disk; each target's output is printed when it ends); then the Chinese chapters at Colab's versions, which
 # give the Chinese book its outputs; both books built from them; then every other test: the slow core ones and the
 # book's (among them the built sites in a browser, the explorers in JupyterLab, which runs from the reader's
-# environment, and in the classic Notebook from the Colab-like one).
+# environment, and in the classic Notebook from the Colab-like one). That last stage hands out modules whole, but for the
+# browser's page checks, one test at a time (--dist loadscope: tests/conftest.py says why).
 test:
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
 	$(MAKE) --no-print-directory nbval-colab
 	$(MAKE) --no-print-directory book
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) \
-		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadfile
+		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadscope
 
 refresh: setup
 	$(PYTHON) scripts/refresh_notebooks.py $(NB)

@@ -21,6 +21,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.core)
 
 
+# `make test` runs its last stage with ``--dist loadscope``, which this project reads as pytest-xdist's loadfile (each
+# module whole on one worker: their module fixtures, a Jupyter server running every chapter, the playground with its
+# models loaded, are worth making once) but for SPREAD_MODULES, whose tests go to either worker one at a time. Each of
+# those opens pages of the built book, its module fixtures (a static file server, a browser) cost about a second per
+# worker, and it takes minutes: kept whole, it alone outlasted every other module of the stage together.
+# (pytest-xdist's own loadgroup, with xdist_group marks, groups nothing under pytest 9.2: pytest-xdist issue 1386.)
+SPREAD_MODULES = {"test_book_browser.py"}
+
+
+def work_unit(nodeid: str) -> str:
+    """What pytest-xdist hands a worker at once with ``--dist loadscope``: the test's module, or the test itself."""
+    module = nodeid.split("::", 1)[0]
+    return nodeid if Path(module).name in SPREAD_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: pytest runs without it too
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleOrTestScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ModuleOrTestScheduling(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)

@@ -206,12 +206,35 @@ def tick(label: str) -> Change:
     return Change(f"tick {label!r}", lambda cell: cell.get_by_role("checkbox", name=label, exact=True).click())
 
 
+# Every request a page sends a kernel (a cell, a control's new state, a button's click) is counted, and waits until the
+# kernel's idle status for it has come back and the front end has handled that status (ipywidgets sends a control's
+# held change from there). Each front end's script that runs the chapters installs this, and calls
+# window.__shell.sent(id) and .answered(id).
+SHELL_TRACKING = """window.__shell = {count: 0, waiting: new Set(),
+  sent(id) { this.count += 1; this.waiting.add(id); }, answered(id) { this.waiting.delete(id); }};"""
+SHELL_COUNT = "() => window.__shell.count"
+ALL_ANSWERED = "(count) => window.__shell.count > count && window.__shell.waiting.size === 0"
+
+
 def then(first: Change, second: Change, shows: str = "") -> Change:
-    """Two actions that make one change (set a control, then press the explorer's draw button). The control moves one
-    step: ipywidgets sends a state change at once only while no other waits for the kernel, and holds the next ones
-    until it is idle, while a button's click goes at once, so a click right after two steps reached the kernel between
-    them (the explorer drew the first step's value)."""
-    return Change(f"{first.what}, then {second.what}", lambda cell: (first.act(cell), second.act(cell)), shows)
+    """Two actions that make one change (set a control, then press the explorer's draw button); the second waits until
+    the kernel has answered what the first sent. A click goes to the kernel at once, while ipywidgets holds a control's
+    next change until the kernel has answered its last: a click right after two slider steps reached the kernel
+    between them, and the explorer drew the first step's value."""
+
+    def act(cell: object) -> None:
+        count = cell.page.evaluate(SHELL_COUNT)
+        first.act(cell)
+        try:
+            cell.page.wait_for_function(ALL_ANSWERED, arg=count, timeout=CHANGE_TIMEOUT, polling=100)
+        except PlaywrightTimeout:
+            pytest.fail(
+                f"after '{first.what}' the kernel had not answered within {CHANGE_TIMEOUT // 1000} s "
+                f"({cell.page.evaluate(SHELL_COUNT) - count} requests sent, none if the control did not change)"
+            )
+        second.act(cell)
+
+    return Change(f"{first.what}, then {second.what}", act, shows)
 
 
 def showing(change: Change, text: str, figures: int | None = None) -> Change:
@@ -324,7 +347,7 @@ def log_tail(log: Path, lines: int = 30) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
-def _our_processes(marker: str) -> list[int]:
+def our_processes(marker: str) -> list[int]:
     """Processes whose command line names ``marker`` (the temporary runtime folder: the kernels this test started)."""
     pids = []
     for proc in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
@@ -428,31 +451,37 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait()
-        for pid in _our_processes(str(runtime)):  # kernels run in their own sessions; any left is ours
+        for pid in our_processes(str(runtime)):  # kernels run in their own sessions; any left is ours
             os.kill(pid, signal.SIGKILL)
 
 
 # Opens every trimmed chapter in the page's JupyterLab and runs all its cells, all at once; watches each kernel's
 # messages (errors and stderr, whatever JupyterLab does with them) from before its first cell runs.
-OPEN_AND_RUN = """async (paths) => {
+OPEN_AND_RUN = f"""async (paths) => {{
   const app = window.jupyterapp;
   await app.started; await app.restored;
-  window.__lab = {};
-  for (const path of paths) {
-    const entry = window.__lab[path] = {done: false, ok: null, problems: []};
-    app.commands.execute('docmanager:open', {path, factory: 'Notebook'}).then(async (panel) => {
+  window.__lab = {{}};
+  {SHELL_TRACKING}
+  for (const path of paths) {{
+    const entry = window.__lab[path] = {{done: false, ok: null, problems: []}};
+    app.commands.execute('docmanager:open', {{path, factory: 'Notebook'}}).then(async (panel) => {{
       entry.panel = panel;
       await panel.context.ready;
       await panel.sessionContext.ready;
-      panel.sessionContext.iopubMessage.connect((_, msg) => {
+      panel.sessionContext.session.kernel.anyMessage.connect((_, {{msg, direction}}) => {{
+        if (direction === 'send' && msg.channel === 'shell') window.__shell.sent(msg.header.msg_id);
+      }});
+      // iopubMessage comes after the kernel's handlers (ipywidgets') have taken the message
+      panel.sessionContext.iopubMessage.connect((_, msg) => {{
         const type = msg.header.msg_type, content = msg.content;
-        if (type === 'error') entry.problems.push(`${content.ename}: ${content.evalue}\\n` + content.traceback.join('\\n'));
+        if (type === 'error') entry.problems.push(`${{content.ename}}: ${{content.evalue}}\\n` + content.traceback.join('\\n'));
         if (type === 'stream' && content.name === 'stderr') entry.problems.push('stderr: ' + content.text);
-      });
-      entry.ok = await app.commands.execute('notebook:run-all-cells', {widgetId: panel.id, activate: false});
-    }).catch((error) => { entry.problems.push('JupyterLab: ' + error); }).finally(() => { entry.done = true; });
-  }
-}"""
+        if (type === 'status' && content.execution_state === 'idle') window.__shell.answered(msg.parent_header.msg_id);
+      }});
+      entry.ok = await app.commands.execute('notebook:run-all-cells', {{widgetId: panel.id, activate: false}});
+    }}).catch((error) => {{ entry.problems.push('JupyterLab: ' + error); }}).finally(() => {{ entry.done = true; }});
+  }}
+}}"""
 ALL_RUN = "() => Object.values(window.__lab).every(e => e.done)"
 RUN_STATE = """() => Object.fromEntries(Object.entries(window.__lab).map(([path, e]) => [path, {
   done: e.done, ok: e.ok, problems: e.problems,

@@ -19,6 +19,7 @@ its own. Screenshots of each explorer before and after the changes go to _build/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -40,11 +41,13 @@ from test_jupyterlab import (
     CLIPPED_TEXT,
     EXPLORERS,
     RUN_TIMEOUT,
+    SHELL_TRACKING,
     START_TIMEOUT,
     STATIC_ENV,
     Change,
     calls_live_only,
     chapters_with_explorers,
+    our_processes,
     server_address,
     trimmed_chapter,
     venv_tool,
@@ -125,7 +128,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         url = server_address(process, runtime.glob, "nbserver-*.json", token, log, "the Notebook")
         yield Server(url, token, root)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the Notebook shuts its kernels down on SIGTERM
+        os.killpg(process.pid, signal.SIGTERM)  # the Notebook stops and shuts its kernels down, one after another...
+        for pid in our_processes(str(runtime)):  # ...so they are stopped all at once (each in a session of its own)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -133,33 +139,45 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             process.wait()
 
 
-# Watches the kernel's messages (errors, stderr) from before the first cell runs, then runs every cell once the
-# widgets' manager has loaded what the kernel has (as a reader's "Run All" comes after it). The manager (widgetsnbextension
+# Watches the kernel's messages (errors, stderr; requests and their answers, SHELL_TRACKING) from before the first cell
+# runs, then runs every cell once the widgets' manager has loaded what the kernel has (as a reader's "Run All" comes
+# after it). It returns at once, so that every chapter's kernel starts while the next page opens. The manager (widgetsnbextension
 # 3.6) asks a new kernel for its widgets through the "jupyter.widget.control" comm, which a kernel that has not imported
 # ipywidgets 7 closes; it then asks again with a comm_info request, which the kernel answers only after the cells queued
 # before it, and when the answer comes it redraws every output that shows a widget: the redraw removes the widget's view,
 # and removing a view blanks its model id in the output's data (widgetsnbextension's extension.js), so the explorer is
 # hidden for good. The test waits for the control comm to be closed (the manager's request is then sent) and for the
 # answer to a comm_info request of its own, which the kernel sends after the manager's.
-RUN_ALL = """() => new Promise((resolve) => {
+RUN_ALL = f"""() => {{
   const nb = Jupyter.notebook;
   window.__problems = [];
-  const run = () => { nb.execute_all_cells(); resolve(true); };
-  const start = () => {
+  {SHELL_TRACKING}
+  const run = () => nb.execute_all_cells();
+  const start = () => {{
     const kernel = nb.kernel, handle = kernel._handle_iopub_message.bind(kernel);
-    kernel._handle_iopub_message = (msg) => {
+    const send = kernel.send_shell_message.bind(kernel);
+    kernel.send_shell_message = (...args) => {{
+      const id = send(...args);
+      window.__shell.sent(id);
+      return id;
+    }};
+    kernel._handle_iopub_message = (msg) => {{
       const type = msg.header.msg_type, content = msg.content;
-      if (type === 'error') window.__problems.push(`${content.ename}: ${content.evalue}\\n` + content.traceback.join('\\n'));
+      if (type === 'error') window.__problems.push(`${{content.ename}}: ${{content.evalue}}\\n` + content.traceback.join('\\n'));
       if (type === 'stream' && content.name === 'stderr') window.__problems.push('stderr: ' + content.text);
-      return handle(msg);
-    };
+      const handled = handle(msg);
+      if (type === 'status' && content.execution_state === 'idle') {{
+        Promise.resolve(handled).then(() => window.__shell.answered(msg.parent_header.msg_id));
+      }}
+      return handled;
+    }};
     const manager_loaded = () => kernel.widget_manager && Object.keys(kernel.comm_manager.comms).length === 0;
     const wait = () => manager_loaded() ? kernel.comm_info('jupyter.widget', run) : setTimeout(wait, 50);
     wait();
-  };
+  }};
   if (nb.kernel && nb.kernel.is_connected()) start();
   else nb.events.one('kernel_ready.Kernel', start);
-})"""
+}}"""
 ALL_RAN = """() => Jupyter.notebook.kernel && !Jupyter.notebook.kernel_busy && Jupyter.notebook.get_cells()
   .every(c => c.cell_type !== 'code' || (typeof c.input_prompt_number === 'number'))"""
 PROBLEMS = "() => window.__problems"
