@@ -32,8 +32,10 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -347,6 +349,15 @@ def log_tail(log: Path, lines: int = 30) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.is_file() else "(no log)"
 
 
+def kernel_runtime() -> Path:
+    """A server's runtime folder, for its own files and its kernels' sockets. The server starts its kernels on Unix
+    sockets named after each kernel's id (``--KernelManager.transport=ipc``), not on TCP ports: jupyter_client finds
+    free ports by binding port 0 and letting go, and a kernel that another server or program started at the same
+    moment can be given the same one ("Address already in use"). A socket's path must stay under about 100
+    characters, so the folder is a short one in the system's temporary folder, not pytest's."""
+    return Path(tempfile.mkdtemp(prefix="jupyter-"))
+
+
 def our_processes(marker: str) -> list[int]:
     """Processes whose command line names ``marker`` (the temporary runtime folder: the kernels this test started)."""
     pids = []
@@ -395,7 +406,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     settings = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    runtime = home / "runtime"
+    runtime = kernel_runtime()
     token = secrets.token_hex(24)
     env = {
         k: v
@@ -424,6 +435,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",
         "--ServerApp.terminals_enabled=False",
+        "--KernelManager.transport=ipc",
     ]
     if os.geteuid() == 0:  # containers (CI's Debian image) run as root, which Jupyter refuses without this
         command.append("--allow-root")
@@ -453,6 +465,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                 server.wait()
         for pid in our_processes(str(runtime)):  # kernels run in their own sessions; any left is ours
             os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 # Opens every trimmed chapter in the page's JupyterLab and runs all its cells, all at once; watches each kernel's

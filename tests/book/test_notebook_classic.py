@@ -24,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -47,6 +48,7 @@ from test_jupyterlab import (
     Change,
     calls_live_only,
     chapters_with_explorers,
+    kernel_runtime,
     our_processes,
     server_address,
     trimmed_chapter,
@@ -91,7 +93,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     for chapter in chapters_with_explorers():
         nbformat.write(trimmed_chapter(ROOT / "book" / f"{chapter}.ipynb"), root / "book" / f"{chapter}.ipynb")
     home = root / ".jupyter"
-    runtime = home / "runtime"
+    runtime = kernel_runtime()
     token = secrets.token_hex(24)
     env = {
         k: v
@@ -115,6 +117,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         f"--NotebookApp.token={token}",
         f"--notebook-dir={root}",
         "--NotebookApp.terminals_enabled=False",
+        "--KernelManager.transport=ipc",
         "--MappingKernelManager.default_kernel_name=python3",
     ]
     if os.geteuid() == 0:
@@ -137,6 +140,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 # Watches the kernel's messages (errors, stderr; requests and their answers, SHELL_TRACKING) from before the first cell
