@@ -42,10 +42,26 @@
     return path.split(".").reduce(function (o, k) { return o == null ? undefined : o[k]; }, obj);
   }
 
-  /* A control's plotly call; settled either way (plotly rejects an animation that another one interrupts). */
+  /* A control's plotly call; settled either way (plotly rejects an animation that another one interrupts). Its
+     arguments copied: plotly keeps the objects it is given as the figure's, which the fits here then change. */
   function run(gd, step) {
     if (!step || !step.method || step.method === "skip") return Promise.resolve();
-    return window.Plotly[step.method].apply(null, [gd].concat(step.args || [])).catch(function () {});
+    var args = JSON.parse(JSON.stringify(step.args || []));
+    keepFittedHeight(gd, args[{relayout: 0, update: 1}[step.method]]);
+    return window.Plotly[step.method].apply(null, [gd].concat(args)).catch(function () {});
+  }
+
+  /* A control that sets the figure's height (a diagram whose states differ in height): the figure grows or shrinks
+     by as much as that height differs from the one it asked for before, so that it keeps the room this file gave or
+     took (a wrapped title, a fitted bottom margin) and its plot area is the height the control meant; the height a
+     wider column restores changes with it. */
+  function keepFittedHeight(gd, layout) {
+    var state = gd._bookFigure;
+    if (!state || !layout || typeof layout.height !== "number") return;
+    var change = layout.height - state.height;
+    state.height = layout.height;
+    if (state.narrow && typeof state.restore.height === "number") state.restore.height += change;
+    layout.height = gd._fullLayout.height + change;
   }
 
   function busy(gd) { gd.setAttribute("data-book-figure", "busy"); }
@@ -243,7 +259,7 @@
       var box = el.getBoundingClientRect();
       if (box.height > 0 && box.width > 0) lowest = Math.max(lowest, box.bottom);
     });
-    var slack = Math.round(frame.bottom - lowest - 10);
+    var slack = Math.round(frame.top + full.height - lowest - 10); // (a control may have changed the height)
     if (Math.abs(slack) < 3 || full._size.b - slack < 0) return Promise.resolve();
     return window.Plotly.relayout(gd, {"margin.b": full._size.b - slack, height: full.height - slack})
       .then(function () { fitHeight(gd); });
@@ -598,7 +614,8 @@
     fitTitle(gd, update);
     placeTitle(gd, update, above);
     state.restore = {};
-    Object.keys(update).forEach(function (key) { remember(gd, state, key); });
+    // the bottom margin too, which fitBottom changes in the narrow layout: a wider column gets back its plot area
+    Object.keys(update).concat("margin.b").forEach(function (key) { remember(gd, state, key); });
     return window.Plotly.relayout(gd, update).then(function () {
       fitHeight(gd);
       return settleTitle(gd, above);
@@ -629,6 +646,7 @@
   function afterChange(gd) {
     var state = gd._bookFigure;
     if (!state) return;
+    fitHeight(gd); // a control that set the figure's height
     var update = {}, above = 0;
     fitNewLabels(gd, state, update);
     if (state.narrow) fitTitle(gd, update);
@@ -647,7 +665,7 @@
   function setUp(gd) {
     if (gd._bookFigure) return;
     busy(gd);
-    gd._bookFigure = {narrow: false, restore: {}, restyles: []};
+    gd._bookFigure = {narrow: false, restore: {}, restyles: [], height: gd._fullLayout.height};
     var hide = buildControls(gd);
     var start = Object.keys(hide).length ? window.Plotly.relayout(gd, hide) : Promise.resolve();
     start.then(function () {
@@ -669,7 +687,7 @@
         if (now === width || gd.offsetParent === null) return;
         width = now;
         busy(gd);
-        setNarrow(gd, now < NARROW).then(function () { return window.Plotly.Plots.resize(gd); })
+        fillColumn(gd).then(function () { return setNarrow(gd, now < NARROW); })
           .then(function () { return fitCellNumbers(gd, gd._bookFigure); })
           .then(function () { return fitBottom(gd); })
           .then(function () { ready(gd); }, function () { ready(gd); });
@@ -684,6 +702,13 @@
       nameFigure(gd);
       ready(gd);
     });
+  }
+
+  /* The figure as wide as its column, before it is fitted to it. (plotly's own resize leaves alone a figure whose
+     layout has a width, and plotly gives it one whenever a relayout sets its height, as the fits here do.) */
+  function fillColumn(gd) {
+    var width = gd.clientWidth;
+    return width && width !== gd._fullLayout.width ? window.Plotly.relayout(gd, {width: width}) : Promise.resolve();
   }
 
   function whenDrawn(gd, tries) {
