@@ -521,7 +521,7 @@ def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) ->
     return boxes, residuals
 
 
-_UNIT_PX = 44  # px per unit of the diagram's y-axis
+_UNIT_PX = 48  # px per unit of the diagram's y-axis: a LayerNorm box (0.4) holds its 13 px label
 _DIAGRAM_BOTTOM = -0.45  # y: just under the token labels (at -0.1)
 _EXPLANATION_GAP = 4  # px between the drawing and its explanation
 _EXPLANATION_LINE = 17  # px per line of the explanation (12.5 px text)
