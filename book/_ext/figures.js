@@ -75,13 +75,12 @@
   function fillReservedBars() {
     document.querySelectorAll(".book-figure-controls[data-book-controls]").forEach(function (bar) {
       var gd = bar.nextElementSibling && bar.nextElementSibling.querySelector(".plotly-graph-div");
-      if (gd) {
-        var layout = JSON.parse(bar.getAttribute("data-book-controls"));
-        gd._bookBar = bar;
-        fillControls(gd, bar, layout);
-        reserveHeight(gd, layout);
-      }
+      var layout = JSON.parse(bar.getAttribute("data-book-controls"));
       bar.removeAttribute("data-book-controls");
+      if (gd) fillControls(gd, bar, layout);
+      if (!bar.childNodes.length) { bar.remove(); return; } // menus that show nothing (hidden ones, a single entry)
+      gd._bookBar = bar;
+      reserveHeight(gd, layout);
     });
   }
 

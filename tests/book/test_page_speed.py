@@ -12,6 +12,7 @@ measures the times and the pages' cumulative layout shift; its quick run is chec
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import re
 import subprocess
@@ -44,6 +45,24 @@ def test_a_figure_s_drawing_script_is_queued_once_whatever_its_tag() -> None:
     assert queued.count(".push(function () {") == 1 and "<script>var other = 1;</script>" in queued
     assert re.search(r"push\(function \(\) \{\s*window\.PLOTLYENV=.*Plotly\.newPlot\(\"a\".*\}\);</script>", queued)
     assert ASSETS.defer_plotly_figures(queued) == queued  # a page rewritten twice (an incremental build) stays as is
+
+
+def test_a_figure_with_a_menu_gets_its_controls_bar_from_the_build_and_one_without_none() -> None:
+    def figure(name: str, layout: dict) -> str:
+        return (
+            f'<div style="height:400px; width:100%;"><div id="{name}" class="plotly-graph-div"></div><script>'
+            f' window.PLOTLYENV=window.PLOTLYENV || {{}}; if (document.getElementById("{name}")) {{'
+            f' Plotly.newPlot( "{name}", [{{"type": "bar"}}], {json.dumps(layout)}, {{"responsive": true}}) }};</script></div>'
+        )
+
+    entries = [{"label": "a", "method": "relayout", "args": [{"height": 300}]}, {"label": "b", "method": "relayout"}]
+    menu = {"title": {"text": "A title"}, "height": 400, "updatemenus": [{"buttons": entries, "name": "show"}]}
+    page = ASSETS.reserve_controls(ASSETS.defer_plotly_figures(figure("a", menu) + figure("b", {"height": 300})))
+    (bar,) = re.findall(r'<div class="book-figure-controls" data-book-controls="([^"]*)"></div><div style', page)
+    controls = json.loads(html.unescape(bar))
+    assert controls["updatemenus"][0]["buttons"] == [{"label": "a", "method": "relayout"}, entries[1]]
+    assert (controls["height"], controls["top"], controls["title"]) == (400, 100, "A title")
+    assert ASSETS.reserve_controls(page) == page  # a page rewritten twice (an incremental build) stays as is
 
 
 @built
@@ -137,6 +156,10 @@ def test_the_pages_benchmark_runs_quick_and_writes_its_results(tmp_path: Path) -
     assert all(0 < row["fcp_median_s"] < 60 for row in paints)
     reference = next(row for row in paints if row["reference"])
     assert reference["ratio_to_reference"] == 1.0 and reference["figures"] == 0
+    shifts = [row for row in payload["results"] if row["kind"] == "layout_shift"]
+    pages = (BENCH.PAGES[0], BENCH.REFERENCE)
+    assert {(row["page"], row["width"]) for row in shifts} == {(page, w) for page in pages for w in (390, 1280)}
+    assert all(0 <= row["cls_median"] <= row["cls_max"] for row in shifts)
     (first,) = [row for row in payload["results"] if row["kind"] == "playground_first_result"]
     assert 0 < first["result_median_s"] <= first["drawn_median_s"]
 
