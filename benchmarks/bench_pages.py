@@ -1,4 +1,5 @@
-"""The book's pages on a slow line, in headless Chromium: first contentful paint, and the playground's first result.
+"""The book's pages on a slow line, in headless Chromium: first contentful paint, layout shift, and the playground's
+first result.
 
 - first paint: each page opened in a fresh browser context (an empty cache, and Chromium's cache switched off) on a
   throttled network (the DevTools protocol's ``Network.emulateNetworkConditions``: 10 Mbit/s down, 5 up, 40 ms
@@ -8,6 +9,12 @@
   with figures (``--pages``; ``all``: every chapter) and the reference page in the same run, chapter 16, which has no
   figure: the ratio of each page's first paint to the reference's, round by round. Goal: first paint <= 1.0 s on
   every chapter.
+- layout shift: the same pages opened the same way at a phone's width (390 x 844) and a laptop's (1280 x 900), the
+  reader at the top: the page's cumulative layout shift once every figure is drawn and fitted (Chromium's
+  layout-shift entries, grouped as its CLS groups them: the largest burst of shifts less than 1 s apart, at most
+  5 s long), with the reference page's at the same width, in the same run. Google calls <= 0.1 good. (What shifts at
+  the top of a page is mostly not the figures, which lie below the first screen, but the formulas MathJax typesets;
+  tests/book/test_page_speed.py measures the shift that drawing the figures causes beside them.)
 - playground: the playground's page opened the same way for each of its models; the reader stays 10 s on the page
   (``--dwell``) at its top, scrolls to the playground and asks for a result: Decode for the model the page shows,
   else choosing the model in its menu (which decodes its first example). Recorded: the seconds from that request to
@@ -50,6 +57,12 @@ FIGURES_DRAWN = """() => {
   return document.readyState !== 'loading' && figures.every(d => d.querySelector('.main-svg')) && performance.now();
 }"""
 LOAD_EVENT = "() => performance.getEntriesByType('navigation')[0].loadEventStart"
+CLS_GOAL = 0.1
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "height": 900}}
+LAYOUT_SHIFTS = """window.bookShifts = [];
+new PerformanceObserver((list) => list.getEntries().forEach((e) => e.hadRecentInput
+  || window.bookShifts.push([e.startTime, e.value]))).observe({type: "layout-shift", buffered: true});"""
+FIGURES_READY = "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.dataset.bookFigure === 'ready')"
 RESULT_AFTER = """(runs) => { const root = document.querySelector('.transformer-playground');
   return root.dataset.state === 'ready' && Number(root.querySelector('.playground-output').dataset.runs || 0) > runs; }"""
 LOADED = """() => { const t = window.transformerPlayground.timings, out = {};
@@ -120,19 +133,38 @@ def throttled_page(browser: object, throttle: dict, viewport: dict) -> tuple[obj
     return context, page
 
 
-def first_paint(browser: object, url: str, throttle: dict) -> dict:
-    """Open ``url`` cold on the throttled network: seconds to first contentful paint, the load event, every figure."""
-    context, page = throttled_page(browser, throttle, {"width": 1280, "height": 900})
+def cumulative_layout_shift(shifts: list[list[float]]) -> float:
+    """CLS as Chromium reports it from layout-shift entries ``[start ms, value]``: the largest sum over a session
+    window (shifts less than 1 s apart, the window at most 5 s long)."""
+    largest = current = 0.0
+    first = last = None
+    for start, value in sorted(shifts):
+        if first is None or start - last > 1000 or start - first > 5000:
+            first, current = start, 0.0
+        current += value
+        last = start
+        largest = max(largest, current)
+    return largest
+
+
+def first_paint(browser: object, url: str, throttle: dict, viewport: dict = VIEWPORTS["laptop"]) -> dict:
+    """Open ``url`` cold on the throttled network: seconds to first contentful paint, the load event, every figure;
+    and the page's cumulative layout shift once every figure is drawn and fitted."""
+    context, page = throttled_page(browser, throttle, viewport)
+    page.add_init_script(LAYOUT_SHIFTS)
     try:
         page.goto(url, wait_until="load", timeout=180_000)
         fcp = page.wait_for_function(FIRST_PAINT, timeout=60_000).json_value()
         drawn = page.wait_for_function(FIGURES_DRAWN, timeout=180_000, polling="raf").json_value()
         figures = page.locator(".plotly-graph-div").count()
+        page.wait_for_function(FIGURES_READY, timeout=60_000)
+        page.wait_for_function("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
         return {
             "fcp_s": round(fcp / 1000, 3),
             "load_s": round(page.evaluate(LOAD_EVENT) / 1000, 3),
             "figures": figures,
             "figures_drawn_s": round(drawn / 1000, 3) if figures else None,
+            "cls": round(cumulative_layout_shift(page.evaluate("() => window.bookShifts")), 4),
         }
     finally:
         context.close()
@@ -200,6 +232,32 @@ def page_rows(runs: dict[str, list[dict]], reference: str) -> list[dict]:
     return rows
 
 
+def shift_rows(runs: dict[str, dict[str, list[dict]]], reference: str) -> list[dict]:
+    """One row per page and width: its cumulative layout shift over the rounds, beside the reference page's at the
+    same width."""
+    rows = []
+    for size, by_page in runs.items():
+        reference_cls = statistics.median(r["cls"] for r in by_page[reference])
+        for name, measured in by_page.items():
+            shifts = [r["cls"] for r in measured]
+            rows.append(
+                {
+                    "kind": "layout_shift",
+                    "page": name,
+                    "width": VIEWPORTS[size]["width"],
+                    "reference": name == reference,
+                    "rounds": len(measured),
+                    "cls_median": round(statistics.median(shifts), 4),
+                    "cls_max": max(shifts),
+                    "reference_cls_median": round(reference_cls, 4),
+                    "goal": CLS_GOAL,
+                    "met": max(shifts) <= CLS_GOAL,
+                    "runs": shifts,
+                }
+            )
+    return rows
+
+
 def main() -> None:
     p = parser(__doc__.splitlines()[0], threads=False)
     p.add_argument("--chromium", default="/usr/bin/chromium", help="the Chromium executable")
@@ -233,15 +291,16 @@ def main() -> None:
         "downloadThroughput": args.mbit * 1e6 / 8,
         "uploadThroughput": args.mbit * 1e6 / 16,
     }
-    runs: dict[str, list[dict]] = {name: [] for name in (*pages, REFERENCE)}
+    runs = {size: {name: [] for name in (*pages, REFERENCE)} for size in VIEWPORTS}
     playground: list[dict] = []
     with serve(site, PREFIX) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS, headless=True)
         for r in range(rounds):
-            order = list(runs) if r % 2 == 0 else list(reversed(runs))  # alternate, as common.time_many does
-            for name in order:
-                runs[name].append(first_paint(browser, f"{base}/{name}.html", throttle))
-                print(f"round {r + 1} {name:<40} {runs[name][-1]}", flush=True)
+            names = list(runs["laptop"])
+            for name in names if r % 2 == 0 else reversed(names):  # alternate, as common.time_many does
+                for size, viewport in VIEWPORTS.items():
+                    runs[size][name].append(first_paint(browser, f"{base}/{name}.html", throttle, viewport))
+                    print(f"round {r + 1} {size:<6} {name:<40} {runs[size][name][-1]}", flush=True)
         if not args.skip_playground and (site / f"{PLAYGROUND}.html").is_file():
             import json
 
@@ -254,7 +313,7 @@ def main() -> None:
                     )
                     print(f"playground {playground[-1]}", flush=True)
         browser.close()
-    results = page_rows(runs, REFERENCE)
+    results = page_rows(runs["laptop"], REFERENCE) + shift_rows(runs, REFERENCE)
     for model in dict.fromkeys(r["model"] for r in playground):
         measured = [r for r in playground if r["model"] == model]
         seconds = [r["result_s"] for r in measured]
@@ -280,6 +339,12 @@ def main() -> None:
                 f"{row['page']:<40} first paint {row['fcp_median_s']:.2f} s (max {row['fcp_max_s']:.2f}), "
                 f"{row['ratio_to_reference']:.2f}x the reference [{row['ratio_low']:.2f}-{row['ratio_high']:.2f}], "
                 f"load {row['load_median_s']:.2f} s{drawn}; goal <= {FCP_GOAL_S} s "
+                f"{'met' if row['met'] else 'MISSED'}"
+            )
+        elif row["kind"] == "layout_shift":
+            print(
+                f"{row['page']:<40} layout shift at {row['width']} px {row['cls_median']:.3f} "
+                f"(max {row['cls_max']:.3f}; the reference {row['reference_cls_median']:.3f}); goal <= {CLS_GOAL} "
                 f"{'met' if row['met'] else 'MISSED'}"
             )
         else:

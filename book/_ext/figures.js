@@ -42,39 +42,111 @@
     return path.split(".").reduce(function (o, k) { return o == null ? undefined : o[k]; }, obj);
   }
 
-  /* A control's plotly call; settled either way (plotly rejects an animation that another one interrupts). */
+  /* A control's plotly call; settled either way (plotly rejects an animation that another one interrupts). Its
+     arguments copied: plotly keeps the objects it is given as the figure's, which the fits here then change. */
   function run(gd, step) {
     if (!step || !step.method || step.method === "skip") return Promise.resolve();
-    return window.Plotly[step.method].apply(null, [gd].concat(step.args || [])).catch(function () {});
+    var args = JSON.parse(JSON.stringify(step.args || []));
+    keepFittedHeight(gd, args[{relayout: 0, update: 1}[step.method]]);
+    return window.Plotly[step.method].apply(null, [gd].concat(args)).catch(function () {});
+  }
+
+  /* A control that sets the figure's height (a diagram whose states differ in height): the figure grows or shrinks
+     by as much as that height differs from the one it asked for before, so that it keeps the room this file gave or
+     took (a wrapped title, a fitted bottom margin) and its plot area is the height the control meant; the height a
+     wider column restores changes with it. */
+  function keepFittedHeight(gd, layout) {
+    var state = gd._bookFigure;
+    if (!state || !layout || typeof layout.height !== "number") return;
+    var change = layout.height - state.height;
+    state.height = layout.height;
+    if (state.narrow && typeof state.restore.height === "number") state.restore.height += change;
+    layout.height = gd._fullLayout.height + change;
   }
 
   function busy(gd) { gd.setAttribute("data-book-figure", "busy"); }
 
   function ready(gd) { gd.setAttribute("data-book-figure", "ready"); }
 
-  /* 1. Controls: HTML controls in a bar before the figure; returns the relayout that hides plotly's own. */
-  function buildControls(gd) {
+  /* 1. Controls: HTML controls in a bar before the figure. The build put the bar in the page with the figure's menus
+     and sliders (offline_assets.py): they are shown as soon as this file runs, long before plotly.js is in, so that
+     the text below does not move when it arrives; each control waits, disabled, until the figure is drawn, then runs
+     its entry's plotly call, found in the drawn figure. A figure without that bar gets one once it is drawn. */
+  function fillReservedBars() {
+    document.querySelectorAll(".book-figure-controls[data-book-controls]").forEach(function (bar) {
+      var gd = bar.nextElementSibling && bar.nextElementSibling.querySelector(".plotly-graph-div");
+      var layout = JSON.parse(bar.getAttribute("data-book-controls"));
+      bar.removeAttribute("data-book-controls");
+      if (gd) fillControls(gd, bar, layout);
+      if (!bar.childNodes.length) { bar.remove(); return; } // menus that show nothing (hidden ones, a single entry)
+      gd._bookBar = bar;
+      reserveHeight(gd, layout);
+    });
+  }
+
+  /* The height the figure will have, as far as the page knows before plotly.js is in (plotly's placeholder has the
+     layout's): the room plotly's own controls took above the plot goes, the title's stays (placeTitle), wrapped as
+     fitTitle wraps it in a narrow column; so the text below moves less when the figure is drawn. */
+  function reserveHeight(gd, layout) {
+    var width = gd.parentElement.clientWidth, size = layout.titleSize, title = layout.title;
+    if (width < NARROW) title = wrapText(title, titleChars(width, size));
+    var t = Math.ceil(titleBlock(title, size) + 6);
+    gd.parentElement.style.height = layout.height - layout.top + t + "px";
+  }
+
+  function fillControls(gd, bar, layout) {
+    (layout.updatemenus || []).forEach(function (menu, i) {
+      var buttons = shownEntries(menu);
+      if (menu.visible === false || (buttons.length < 2 && menu.type !== "buttons")) return; // one entry says nothing
+      bar.appendChild(menu.type === "buttons" ? buttonRow(gd, menu, buttons, i) : select(gd, menu, buttons, i));
+    });
+    (layout.sliders || []).forEach(function (slider, i) {
+      if (slider.visible === false || (slider.steps || []).length < 2) return;
+      bar.appendChild(range(gd, slider, i));
+    });
+    setEnabled(bar, !!gd._bookFigure);
+  }
+
+  function setEnabled(bar, enabled) {
+    bar.querySelectorAll("select, input, button").forEach(function (el) { el.disabled = !enabled; });
+  }
+
+  function shownEntries(menu) {
+    return (menu.buttons || []).filter(function (b) { return b.visible !== false; });
+  }
+
+  /* Entry k of menu i of the drawn figure, with its plotly call. */
+  function menuEntry(gd, i, k) {
+    return shownEntries(gd.layout.updatemenus[i])[k];
+  }
+
+  /* What a control needs of the drawn figure (a slider follows its animation), run once it is drawn. */
+  function onceDrawn(gd, setUp) {
+    (gd._bookOnDrawn = gd._bookOnDrawn || []).push(setUp);
+  }
+
+  /* The drawn figure's controls working (their bar made now where the build put none); returns the relayout that
+     hides plotly's own. */
+  function setUpControls(gd) {
     var hide = {};
-    var bar = document.createElement("div");
-    bar.className = "book-figure-controls";
     (gd.layout.updatemenus || []).forEach(function (menu, i) {
-      if (menu.visible === false) return;
-      var buttons = (menu.buttons || []).filter(function (b) { return b.visible !== false; });
-      hide["updatemenus[" + i + "].visible"] = false;
-      if (buttons.length < 2 && menu.type !== "buttons") return; // a menu with one entry says nothing
-      if (menu.type === "buttons") bar.appendChild(buttonRow(gd, menu, buttons));
-      else bar.appendChild(select(gd, menu, buttons));
+      if (menu.visible !== false) hide["updatemenus[" + i + "].visible"] = false;
     });
     (gd.layout.sliders || []).forEach(function (slider, i) {
-      if (slider.visible === false || (slider.steps || []).length < 2) return;
-      hide["sliders[" + i + "].visible"] = false;
-      bar.appendChild(range(gd, slider));
+      if (slider.visible !== false && (slider.steps || []).length >= 2) hide["sliders[" + i + "].visible"] = false;
     });
     (gd.layout.annotations || []).forEach(function (a, i) {
       if (a.name === MENU_LABEL) hide["annotations[" + i + "].visible"] = false;
     });
     var wrapper = gd.parentElement; // plotly's output: a div of the figure's height around the figure
-    if (bar.childNodes.length) wrapper.parentElement.insertBefore(bar, wrapper);
+    if (!gd._bookBar) {
+      gd._bookBar = document.createElement("div");
+      gd._bookBar.className = "book-figure-controls";
+      fillControls(gd, gd._bookBar, gd.layout);
+      if (gd._bookBar.childNodes.length) wrapper.parentElement.insertBefore(gd._bookBar, wrapper);
+    }
+    setEnabled(gd._bookBar, true);
+    (gd._bookOnDrawn || []).forEach(function (setUp) { setUp(); });
     return hide;
   }
 
@@ -82,7 +154,7 @@
     return function () { afterChange(gd); };
   }
 
-  function select(gd, menu, buttons) {
+  function select(gd, menu, buttons, i) {
     var wrap = document.createElement("label");
     var name = document.createElement("span");
     name.textContent = plainText(menu.name) || "show";
@@ -92,7 +164,7 @@
     el.value = String(Math.min(menu.active || 0, buttons.length - 1));
     el.addEventListener("change", function () {
       busy(gd);
-      run(gd, buttons[Number(el.value)]).then(changed(gd));
+      run(gd, menuEntry(gd, i, Number(el.value))).then(changed(gd));
     });
     wrap.appendChild(el);
     return wrap;
@@ -100,7 +172,7 @@
 
   /* A row of buttons: actions (Play, Pause: animations) or a choice among views (a head picker), whose pressed
      button stays marked. */
-  function buttonRow(gd, menu, buttons) {
+  function buttonRow(gd, menu, buttons, i) {
     var choice = menu.showactive !== false && buttons.every(function (b) { return b.method !== "animate"; });
     var row = document.createElement("span");
     row.className = "book-figure-buttons";
@@ -115,9 +187,10 @@
       if (choice) el.setAttribute("aria-pressed", String(k === (menu.active || 0)));
       el.addEventListener("click", function () {
         if (choice) elements.forEach(function (other) { other.setAttribute("aria-pressed", String(other === el)); });
-        if (b.method === "animate") { run(gd, b); return; } // frames come and go; the slider follows them
+        var entry = menuEntry(gd, i, k);
+        if (entry.method === "animate") { run(gd, entry); return; } // frames come and go; the slider follows them
         busy(gd);
-        run(gd, b).then(changed(gd));
+        run(gd, entry).then(changed(gd));
       });
       row.appendChild(el);
       return el;
@@ -127,7 +200,7 @@
 
   /* A slider: a range input over its steps, named by the slider's prefix ("real tokens: "), showing the current
      step's label; it follows an animation (Play) through the frames its steps show. */
-  function range(gd, slider) {
+  function range(gd, slider, i) {
     var steps = slider.steps;
     var prefix = plainText(get(slider, "currentvalue.prefix") || "").replace(/[:=]\s*$/, "").trim();
     var wrap = document.createElement("label");
@@ -150,16 +223,16 @@
       var k = Number(input.value);
       show(k);
       busy(gd);
-      run(gd, steps[k]).then(changed(gd));
+      run(gd, gd.layout.sliders[i].steps[k]).then(changed(gd));
     });
-    if (gd.on) {
+    onceDrawn(gd, function () {
       gd.on("plotly_animatingframe", function (event) {
-        var k = steps.findIndex(function (s) {
+        var k = gd.layout.sliders[i].steps.findIndex(function (s) {
           return s.method === "animate" && Array.isArray(get(s, "args.0")) && String(s.args[0][0]) === String(event.name);
         });
         if (k >= 0) show(k);
       });
-    }
+    });
     wrap.appendChild(name);
     wrap.appendChild(input);
     wrap.appendChild(value);
@@ -200,10 +273,15 @@
     return Math.ceil(plotTop - highest);
   }
 
+  /* The px a title of ``size`` px takes at the top of its figure, with the room around it. */
+  function titleBlock(text, size) {
+    return text ? text.split(/<br\s*\/?>/i).length * size * 1.3 + 14 : 8;
+  }
+
   function placeTitle(gd, update, above) {
     var text = update["title.text"] || titleText(gd);
     var size = get(gd._fullLayout, "title.font.size") || 16;
-    var block = text ? (text.split(/<br\s*\/?>/i).length * size * 1.3 + 14) : 8;
+    var block = titleBlock(text, size);
     var oldT = gd._fullLayout._size.t;
     var t = Math.ceil(block + above + 6);
     var height = (update.height || gd._fullLayout.height) + (t - oldT);
@@ -243,7 +321,7 @@
       var box = el.getBoundingClientRect();
       if (box.height > 0 && box.width > 0) lowest = Math.max(lowest, box.bottom);
     });
-    var slack = Math.round(frame.bottom - lowest - 10);
+    var slack = Math.round(frame.top + full.height - lowest - 10); // (a control may have changed the height)
     if (Math.abs(slack) < 3 || full._size.b - slack < 0) return Promise.resolve();
     return window.Plotly.relayout(gd, {"margin.b": full._size.b - slack, height: full.height - slack})
       .then(function () { fitHeight(gd); });
@@ -477,12 +555,15 @@
     return lines.join("<br>");
   }
 
+  function titleChars(width, size) {
+    return Math.max(16, Math.floor((width - 20) / (size * 0.55)));
+  }
+
   function fitTitle(gd, update) {
     var text = titleText(gd);
     if (!text) return;
     var size = get(gd._fullLayout, "title.font.size") || 16;
-    var maxChars = Math.max(16, Math.floor((gd._fullLayout.width - 20) / (size * 0.55)));
-    var wrapped = wrapText(text, maxChars);
+    var wrapped = wrapText(text, titleChars(gd._fullLayout.width, size));
     if (wrapped !== text) update["title.text"] = wrapped;
   }
 
@@ -598,7 +679,8 @@
     fitTitle(gd, update);
     placeTitle(gd, update, above);
     state.restore = {};
-    Object.keys(update).forEach(function (key) { remember(gd, state, key); });
+    // the bottom margin too, which fitBottom changes in the narrow layout: a wider column gets back its plot area
+    Object.keys(update).concat("margin.b").forEach(function (key) { remember(gd, state, key); });
     return window.Plotly.relayout(gd, update).then(function () {
       fitHeight(gd);
       return settleTitle(gd, above);
@@ -629,6 +711,7 @@
   function afterChange(gd) {
     var state = gd._bookFigure;
     if (!state) return;
+    fitHeight(gd); // a control that set the figure's height
     var update = {}, above = 0;
     fitNewLabels(gd, state, update);
     if (state.narrow) fitTitle(gd, update);
@@ -647,8 +730,8 @@
   function setUp(gd) {
     if (gd._bookFigure) return;
     busy(gd);
-    gd._bookFigure = {narrow: false, restore: {}, restyles: []};
-    var hide = buildControls(gd);
+    gd._bookFigure = {narrow: false, restore: {}, restyles: [], height: gd._fullLayout.height};
+    var hide = setUpControls(gd);
     var start = Object.keys(hide).length ? window.Plotly.relayout(gd, hide) : Promise.resolve();
     start.then(function () {
       if (!Object.keys(hide).length) return;
@@ -669,7 +752,7 @@
         if (now === width || gd.offsetParent === null) return;
         width = now;
         busy(gd);
-        setNarrow(gd, now < NARROW).then(function () { return window.Plotly.Plots.resize(gd); })
+        fillColumn(gd).then(function () { return setNarrow(gd, now < NARROW); })
           .then(function () { return fitCellNumbers(gd, gd._bookFigure); })
           .then(function () { return fitBottom(gd); })
           .then(function () { ready(gd); }, function () { ready(gd); });
@@ -684,6 +767,13 @@
       nameFigure(gd);
       ready(gd);
     });
+  }
+
+  /* The figure as wide as its column, before it is fitted to it. (plotly's own resize leaves alone a figure whose
+     layout has a width, and plotly gives it one whenever a relayout sets its height, as the fits here do.) */
+  function fillColumn(gd) {
+    var width = gd.clientWidth;
+    return width && width !== gd._fullLayout.width ? window.Plotly.relayout(gd, {width: width}) : Promise.resolve();
   }
 
   function whenDrawn(gd, tries) {
@@ -827,6 +917,7 @@
     else window.addEventListener("load", afterLoad);
   }
 
+  fillReservedBars();
   var queued = window.bookFigures || [];
   window.bookFigures = {push: drawQueued};
   queued.forEach(drawQueued);

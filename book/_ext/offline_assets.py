@@ -46,6 +46,7 @@ safety net for URLs that notebook outputs carry (bertviz writes its CDN URLs int
 from __future__ import annotations
 
 import html
+import json
 import os
 import posixpath
 import re
@@ -257,6 +258,62 @@ def defer_plotly_figures(text: str) -> str:
     return _PLOTLY_SCRIPT.sub(lambda m: m.group(1) + FIGURE_QUEUE % m.group(2) + m.group(3), text)
 
 
+# figures.js shows a figure's plotly menus and sliders as HTML controls in a bar above it. Built once plotly.js is
+# in, the bar would push the text below down after the page has painted; so the build puts the bar in the page, with
+# the menus and sliders it shows (their labels, without the plotly calls each entry makes, which figures.js finds in
+# the drawn figure), and figures.js fills it as soon as it runs.
+_FIGURE = re.compile(
+    r'(<div class="book-figure-controls"[^>]*></div>)?(<div style="height:\d+px; width:100%;">\s*<div id="[^"]+" '
+    r'class="plotly-graph-div"[^>]*></div>\s*<script[^>]*>)(.*?</script>)',
+    re.DOTALL,
+)
+_NEW_PLOT = re.compile(r"Plotly\.newPlot\(\s*")
+CONTROLS_BAR = '<div class="book-figure-controls" data-book-controls="%s"></div>'
+
+
+def figure_controls(script: str) -> dict:
+    """The menus and sliders of the figure that ``script`` draws (``Plotly.newPlot(id, data, layout, ...)``), each
+    entry without its plotly call (``args``), and its height, top margin and title: what figures.js needs to show
+    them, and to reserve the figure's room; empty for a figure with neither menus nor sliders."""
+    start = _NEW_PLOT.search(script)
+    if start is None:
+        return {}
+    decoder, at, values = json.JSONDecoder(), start.end(), []
+    for _ in range(3):  # the id, the data, the layout
+        value, at = decoder.raw_decode(script, at)
+        values.append(value)
+        at = re.compile(r"\s*,\s*").match(script, at).end()
+    layout = values[2]
+    title = layout.get("title", {})
+    template_title = layout.get("template", {}).get("layout", {}).get("title", {})
+    controls = {  # what figures.js needs to reserve the figure's height: plotly's defaults where the layout has none
+        "height": layout.get("height", 450),
+        "top": layout.get("margin", {}).get("t", 100),
+        "title": title.get("text", "") if isinstance(title, dict) else str(title),
+        "titleSize": title.get("font", {}).get("size") or template_title.get("font", {}).get("size") or 17,
+    }
+    for kind, entries in (("updatemenus", "buttons"), ("sliders", "steps")):
+        items = [
+            {**item, entries: [{k: v for k, v in e.items() if k not in ("args", "args2")} for e in item.get(entries, [])]}
+            for item in layout.get(kind, [])
+        ]
+        if items:
+            controls[kind] = items
+    return controls if "updatemenus" in controls or "sliders" in controls else {}
+
+
+def reserve_controls(text: str) -> str:
+    """A bar before each figure of an HTML page that has menus or sliders (see above)."""
+
+    def bar(m: re.Match[str]) -> str:
+        controls = None if m.group(1) else figure_controls(m.group(3))
+        if not controls:
+            return m.group(0)
+        return CONTROLS_BAR % html.escape(json.dumps(controls, separators=(",", ":"))) + m.group(2) + m.group(3)
+
+    return _FIGURE.sub(bar, text)
+
+
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     # Sphinx 7.4 with Jupyter Book 1 repeats some inline scripts (sphinx-thebe's `const THEBE_JS_URL = ...`, a
     # SyntaxError the second time), once with filename None and once ''; keep the first of identical entries.
@@ -282,7 +339,8 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
         if page.is_relative_to(outdir / "_static"):
             continue
         text = page.read_text(encoding="utf-8")
-        new = defer_plotly_figures(rewrite_html(text, vendor_url_for(page, outdir)).replace(HIDDEN_CELL_TOGGLE, "<summary>"))
+        new = rewrite_html(text, vendor_url_for(page, outdir)).replace(HIDDEN_CELL_TOGGLE, "<summary>")
+        new = reserve_controls(defer_plotly_figures(new))
         for english, translated in CELL_TOGGLES.get(edition(app), {}).items():
             new = new.replace(f">{english}</p>", f">{translated}</p>")
         if new != text:

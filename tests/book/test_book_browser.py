@@ -573,26 +573,124 @@ def test_page(server: tuple[str, type], browser: object, name: str, size: str) -
         run.close()
 
 
-def test_a_diagrams_menu_on_a_phone_keeps_every_label_in_its_box(server: tuple[str, type], browser: object) -> None:
+# Chapter 6's layer diagram (no axis shown, a menu of states): the first figure of the page drawn that way.
+LAYER_DIAGRAM = """() => [...document.querySelectorAll('.plotly-graph-div')].findIndex(gd =>
+  (gd.layout.updatemenus || []).length && gd.layout.xaxis.visible === false && (gd.layout.shapes || []).length > 10)"""
+# Bands of a figure's box with nothing drawn across them (px, top first): between the box's top, what the figure draws
+# (its title, shapes, labels, arrows) and the box's bottom. A diagram drawn on a y-range of another state's leaves one.
+EMPTY_BANDS = """(i) => {
+  const gd = document.querySelectorAll('.plotly-graph-div')[i], frame = gd.parentElement.getBoundingClientRect();
+  const spans = [...gd.querySelectorAll('.main-svg .shapelayer path, .main-svg .infolayer path, '
+                                         + '.main-svg .infolayer text, .main-svg .g-gtitle text')]
+    .map((el) => el.getBoundingClientRect()).filter((r) => r.height > 0)
+    .map((r) => [r.top - frame.top, r.bottom - frame.top]).sort((a, b) => a[0] - b[0]);
+  const bands = [];
+  let reached = 0;
+  spans.forEach(([top, bottom]) => {
+    if (top > reached) bands.push({at: Math.round(reached), px: Math.round(top - reached)});
+    reached = Math.max(reached, bottom);
+  });
+  bands.push({at: Math.round(reached), px: Math.round(frame.height - reached)});
+  return bands;
+}"""
+# The diagram's plot area, its width and its column's, and the size of each of its labels.
+DIAGRAM_SIZE = """(i) => {
+  const gd = document.querySelectorAll('.plotly-graph-div')[i];
+  return {plot: gd._fullLayout._size.h, width: gd._fullLayout.width, column: gd.parentElement.clientWidth,
+          fonts: gd._fullLayout.annotations.map((a) => a.font.size)};
+}"""
+MAX_EMPTY_BAND = 30  # px: about two lines of the diagram's text
+
+
+def open_layer_diagram(browser: object, base: str, edition: str) -> tuple[PageRun, int]:
+    """Chapter 6 of ``edition`` ("" or "zh/") on a phone, every figure drawn and fitted; and its layer diagram's index."""
+    run = PageRun(browser, f"{base}/{edition}book/06_model.html", VIEWPORTS["phone"], **CONTEXTS["phone"])
+    run.page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
+    run.page.wait_for_function(READY, timeout=30_000)
+    return run, run.page.evaluate(LAYER_DIAGRAM)
+
+
+def diagram_defects(page: object, index: int) -> list:
+    """What a reader of the layer diagram would see wrong: text out of place (``figure_text.js``), and bands of its box
+    taller than ``MAX_EMPTY_BAND`` with nothing in them."""
+    page.wait_for_function(READY, timeout=10_000)
+    bands = [band for band in page.evaluate(EMPTY_BANDS, index) if band["px"] > MAX_EMPTY_BAND]
+    return figure_text_defects(page, only=index) + [{"empty band": band} for band in bands]
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_diagrams_menu_on_a_phone_keeps_every_label_in_its_box(
+    server: tuple[str, type], browser: object, edition: str
+) -> None:
     """Chapter 6's layer diagram redraws its boxes and labels for each entry of its menu (a relayout of its shapes and
     annotations): on a phone each new drawing is fitted as the first was, its labels shrunk or wrapped into their
-    boxes and its explanation inside the figure. (check_page operates every control at the laptop's size only.)"""
+    boxes and its explanation inside the figure, and the figure is as tall as that drawing (the post-norm states are
+    shorter than the pre-norm one: drawn on its y-range, they left empty bands of 60 and 110 px). (check_page
+    operates every control at the laptop's size only.)"""
     base, _ = server
-    run = PageRun(browser, f"{base}/book/06_model.html", VIEWPORTS["phone"], **CONTEXTS["phone"])
+    run, index = open_layer_diagram(browser, base, edition)
     try:
         page = run.page
-        page.wait_for_function(ALL_PLOTS_DRAWN, timeout=30_000)
-        page.wait_for_function(READY, timeout=30_000)
-        titles = page.evaluate(
-            "() => [...document.querySelectorAll('.plotly-graph-div')].map(gd => gd.layout.title.text)"
-        )
-        index = next(i for i, title in enumerate(titles) if str(title).startswith("One encoder layer"))
+        assert not diagram_defects(page, index), f"figure {index} as drawn: {diagram_defects(page, index)}"
         controls = page.evaluate(CONTROLS, index)
         for control, _, actions in _control_actions(page, index, controls):
             for action in actions:
-                page.wait_for_function(READY, timeout=10_000)
-                defects = figure_text_defects(page, only=index)
+                defects = diagram_defects(page, index)
                 assert not defects, f"figure {index} after {control} ({action}) on a phone: {defects}"
+        assert not run.errors, "\n".join(run.errors)
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_diagram_switched_between_states_and_widths_stays_tight_and_as_wide_as_its_column(
+    server: tuple[str, type], browser: object, edition: str
+) -> None:
+    """The layer diagram's states differ in height (pre-norm is taller): switched on a phone, then the screen turned
+    to a laptop's width and back, each state keeps its plot area's height (one scale: no box grows or shrinks), the
+    figure follows its column's width, each state looks at a width as it did there before (its labels' sizes: a
+    narrow column's once stuck to a menu entry), and no state leaves an empty band or text out of place."""
+    base, _ = server
+    run, index = open_layer_diagram(browser, base, edition)
+    try:
+        page = run.page
+        menu = (
+            page.locator(".plotly-graph-div")
+            .nth(index)
+            .locator("xpath=../preceding-sibling::div[contains(@class, 'book-figure-controls')][1]//select")
+        )
+        last = str(page.evaluate(CONTROLS, index)[0]["n"] - 1)  # pre-norm
+        plots, fonts = {}, {}
+        for width, entry in (
+            ("phone", last),
+            ("laptop", None),
+            ("laptop", "0"),
+            ("phone", None),
+            ("phone", last),
+            ("phone", "2"),
+            ("laptop", None),
+            ("laptop", last),
+            ("phone", None),
+            ("laptop", None),
+        ):
+            if entry is None:
+                page.set_viewport_size(VIEWPORTS[width])
+                page.wait_for_timeout(300)  # the ResizeObserver's turn
+            else:
+                menu.select_option(entry)
+                state = "pre-norm" if entry == last else "post-norm"
+                shown = entry
+            where = f"{state} (entry {shown}) at the {width}'s width"
+            defects = diagram_defects(page, index)
+            assert not defects, f"{where}: {defects}"
+            size = page.evaluate(DIAGRAM_SIZE, index)
+            assert abs(size["width"] - size["column"]) <= 1, (
+                f"{where}: drawn {size['width']} px wide in a column of {size['column']}"
+            )
+            assert abs(plots.setdefault(state, size["plot"]) - size["plot"]) <= 1, (
+                f"{where}: a plot area {size['plot']} px high, {plots[state]} px before"
+            )
+            assert fonts.setdefault((shown, width), size["fonts"]) == size["fonts"], f"{where}: its labels resized"
         assert not run.errors, "\n".join(run.errors)
     finally:
         run.close()

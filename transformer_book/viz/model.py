@@ -518,6 +518,17 @@ def _column(x: float, sublayers: Sequence[tuple[str, str]], norm_first: bool) ->
     return boxes, residuals
 
 
+_UNIT_PX = 48  # px per unit of the diagram's y-axis: a LayerNorm box (0.4) holds its 13 px label
+_DIAGRAM_BOTTOM = -0.45  # y: just under the token labels (at -0.1)
+_EXPLANATION_GAP = 4  # px between the drawing and its explanation
+_EXPLANATION_LINE = 17  # px per line of the explanation (12.5 px text)
+
+
+def _top(layout: tuple) -> float:
+    """Where the taller of the two layers of ``layout`` ends (its last box)."""
+    return max(boxes[-1].y1 for boxes, _ in layout)
+
+
 def layer_diagram(config: TransformerConfig) -> go.Figure:
     """One encoder layer and one decoder layer; a dropdown highlights a sub-layer (with what it attends to, its mask
     and its parameters for ``config``) or redraws both layers in the pre-norm arrangement."""
@@ -544,24 +555,29 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
         )
     ]
     states.append((tr("pre-norm instead"), True, None, "pre"))
+    explanations = [[html.escape(line) for line in wrap_text(tr(_EXPLAIN[key], **numbers), 72)] for *_, key in states]
     drawings = [
-        _drawing(layouts[norm_first], role, tr(_EXPLAIN[key], **numbers)) for _, norm_first, role, key in states
+        _drawing(layouts[norm_first], role, lines)
+        for (_, norm_first, role, _), lines in zip(states, explanations, strict=True)
     ]
-    # Same scale in every state; the shorter post-norm drawing is centred vertically.
-    tallest = max(boxes[-1].y1 for enc_dec in layouts.values() for boxes, _ in enc_dec)
-    ranges = []
-    for _, norm_first, _, _ in states:
-        shift = (tallest - layouts[norm_first][1][0][-1].y1) / 2
-        ranges.append([-2.0 - shift, tallest + 1.2 - shift])
+    # One scale (px per unit) in every state, so that switching states never resizes a box: each state's y-range
+    # ends where its own drawing does, and the figure's height follows (the post-norm drawing is shorter).
+    ranges = [[_DIAGRAM_BOTTOM, _top(layouts[norm_first]) + 1.2] for _, norm_first, _, _ in states]
+    margin = dict(l=10, r=10, t=90, b=_EXPLANATION_GAP + _EXPLANATION_LINE * max(map(len, explanations)) + 10)
+    heights = [round(margin["t"] + margin["b"] + (top - bottom) * _UNIT_PX) for bottom, top in ranges]
     fig = go.Figure()
     fig.update_layout(shapes=drawings[0][0], annotations=drawings[0][1])
     buttons = [
-        dict(label=label, method="relayout", args=[{"shapes": shapes, "annotations": notes, "yaxis.range": y_range}])
-        for (label, *_), (shapes, notes), y_range in zip(states, drawings, ranges, strict=True)
+        dict(
+            label=label,
+            method="relayout",
+            args=[{"shapes": shapes, "annotations": notes, "yaxis.range": y_range, "height": height}],
+        )
+        for (label, *_), (shapes, notes), y_range, height in zip(states, drawings, ranges, heights, strict=True)
     ]
-    style(fig, tr("One encoder layer and one decoder layer"), height=660)
+    style(fig, tr("One encoder layer and one decoder layer"), height=heights[0])
     fig.update_layout(
-        margin=dict(l=10, r=10, t=90, b=10),
+        margin=margin,
         dragmode=False,
         xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
         yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
@@ -570,8 +586,8 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
     return fig
 
 
-def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[list[dict], list[dict]]:
-    """Shapes and annotations for one state of :func:`layer_diagram`."""
+def _drawing(layout: tuple, highlight: str | None, explanation: list[str]) -> tuple[list[dict], list[dict]]:
+    """Shapes and annotations for one state of :func:`layer_diagram`; ``explanation``: its lines, under the drawing."""
     (enc_boxes, enc_res), (dec_boxes, dec_res) = layout
     width = 3.2
     shapes, notes = [], []
@@ -684,16 +700,16 @@ def _drawing(layout: tuple, highlight: str | None, explanation: str) -> tuple[li
     notes.append(
         dict(x=7.3, y=dec_top + 0.25, text="→ lm_head → logits (B, T, V)", showarrow=False, font=dict(size=12))
     )
-    text = "<br>".join(html.escape(line) for line in wrap_text(explanation, 72))  # fits a phone, scaled to it
-    notes.append(
+    notes.append(  # under the plot area, in the bottom margin: a figure as tall as its explanation's lines
         dict(
             x=0.0,
-            y=-0.55,
+            y=_DIAGRAM_BOTTOM,
+            yshift=-_EXPLANATION_GAP,
             xanchor="left",
             yanchor="top",
             align="left",
             showarrow=False,
-            text=text,
+            text="<br>".join(explanation),  # 72 columns fit a phone once the diagram is scaled to it
             font=dict(size=12.5, color="#333"),
             xref="x",
             yref="y",
