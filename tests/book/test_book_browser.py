@@ -7,8 +7,8 @@ once at 1280 x 900 (a laptop), and every check of that size runs on that one loa
 At both sizes: no JavaScript errors, no page scrolls sideways, no figure is wider than the screen, no text of a figure
 overlaps other text, leaves its figure or its box, or touches a heatmap's cells (``figure_text.js`` beside this file
 says exactly what it measures), every figure has an accessible name, no plotly menu or slider is drawn on a figure
-(the book shows them as HTML controls above it, which the Tab key reaches), and every figure is saved as a PNG in
-``_build/screenshots/`` (``BOOK_FIGURE_SHOTS`` overrides the folder) for anyone to look through. Each size is opened
+(the book shows them as HTML controls above it, which the Tab key reaches); with ``BOOK_FIGURE_SHOTS=dir`` every
+figure is saved there as a PNG for anyone to look through (the PNGs take as long as the checks). Each size is opened
 twice, with the reader's system asking for light and for dark colours: the page must follow it, and in both every
 heatmap row and column keeps its label (a stacked panel its row labels), every figure is named by its own title,
 its controls stay inside its box, no figure's box scrolls sideways, no formula is wider than the column, a table
@@ -82,7 +82,7 @@ AXE_CONTEXT = {
 # The theme's sticky header would cover part of a figure scrolled into view for its screenshot.
 NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; }"
 STICKY_HIDDEN = ".bd-header-article, .bd-header, .skip-link { visibility: hidden !important; }"
-FIGURE_SHOTS = Path(os.environ.get("BOOK_FIGURE_SHOTS", ROOT / "_build" / "screenshots"))
+FIGURE_SHOTS = Path(os.environ["BOOK_FIGURE_SHOTS"]) if os.environ.get("BOOK_FIGURE_SHOTS") else None
 
 pytestmark = pytest.mark.skipif(
     not (SITE / "index.html").is_file(), reason=f"the book is not built ({SITE} missing): run `make book` first"
@@ -536,7 +536,7 @@ def save_figure_shots(page: object, name: str, size: str) -> None:
     """Each figure with its controls as a PNG, the sticky header hidden once for all of them (a style per screenshot
     made the page recompute its style twice a figure), then shown again for the checks that follow."""
     figures = page.locator(".plotly-graph-div")
-    if not figures.count():
+    if FIGURE_SHOTS is None or not figures.count():
         return
     FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
     hidden = page.add_style_tag(content=STICKY_HIDDEN)

@@ -588,13 +588,15 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
     wider), in light colours and in dark: every row and column of every heatmap labelled (plotly thinned the next-token
     probabilities' 18-24 columns to every 2nd or 3rd token on a phone), no text of a figure over another or outside
     its figure (``figure_text.js``), no control or figure past the column or the screen, and the playground as wide in
-    dark as in light (the dark theme's frame around outputs, with its padding, is not drawn around it); each state
-    saved as a PNG. The translator's maps are its cross-attention's: German rows over English columns."""
+    dark as in light (the dark theme's frame around outputs, with its padding, is not drawn around it); with
+    ``BOOK_FIGURE_SHOTS``, each state saved as a PNG. The translator's maps are its cross-attention's: German rows over
+    English columns."""
     run = open_playground(browser, server, size, page_name)
     try:
         page = run.page
         page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: the screenshots show them as they end
-        FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
+        if FIGURE_SHOTS is not None:
+            FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
         for name in manifest()["models"]:
             if page.input_value(f"{ROOT} .playground-model") != name:
                 decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
@@ -619,11 +621,12 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
                     past = page.evaluate(PAST_THE_EDGE)
                     assert not past, f"{where}: past the column or the screen: {past}"
                     widths[scheme] = page.evaluate(PLAYGROUND_WIDTH)
-                    hidden = page.add_style_tag(content=STICKY_HIDDEN)
-                    edition = "zh__" if page_name.startswith("zh/") else ""
-                    shot = FIGURE_SHOTS / f"{edition}14_playground__{name}-{search}__{size}_{scheme}.png"
-                    page.locator(ROOT).screenshot(path=str(shot))
-                    hidden.evaluate("style => style.remove()")
+                    if FIGURE_SHOTS is not None:
+                        hidden = page.add_style_tag(content=STICKY_HIDDEN)
+                        edition = "zh__" if page_name.startswith("zh/") else ""
+                        shot = FIGURE_SHOTS / f"{edition}14_playground__{name}-{search}__{size}_{scheme}.png"
+                        page.locator(ROOT).screenshot(path=str(shot))
+                        hidden.evaluate("style => style.remove()")
                 assert widths["dark"] == widths["light"], f"{name}, search {search}, at {size} width: {widths} px"
                 show_scheme(page, "light")
         assert_clean(run)
