@@ -586,6 +586,9 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
     return fig
 
 
+_FRAME_FILL = "#fafafa"  # a layer's frame, on the figure's white
+
+
 def _drawing(layout: tuple, highlight: str | None, explanation: list[str]) -> tuple[list[dict], list[dict]]:
     """Shapes and annotations for one state of :func:`layer_diagram`; ``explanation``: its lines, under the drawing."""
     (enc_boxes, enc_res), (dec_boxes, dec_res) = layout
@@ -613,18 +616,8 @@ def _drawing(layout: tuple, highlight: str | None, explanation: list[str]) -> tu
                 y0=0.35,
                 y1=layer_top + 0.75,
                 line=dict(color="#999", dash="dot"),
-                fillcolor="rgba(0,0,0,0.02)",
+                fillcolor=_FRAME_FILL,
                 layer="below",
-            )
-        )
-        notes.append(
-            dict(
-                x=x - 2.0,
-                y=layer_top + 0.45,
-                text=f"<b>{title}</b> (× N)",
-                showarrow=False,
-                xanchor="left",
-                font=dict(size=14),
             )
         )
         notes.append(dict(x=x, y=-0.1, text=tokens, showarrow=False, font=dict(size=12, color="#444")))
@@ -632,6 +625,17 @@ def _drawing(layout: tuple, highlight: str | None, explanation: list[str]) -> tu
         for below, above in zip(boxes, boxes[1:], strict=False):
             notes.append(arrow(x, below.y1, x, above.y0))
         notes.append(arrow(x, top, x, top + 0.9))
+        notes.append(  # after the arrows, on the frame's colour: the layer's output runs behind it, not through it
+            dict(
+                x=x - 2.0,
+                y=layer_top + 0.45,
+                text=f"<b>{title}</b> (× N)",
+                showarrow=False,
+                xanchor="left",
+                font=dict(size=14),
+                bgcolor=_FRAME_FILL,
+            )
+        )
         for x0, y_from, y_to in residuals:
             side = x0 - width / 2 - 0.35
             shapes.append(
