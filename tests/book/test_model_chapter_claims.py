@@ -166,6 +166,25 @@ def test_layer_diagram_has_one_state_per_menu_entry_and_highlights_one_role():
     assert "1,050,624" in text  # 4 d^2 + 4 d for d = 512
 
 
+def test_no_arrow_of_the_layer_diagram_strikes_through_a_layer_s_title():
+    """The layer's output runs up through its frame's title: in every state the title is drawn after (over) every arrow
+    that passes its height in its column, on a background."""
+    for button in viz.layer_diagram(BASE).layout.updatemenus[0].buttons:
+        notes = button.args[0]["annotations"]
+        for i, title in enumerate(n for n in notes if "(× N)" in n.get("text", "")):
+            at = notes.index(title)
+            crossing = [
+                k
+                for k, n in enumerate(notes)
+                if n.get("showarrow")
+                and n["ax"] == n["x"]
+                and title["x"] < n["x"] < title["x"] + 4
+                and min(n["ay"], n["y"]) < title["y"] < max(n["ay"], n["y"])
+            ]
+            assert crossing, f"{button.label}: no arrow through title {i}: the test no longer sees the layout"
+            assert max(crossing) < at and title.get("bgcolor"), f"{button.label}: an arrow over {title['text']!r}"
+
+
 def test_norm_figure_states_normalise_rows_for_layer_norm_and_columns_for_batch_norm():
     x = torch.randn(2, 3, 6) * 2 + torch.linspace(-1, 1, 6)
     fig = viz.norm_figure(x)
