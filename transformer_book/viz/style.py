@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 import textwrap
+import unicodedata
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -100,21 +101,25 @@ def text_width(text: str, font_size: float) -> float:
 _CLOSING = frozenset("，。、；：！？）》」』”’")  # never at the start of a line
 
 
+def text_columns(text: str) -> int:
+    """How many columns ``text`` takes as a terminal counts them: two for each wide (East Asian) character, one for
+    any other. On screen a Chinese character is about as wide as two average Latin letters with their spaces."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def wrap_text(text: str, columns: int) -> list[str]:
-    """``text`` in lines at most ``columns`` Latin letters wide, for labels plotly does not wrap. Latin text wraps as
-    ``textwrap.wrap`` wraps it; in text with Chinese, each Chinese character counts as wide as it is drawn
-    (:func:`text_width`), a line may break between any two of them but never before closing punctuation, and runs of
-    ASCII (words, shapes, code) stay whole. ``wrapText`` in book/_ext/figures.js wraps titles in the browser by the
-    same rule."""
+    """``text`` in lines at most ``columns`` columns wide (:func:`text_columns`), for labels plotly does not wrap.
+    Latin text wraps as ``textwrap.wrap`` wraps it; in text with Chinese a line may break between any two Chinese
+    characters but never before closing punctuation, and runs of ASCII (words, shapes, code) stay whole.
+    ``wrapText`` in book/_ext/figures.js wraps titles in the browser by a rule of the same kind."""
     if not _WIDE.search(text):
         return textwrap.wrap(text, columns)
-    room = columns * LETTER_WIDTH  # in units of the font size
-    lines, line, used = [], "", 0.0
+    lines, line, used = [], "", 0
     for token in re.findall(r"[!-~]+|.", text):
-        size = text_width(token, 1)
-        if line and used + size > room and token not in _CLOSING:
+        size = text_columns(token)
+        if line and used + size > columns and token not in _CLOSING:
             lines.append(line.rstrip())
-            line, used = "", 0.0
+            line, used = "", 0
         if line or not token.isspace():
             line, used = line + token, used + size
     return [*lines, line.rstrip()] if line.strip() else lines
@@ -168,6 +173,7 @@ __all__ = [
     "label_every_category",
     "row_label_spacing",
     "style",
+    "text_columns",
     "text_width",
     "wrap_text",
 ]
