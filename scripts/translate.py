@@ -1,16 +1,18 @@
 """Keep the Chinese edition (``zh/``) in step with the English: what needs translating, and the tools to do it.
 
 Each English chapter ``book/NN_name.ipynb`` has a twin ``zh/book/NN_name.ipynb`` with the same cells, in the same
-order, under the same ids: its code cells are the English ones, character for character (with their own checked
-outputs); each markdown cell is a translation that records, in ``metadata.transformer_book.translates``, the SHA-256
-of the English cell it translates. What the code shows in words (``tr``, ``say``, ``translatable`` of
-:mod:`transformer_book.i18n`, in the book kit and in the chapters) is translated in ``transformer_book/locale/zh/``.
+order, under the same ids: its code cells are the English ones, character for character (with their own outputs, never
+the English ones); each markdown cell is a translation that keeps, in ``metadata.transformer_book.translates``, the
+English it translates, as d2l-zh keeps the English beside each file: when the English changes, ``status`` shows what
+changed (words taken out and put in), and re-wrapping the English's lines is no change. What the code shows in words
+(``tr``, ``say``, ``translatable`` of :mod:`transformer_book.i18n`, in the book kit and in the chapters) is translated
+in ``transformer_book/locale/zh/``.
 
     python scripts/translate.py status [NN ...]     # what is missing or stale, by chapter and cell; exit 1 if any
     python scripts/translate.py sync NN [NN ...]    # make the twin follow the English cells (code copied, prose kept)
     python scripts/translate.py export NN > f.txt   # the prose of a chapter as text: the English beside the Chinese
-    python scripts/translate.py import NN f.txt     # write the Chinese of f.txt back; each cell now translates the
-                                                    # English it stands beside
+    python scripts/translate.py import NN f.txt     # write the Chinese of f.txt back; each cell whose Chinese was
+                                                    # written or changed now translates the English it stands beside
 
 ``NN`` is a chapter's number or its file's stem. ``tests/book/test_chinese_edition.py`` fails on what ``status`` lists.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
-import hashlib
+import difflib
 import json
 import re
 import sys
@@ -51,9 +53,51 @@ def twin(english: Path) -> Path:
     return ZH / english.relative_to(ROOT)
 
 
-def digest(text: str) -> str:
-    """What a translated cell records of the English it translates."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+_BLOCK_START = re.compile(r"^\s*(?:[-*+>|#]|\d+\.\s|```|~~~|\$\$|<)")  # a line that starts a block of its own
+
+
+def normalized(markdown: str) -> str:
+    """``markdown`` as a translation reads it: the lines of a paragraph joined and their spaces collapsed, so that
+    re-wrapping the English is no change; lists, tables, headings, formulas and code keep their lines."""
+    lines, fenced = [], False
+    for raw in markdown.strip().splitlines():
+        line = raw.rstrip()
+        fence = line.lstrip().startswith(("```", "~~~"))
+        if fenced or fence:
+            lines.append(line)
+            fenced ^= fence
+        elif not line.strip():
+            lines.append("")
+        elif lines and lines[-1] and not _BLOCK_START.match(line) and _continues(lines[-1]):
+            lines[-1] = f"{lines[-1]} {' '.join(line.split())}"
+        else:
+            lines.append(" ".join(line.split()))
+    return "\n".join(lines)
+
+
+def _continues(line: str) -> bool:
+    """Whether the next line of text belongs to ``line``'s block: a paragraph's, a list item's or a quote's does, a
+    table row's, a heading's, a formula's, a fence's or an HTML tag's does not."""
+    return not line.lstrip().startswith(("|", "#", "```", "~~~", "$$", "<"))
+
+
+def current(recorded: str | None, english: str) -> bool:
+    """Whether a translation that ``recorded`` the English it translates still translates ``english``."""
+    return recorded is not None and normalized(recorded) == normalized(english)
+
+
+def changes(before: str, after: str, context: int = 3) -> list[str]:
+    """What changed from the English ``before`` to ``after``, word by word: ``"... 400 steps" -> "... 4000 steps"``,
+    each with a few words around it."""
+    old, new = normalized(before).split(), normalized(after).split()
+    found = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        lead = " ".join(old[max(0, i1 - context) : i1])
+        taken, put = " ".join(old[i1:i2]), " ".join(new[j1:j2])
+        found.append(f"{lead + ' ' if lead else ''}[{taken or '+'} -> {put or '-'}]")
+    return found
 
 
 def find_chapter(name: str) -> Path:
@@ -95,11 +139,8 @@ def chapter_problems(english_path: Path) -> list[Problem]:
         problems.append(
             Problem(str(chinese_path.relative_to(ROOT)), 'metadata lacks {"transformer_book": {"language": "zh"}}')
         )
-    ids = [(c.cell_type, c.get("id")) for c in english.cells]
-    if ids != [(c.cell_type, c.get("id")) for c in chinese.cells]:
-        wrong = f"its cells are not {english_path.name}'s (ids and kinds, in order): sync it"
-        problems.append(Problem(str(chinese_path.relative_to(ROOT)), wrong))
-        return problems
+    if [(c.cell_type, c.get("id")) for c in english.cells] != [(c.cell_type, c.get("id")) for c in chinese.cells]:
+        return problems + cell_list_problems(english_path, english, chinese_path, chinese)
     for index, (en, zh) in enumerate(zip(english.cells, chinese.cells, strict=True)):
         where = cell_name(chinese_path, index, zh)
         if en.cell_type == "code":
@@ -107,15 +148,57 @@ def chapter_problems(english_path: Path) -> list[Problem]:
                 problems.append(Problem(where, "its code differs from the English: sync it"))
             if zh.metadata.get("tags", []) != en.metadata.get("tags", []):
                 problems.append(Problem(where, "its tags differ from the English: sync it"))
+            if CHECKED in zh.metadata.get("tags", []) and not zh.get("outputs"):
+                problems.append(
+                    Problem(where, f"its checked output is missing: make refresh NB={chinese_path.relative_to(ROOT)}")
+                )
             continue
         recorded = zh.metadata.get(KEY, {}).get("translates")
         if recorded is None:
             problems.append(Problem(where, f"not translated yet: {first_line(en.source)!r}"))
-        elif recorded != digest(en.source):
-            problems.append(Problem(where, f"the English changed since it was translated: {first_line(en.source)!r}"))
-        elif re.search(r"[A-Za-z]{3}", _prose(en.source)) and not CJK.search(zh.source):
-            problems.append(Problem(where, f"holds no Chinese: {first_line(zh.source)!r}"))
+        elif not current(recorded, en.source):
+            changed = "; ".join(changes(recorded, en.source)) or "its layout"
+            problems.append(Problem(where, f"the English changed since it was translated: {changed}"))
+        elif mostly_english(en.source, zh.source):
+            problems.append(Problem(where, f"is mostly English, not a translation: {first_line(zh.source)!r}"))
     return problems
+
+
+CHECKED = "nbval-check-output"  # the tag of a cell whose outputs nbval compares
+
+
+def cell_list_problems(english_path: Path, english: dict, chinese_path: Path, chinese: dict) -> list[Problem]:
+    """How the twin's cells differ from the English's (by id, kind and order), each cell named: `sync` mends it."""
+    where = str(chinese_path.relative_to(ROOT))
+    theirs = {c.get("id"): c for c in chinese.cells}
+    ours = {c.get("id") for c in english.cells}
+    problems = []
+    for index, cell in enumerate(english.cells):
+        twin_cell = theirs.get(cell.get("id"))
+        if twin_cell is None:
+            what = f"new in {english_path.name}: {cell.cell_type} cell {index} (id {cell.get('id')}), "
+            problems.append(Problem(where, what + f"{first_line(cell.source)!r}: sync it"))
+        elif twin_cell.cell_type != cell.cell_type:
+            problems.append(Problem(where, f"cell {cell.get('id')} is {cell.cell_type} in English: sync it"))
+    for cell in chinese.cells:
+        if cell.get("id") not in ours:
+            problems.append(Problem(where, f"cell {cell.get('id')} is no longer in {english_path.name}: sync it"))
+    if not problems:
+        problems.append(Problem(where, f"its cells are not in {english_path.name}'s order: sync it"))
+    return problems
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def mostly_english(english: str, chinese: str) -> bool:
+    """Whether a translated cell keeps most of its English's words in English: more than two thirds of them, for an
+    English of ten words or more (a translation keeps names, and a term's English beside its first use), or no Chinese
+    at all where the English has a word."""
+    english_words = len(_LATIN_WORD.findall(_prose(english)))
+    if english_words and not CJK.search(chinese):
+        return True
+    return english_words >= 10 and len(_LATIN_WORD.findall(_prose(chinese))) > 2 / 3 * english_words
 
 
 def _prose(markdown: str) -> str:
@@ -125,9 +208,10 @@ def _prose(markdown: str) -> str:
 
 
 def sync(english_path: Path) -> Path:
-    """Make ``english_path``'s twin follow its cells: code cells and their tags copied (the twin's outputs kept where
-    the code is unchanged, else the English outputs), markdown cells kept by id (a new one holds the English,
-    marked untranslated), the English notebook's metadata with the language."""
+    """Make ``english_path``'s twin follow its cells: code cells and their tags copied (with the twin's own outputs
+    where the code is unchanged, else none: the twin's outputs are its own run's, never the English ones, so a
+    changed cell is refreshed in Chinese), markdown cells kept by id (a new one holds the English, marked
+    untranslated), the English notebook's metadata with the language."""
     english = nbformat.read(english_path, 4)
     chinese_path = twin(english_path)
     old = {c.get("id"): c for c in nbformat.read(chinese_path, 4).cells} if chinese_path.is_file() else {}
@@ -136,8 +220,8 @@ def sync(english_path: Path) -> Path:
         zh = old.get(en.get("id"))
         if en.cell_type == "code":
             cell = copy.deepcopy(en)
-            if zh is not None and zh.cell_type == "code" and zh.source == en.source:
-                cell.outputs, cell.execution_count = zh.outputs, zh.execution_count
+            unchanged = zh is not None and zh.cell_type == "code" and zh.source == en.source
+            cell.outputs, cell.execution_count = (zh.outputs, zh.execution_count) if unchanged else ([], None)
         elif zh is not None and zh.cell_type == "markdown":
             cell = zh
         else:
@@ -157,28 +241,32 @@ _HEADER = re.compile(r"^=== cell (?P<id>\S+) .*===$", re.M)
 
 
 def export(english_path: Path) -> str:
-    """The prose of a chapter as text: for each markdown cell a header, the English, and the Chinese (empty where
-    there is none yet). ``import`` reads only the Chinese part back."""
+    """The prose of a chapter as text: for each markdown cell a header, the English, what changed in it since its
+    translation (for a stale cell), and the Chinese (empty where there is none yet). ``import`` reads only the Chinese
+    part back."""
     english, chinese = nbformat.read(english_path, 4), nbformat.read(twin(english_path), 4)
     parts = []
     for en, zh in zip(english.cells, chinese.cells, strict=True):
         if en.cell_type != "markdown":
             continue
         recorded = zh.metadata.get(KEY, {}).get("translates")
-        state = "current" if recorded == digest(en.source) else "untranslated" if recorded is None else "stale"
-        current = zh.source if recorded is not None else ""
+        state = "untranslated" if recorded is None else "current" if current(recorded, en.source) else "stale"
+        translation = zh.source if recorded is not None else ""
         quoted = "\n".join(f"| {line}" if line else "|" for line in en.source.splitlines())
-        parts.append(f"=== cell {en.get('id')} ({state}) ===\n{quoted}\n--- zh ---\n{current}\n")
+        changed = "".join(f"\n! {change}" for change in changes(recorded, en.source)) if state == "stale" else ""
+        parts.append(f"=== cell {en.get('id')} ({state}) ===\n{quoted}{changed}\n--- zh ---\n{translation}\n")
     return "\n".join(parts)
 
 
-def import_text(english_path: Path, text: str) -> int:
+def import_text(english_path: Path, text: str) -> tuple[int, list[str]]:
     """Write each Chinese part of ``text`` (from :func:`export`) into the twin's cell of that id, recorded as the
-    translation of the English cell as it is now; a cell whose Chinese part is empty is left alone. Return how many."""
+    translation of the English cell as it is now. A cell whose Chinese part is empty is left alone, and so is a stale
+    cell whose Chinese did not change: its English changed, and a translation that does not follow it stays stale.
+    Return how many cells were written, and the ids of the stale cells left as they were."""
     english, chinese_path = nbformat.read(english_path, 4), twin(english_path)
     chinese = nbformat.read(chinese_path, 4)
     by_id = {c.get("id"): (en, c) for en, c in zip(english.cells, chinese.cells, strict=True)}
-    written = 0
+    written, left_stale = 0, []
     starts = list(_HEADER.finditer(text))
     for match, following in zip(starts, starts[1:] + [None], strict=True):
         body = text[match.end() : following.start() if following else len(text)]
@@ -190,11 +278,16 @@ def import_text(english_path: Path, text: str) -> int:
         if match["id"] not in by_id:
             raise SystemExit(f"cell {match['id']}: no such cell in {english_path.name}")
         en, zh = by_id[match["id"]]
+        recorded = zh.metadata.get(KEY, {}).get("translates")
+        if translated == zh.source and recorded is not None:
+            if not current(recorded, en.source):
+                left_stale.append(match["id"])
+            continue
         zh.source = translated
-        zh.metadata.setdefault(KEY, {})["translates"] = digest(en.source)
+        zh.metadata.setdefault(KEY, {})["translates"] = en.source
         written += 1
     nbformat.write(chinese, chinese_path)
-    return written
+    return written, left_stale
 
 
 # --- words the code shows: the catalogue ------------------------------------------------------------------------
@@ -314,8 +407,10 @@ def main(argv: list[str] | None = None) -> int:
         for chapter in args.chapters:
             sys.stdout.write(export(find_chapter(chapter)))
     else:
-        written = import_text(find_chapter(args.chapter), args.file.read_text(encoding="utf-8"))
+        written, left_stale = import_text(find_chapter(args.chapter), args.file.read_text(encoding="utf-8"))
         print(f"{written} cells written to {twin(find_chapter(args.chapter)).relative_to(ROOT)}")
+        for cell in left_stale:
+            print(f"cell {cell}: its English changed and its Chinese did not: left stale (translate the change)")
     return 0
 
 

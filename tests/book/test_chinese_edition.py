@@ -52,23 +52,91 @@ def test_the_chinese_configuration_differs_from_the_english_only_where_the_langu
     assert chinese["sphinx"]["config"]["language"] == "zh_CN"
 
 
-def test_a_changed_english_sentence_is_named_with_its_chapter_and_cell(tmp_path, monkeypatch):
+@pytest.fixture
+def book_copy(tmp_path, monkeypatch):
+    """A copy of the first chapter and its twin in a folder of their own, where scripts/translate.py works on them."""
     english = CHAPTERS[0]
-    chinese = translate.twin(english)
-    nb = nbformat.read(english, 4)
-    cell = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
-    nb.cells[cell].source += "\n\nOne more English sentence."
     (tmp_path / "book").mkdir()
-    nbformat.write(nb, tmp_path / "book" / english.name)
     (tmp_path / "zh" / "book").mkdir(parents=True)
-    (tmp_path / "zh" / "book" / english.name).write_bytes(chinese.read_bytes())
+    (tmp_path / "book" / english.name).write_bytes(english.read_bytes())
+    (tmp_path / "zh" / "book" / english.name).write_bytes(translate.twin(english).read_bytes())
     monkeypatch.setattr(translate, "ROOT", tmp_path)
     monkeypatch.setattr(translate, "ZH", tmp_path / "zh")
-    problems = translate.chapter_problems(tmp_path / "book" / english.name)
+    return tmp_path / "book" / english.name
+
+
+def _first_markdown(path: Path) -> tuple[nbformat.NotebookNode, int]:
+    nb = nbformat.read(path, 4)
+    return nb, next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and len(c.source.split()) > 20)
+
+
+def test_a_changed_english_sentence_is_named_with_its_chapter_cell_and_change(book_copy):
+    nb, cell = _first_markdown(book_copy)
+    nb.cells[cell].source += "\n\nOne more English sentence."
+    nbformat.write(nb, book_copy)
+    problems = translate.chapter_problems(book_copy)
+    last_words = " ".join(
+        translate.normalized(
+            nbformat.read(translate.twin(book_copy), 4).cells[cell].metadata[translate.KEY]["translates"]
+        ).split()[-3:]
+    )
     assert [str(p) for p in problems] == [
-        f"zh/book/{english.name} cell {cell} (id {nb.cells[cell].id}): the English changed since it was translated: "
-        f"{translate.first_line(nb.cells[cell].source)!r}"
+        f"zh/book/{book_copy.name} cell {cell} (id {nb.cells[cell].id}): the English changed since it was translated: "
+        f"{last_words} [+ -> One more English sentence.]"
     ]
+
+
+def test_rewrapping_the_english_is_no_change(book_copy):
+    nb, cell = _first_markdown(book_copy)
+    words = nb.cells[cell].source.split(" ")
+    nb.cells[cell].source = " ".join(words[:5]) + "\n" + " ".join(words[5:])  # a line broken somewhere else
+    nbformat.write(nb, book_copy)
+    assert translate.chapter_problems(book_copy) == []
+
+
+def test_export_then_import_without_an_edit_leaves_a_stale_cell_stale(book_copy, tmp_path):
+    nb, cell = _first_markdown(book_copy)
+    nb.cells[cell].source = nb.cells[cell].source.replace(" the ", " the whole ", 1)
+    nbformat.write(nb, book_copy)
+    exported = translate.export(book_copy)
+    assert f"=== cell {nb.cells[cell].id} (stale) ===" in exported and "[+ -> whole]" in exported
+    assert translate.import_text(book_copy, exported) == (0, [nb.cells[cell].id])
+    assert len(translate.chapter_problems(book_copy)) == 1
+    edited = exported.replace("--- zh ---\n", "--- zh ---\n整个", 1)  # the translator's change, in its first cell
+    first = exported.index("=== cell ")
+    assert translate.import_text(book_copy, edited[first:])[0] == 1
+
+
+def test_a_chinese_cell_that_is_mostly_english_is_not_a_translation(book_copy):
+    nb, cell = _first_markdown(book_copy)
+    chinese = nbformat.read(translate.twin(book_copy), 4)
+    chinese.cells[cell].source = nb.cells[cell].source + " 的"  # the English, with one Chinese character
+    nbformat.write(chinese, translate.twin(book_copy))
+    assert [p.what.split(":")[0] for p in translate.chapter_problems(book_copy)] == [
+        "is mostly English, not a translation"
+    ]
+
+
+def test_a_new_english_cell_is_named_before_the_twin_is_synced(book_copy):
+    nb = nbformat.read(book_copy, 4)
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell("## A new section", id="brand-new"))
+    nbformat.write(nb, book_copy)
+    assert [p.what for p in translate.chapter_problems(book_copy)] == [
+        f"new in {book_copy.name}: markdown cell 3 (id brand-new), '## A new section': sync it"
+    ]
+    translate.sync(book_copy)
+    assert [p.what for p in translate.chapter_problems(book_copy)] == ["not translated yet: '## A new section'"]
+
+
+def test_sync_never_copies_english_outputs_into_the_twin(book_copy):
+    nb = nbformat.read(book_copy, 4)
+    index, cell = next((i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.get("outputs"))
+    cell.source += "\n# changed"
+    nbformat.write(nb, book_copy)
+    translate.sync(book_copy)
+    synced = nbformat.read(translate.twin(book_copy), 4).cells[index]
+    assert synced.source == cell.source and synced.outputs == [] and synced.execution_count is None
+    assert any("its checked output is missing" in p.what for p in translate.chapter_problems(book_copy))
 
 
 def test_a_template_without_its_translation_shows_english_with_a_warning_or_fails_when_strict(monkeypatch):
