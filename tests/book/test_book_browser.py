@@ -771,6 +771,20 @@ def test_no_cdn_urls_in_built_pages() -> None:
     assert not offending, "CDN URLs in the built site:\n" + "\n".join(offending)
 
 
+def test_no_markdown_table_is_left_as_text_in_built_pages() -> None:
+    """Every table a page computes is drawn as a table, in both editions: no running text (code aside) holds a
+    Markdown table's delimiter row (book/_ext/computed_markdown.py says how one was left as text)."""
+    check = _load(ROOT / "book" / "_ext" / "computed_markdown.py")
+    offending = [
+        f"{page.relative_to(SITE)}: {row}"
+        for page in sorted(SITE.rglob("*.html"))
+        if not page.is_relative_to(SITE / "_static")
+        for row in check.tables_left_as_text(page.read_text(encoding="utf-8"))
+    ]
+    assert (SITE / "zh" / "index.html").is_file(), "the Chinese edition is not in the built site"
+    assert not offending, "Markdown tables shown as text:\n" + "\n".join(offending)
+
+
 def test_toc_pages_listed() -> None:
     pages = toc_pages()
     assert pages[0] == "book/01_introduction" and len(pages) == len(set(pages)) > 1, pages

@@ -15,6 +15,7 @@ import nbformat
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+import yaml
 
 import transformer_book.viz as viz
 
@@ -122,6 +123,26 @@ def test_vendor_url_is_relative_to_each_page(tmp_path: Path) -> None:
     assets = _load(ROOT / "book" / "_ext" / "offline_assets.py", "offline_assets")
     assert assets.vendor_url_for(tmp_path / "index.html", tmp_path) == "_static/vendor"
     assert assets.vendor_url_for(tmp_path / "book" / "01.html", tmp_path) == "../_static/vendor"
+
+
+def test_a_markdown_table_left_as_text_is_found_in_a_page_and_code_is_not() -> None:
+    check = _load(ROOT / "book" / "_ext" / "computed_markdown.py", "computed_markdown")
+    # chapter 7's table as the pages showed it: a paragraph, the delimiter row's hyphens made em dashes
+    shown = (
+        "<p>| layout | exact match after 100 steps, seeds 0-2 | mean |\n| \u2014 | \u2014 | \u2014 |\n| pre-norm</p>"
+    )
+    assert check.tables_left_as_text(shown) == ["| \u2014 | \u2014 | \u2014 |"]
+    assert check.tables_left_as_text("<p>|&#8212;|&#8212;|</p><p>| --- |</p>") == ["|\u2014|\u2014|", "| --- |"]
+    code = '<pre>rows = ["| a | b |", "|---|---|"]</pre><p>a | b, <code>|---|---|</code></p><table><tr><td>|</td></tr></table>'
+    assert check.tables_left_as_text(code) == []
+
+
+def test_both_editions_render_markdown_outputs_with_tables_and_math_and_check_for_tables_left_as_text() -> None:
+    """myst-nb's default parser for a cell's Markdown output, CommonMark, has no tables: the books name MyST's."""
+    for config in (ROOT / "_config.yml", ROOT / "zh" / "_config.yml"):
+        sphinx = yaml.safe_load(config.read_text())["sphinx"]
+        assert sphinx["config"]["nb_render_markdown_format"] == "myst", config
+        assert "computed_markdown" in sphinx["local_extensions"], config
 
 
 def test_refresh_keeps_outputs_of_checked_cells_only() -> None:
