@@ -7,7 +7,8 @@ of the English cell it translates. What the code shows in words (``tr``, ``say``
 :mod:`transformer_book.i18n`, in the book kit and in the chapters) is translated in ``transformer_book/locale/zh/``.
 
     python scripts/translate.py status [NN ...]     # what is missing or stale, by chapter and cell; exit 1 if any
-    python scripts/translate.py sync NN [NN ...]    # make the twin follow the English cells (code copied, prose kept)
+    python scripts/translate.py sync NN [NN ...]    # make the twin follow the English cells (code copied, prose kept;
+                                                    # then `make refresh` the twin for its say cells' paragraphs)
     python scripts/translate.py export NN > f.txt   # the prose of a chapter as text: the English beside the Chinese
     python scripts/translate.py import NN f.txt     # write the Chinese of f.txt back; each cell now translates the
                                                     # English it stands beside
@@ -31,6 +32,7 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from book_toc import toc_files  # noqa: E402
+from say_cells import is_say_cell  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
@@ -126,8 +128,9 @@ def _prose(markdown: str) -> str:
 
 def sync(english_path: Path) -> Path:
     """Make ``english_path``'s twin follow its cells: code cells and their tags copied (the twin's outputs kept where
-    the code is unchanged, else the English outputs), markdown cells kept by id (a new one holds the English,
-    marked untranslated), the English notebook's metadata with the language."""
+    the code is unchanged, else the English outputs, but for a say cell's, whose paragraph is English: none, until
+    ``make refresh`` runs the twin), markdown cells kept by id (a new one holds the English, marked untranslated),
+    the English notebook's metadata with the language."""
     english = nbformat.read(english_path, 4)
     chinese_path = twin(english_path)
     old = {c.get("id"): c for c in nbformat.read(chinese_path, 4).cells} if chinese_path.is_file() else {}
@@ -138,6 +141,8 @@ def sync(english_path: Path) -> Path:
             cell = copy.deepcopy(en)
             if zh is not None and zh.cell_type == "code" and zh.source == en.source:
                 cell.outputs, cell.execution_count = zh.outputs, zh.execution_count
+            elif is_say_cell(cell):
+                cell.outputs, cell.execution_count = [], None
         elif zh is not None and zh.cell_type == "markdown":
             cell = zh
         else:

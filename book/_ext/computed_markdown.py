@@ -13,7 +13,11 @@ book's Markdown cells (tables, dollar math), as JupyterLab and Colab render it, 
 This extension guards that: once a page is resolved, a paragraph that holds a Markdown table's delimiter row
 (``| --- | --- |``, its dashes perhaps made em dashes by Sphinx's smart quotes) is a table left as text, and the build
 warns, naming the page and the cell (``jupyter-book build -W`` fails). ``tests/book/test_book_browser.py`` checks the
-built pages of both editions with :func:`table_rows_as_text` too.
+built pages of both editions with :func:`tables_left_as_text` too.
+
+A generated paragraph's cell (``say(...)``: ``scripts/say_cells.py``) starts with a Colab form title, ``#@title ...``,
+which makes Colab show the paragraph with its code folded. That line is Colab's, not the chapter's code: where a page
+shows such a cell's code (``hide-input``, behind a toggle), it is dropped, so the page shows the code as before.
 """
 
 from __future__ import annotations
@@ -49,6 +53,21 @@ def tables_left_as_text(page: str) -> list[str]:
     return table_rows_as_text(html.unescape(_TAG.sub(" ", _NOT_RUNNING_TEXT.sub(" ", page))))
 
 
+FORM_TITLE = re.compile(r"#\s*@title\b.*")  # Colab's form title, a cell's first line
+
+
+def _drop_form_titles(app: Sphinx, doctree: nodes.document) -> None:
+    """A cell's code as the page shows it, without a first line that is a Colab form title."""
+    for block in list(doctree.findall(nodes.literal_block)):
+        if block.parent is None or "cell_input" not in block.parent.get("classes", []):
+            continue
+        first, newline, rest = block.astext().partition("\n")
+        if newline and FORM_TITLE.fullmatch(first.strip()):
+            block.rawsource = rest
+            block.children = []
+            block += nodes.Text(rest)
+
+
 def _check_tables(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     for paragraph in doctree.findall(nodes.paragraph):
         rows = table_rows_as_text(paragraph.astext())
@@ -64,5 +83,6 @@ def _check_tables(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.connect("doctree-read", _drop_form_titles)
     app.connect("doctree-resolved", _check_tables)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
