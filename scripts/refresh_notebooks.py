@@ -18,7 +18,7 @@ metadata names (``python3``: the Python this script runs with, as in the book bu
 - cells tagged ``nbval-check-output`` keep their outputs and execution count (the reference that
   ``pytest --nbval-lax`` compares);
 - say cells keep the Markdown they displayed, so that the paragraph reads as prose before the notebook runs (in
-  JupyterLab, the Notebook and Colab), without an execution count;
+  JupyterLab, the Notebook and Colab), and their execution count (nbval refuses a cell with outputs and none);
 - every other cell loses its outputs and execution count; execution timings and the notebook-level widget state are
   dropped.
 
@@ -70,6 +70,23 @@ def fold_say_cells(nb: nbformat.NotebookNode) -> int:
     return sum(fold(cell) for cell in nb.cells if is_say_cell(cell))
 
 
+def joined_streams(outputs: list) -> list:
+    """``outputs`` with the text of adjacent outputs of one stream joined, as nbval compares them and the book shows
+    them: a print whose text reached the client in two messages is stored as one output, as on any other run."""
+    joined: list = []
+    for out in outputs:
+        if (
+            out.output_type == "stream"
+            and joined
+            and joined[-1].output_type == "stream"
+            and joined[-1].name == out.name
+        ):
+            joined[-1].text += out.text
+        else:
+            joined.append(out)
+    return joined
+
+
 def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
     """Keep the outputs of cells tagged ``nbval-check-output`` and the Markdown of say cells only; return (cells kept,
     cells stripped)."""
@@ -80,12 +97,13 @@ def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
             continue
         if CHECK_TAG in cell.metadata.get("tags", []):
             kept += 1  # outputs and execution count stay: nbval rejects a reference cell with outputs but no count
+            cell.outputs = joined_streams(cell.outputs)
             continue
-        cell.execution_count = None
         if is_say_cell(cell):
-            cell.outputs = stored_outputs(cell.outputs)
+            cell.outputs = stored_outputs(cell.outputs)  # and the count: nbval refuses outputs without one
             kept += 1
             continue
+        cell.execution_count = None
         if cell.outputs:
             stripped += 1
             cell.outputs = []

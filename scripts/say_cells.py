@@ -11,8 +11,9 @@ chapter's results, and its code, a template and the values that fill it, is hidd
   the title is one line for both editions, in both languages;
 - its stored output (:func:`stored_outputs`, applied by ``scripts/refresh_notebooks.py`` after a run): the Markdown
   the cell displayed when the notebook was last refreshed, as one ``display_data`` output (no ``Out[n]`` prompt, no
-  ``text/plain`` stand-in), in the notebook's language (a Chinese twin runs in ``zh/book/`` and writes Chinese). A
-  reader who runs the cell replaces it with their own numbers.
+  ``text/plain`` stand-in), in the notebook's language (a Chinese twin runs in ``zh/book/`` and writes Chinese), with
+  the cell's execution count from that run (nbval refuses a cell that has outputs and no count). A reader who runs
+  the cell replaces it with their own numbers.
 
 On the web pages nothing changes: the build executes the chapters (or takes the recorded run) and shows that run's
 outputs; the title line is dropped from a ``hide-input`` cell's code there (``book/_ext/computed_markdown.py``).
@@ -94,6 +95,8 @@ def problems(cell: dict, language: str) -> list[str]:
     shown = [out for out in cell.get("outputs", []) if out.get("data", {}).get(MARKDOWN, "").strip()]
     if not shown or len(shown) != len(cell.get("outputs", [])):
         found.append("no stored Markdown output (or other outputs beside it)")
+    elif cell.get("execution_count") is None:
+        found.append("its stored output has no execution count (nbval refuses it: 'Unrun reference cell has outputs')")
     else:
         text = "".join(out["data"][MARKDOWN] for out in shown)
         chinese = re.search(r"[\u3400-\u9fff]", text) is not None

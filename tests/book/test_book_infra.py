@@ -148,12 +148,13 @@ def test_both_editions_render_markdown_outputs_with_tables_and_math_and_check_fo
 def test_refresh_keeps_outputs_of_checked_cells_only() -> None:
     refresh = _load(ROOT / "scripts" / "refresh_notebooks.py", "refresh_notebooks")
     checked = nbformat.v4.new_code_cell("print(1)", execution_count=2, metadata={"tags": ["nbval-check-output"]})
-    checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text) for text in ("1", "\n")]
     other = nbformat.v4.new_code_cell("fig", execution_count=3, metadata={"execution": {"iopub.status.idle": "x"}})
     other.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<div></div>"})]
     nb = nbformat.v4.new_notebook(cells=[checked, other], metadata={"widgets": {"state": {}}})
     assert refresh.strip_outputs(nb) == (1, 1)
-    assert checked.outputs and checked.execution_count == 2
+    assert checked.outputs == [nbformat.v4.new_output("stream", name="stdout", text="1\n")]  # one print, one output
+    assert checked.execution_count == 2
     assert other.outputs == [] and other.execution_count is None and "execution" not in other.metadata
     assert "widgets" not in nb.metadata
 

@@ -75,6 +75,8 @@ def test_folding_puts_one_title_first_hides_the_code_and_keeps_the_rest() -> Non
 def test_a_say_cell_left_as_code_is_named_for_each_thing_it_lacks() -> None:
     cell = _say_cell(tags=())
     cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": "一个句子。"})]
+    assert "its stored output has no execution count" in say_cells.problems(cell, "zh")[-1]
+    cell.execution_count = 3
     assert say_cells.problems(cell, "en") == [
         "its code is shown on the page: tag it 'remove-input' (or 'hide-input')",
         f"its first line is not {say_cells.TITLE!r}",
@@ -99,7 +101,7 @@ def test_refresh_keeps_a_say_cells_markdown_without_a_prompt_and_nothing_else() 
     other.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=8)]
     nb = nbformat.v4.new_notebook(cells=[say, other])
     assert refresh_notebooks.strip_outputs(nb) == (1, 1)
-    assert say.execution_count is None and other.outputs == []
+    assert say.execution_count == 7 and other.outputs == [] and other.execution_count is None
     assert say.outputs == [nbformat.v4.new_output("display_data", data={"text/markdown": "A sentence."})]
     nbformat.validate(nb)
 
@@ -122,6 +124,10 @@ def test_refresh_folds_and_stores_each_editions_paragraph_in_its_language(tmp_pa
     assert en.source == zh.source == f"{say_cells.TITLE}\nsay({english!r})"
     assert say_cells.problems(en, "en") == say_cells.problems(zh, "zh") == []
     assert en.outputs[0]["data"]["text/markdown"] == english and zh.outputs[0]["data"]["text/markdown"] == chinese
+    nbval = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", *paths]
+    ran = subprocess.run(nbval, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    # nbval runs them with their stored paragraphs (it refuses a cell's outputs without an execution count)
+    assert ran.returncode == 0, ran.stdout[-2000:]
 
 
 def test_sync_never_gives_a_twin_the_english_paragraph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,8 +136,9 @@ def test_sync_never_gives_a_twin_the_english_paragraph(tmp_path: Path, monkeypat
     monkeypatch.setattr(translate, "ROOT", tmp_path)
     monkeypatch.setattr(translate, "ZH", tmp_path / "zh")
     kept, changed = _say_cell("Kept."), _say_cell("Changed.")
-    for cell in (kept, changed):
+    for count, cell in enumerate((kept, changed), start=1):
         say_cells.fold(cell)
+        cell.execution_count = count
         cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": "中文段落。"})]
     english_path, chinese_path = tmp_path / "book" / "page.ipynb", tmp_path / "zh" / "book" / "page.ipynb"
     for path in (english_path, chinese_path):
@@ -144,5 +151,6 @@ def test_sync_never_gives_a_twin_the_english_paragraph(tmp_path: Path, monkeypat
     nbformat.write(english, english_path)
     synced = nbformat.read(translate.sync(english_path), as_version=4)
     assert synced.cells[0].outputs[0]["data"]["text/markdown"] == "中文段落。"
-    assert synced.cells[1].outputs == [] and synced.cells[1].source == english.cells[1].source
+    assert synced.cells[1].outputs == [] and synced.cells[1].execution_count is None
+    assert synced.cells[1].source == english.cells[1].source
     assert synced.cells[1].metadata["cellView"] == "form"
