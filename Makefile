@@ -78,7 +78,8 @@ help:
 	@echo "make colab-test    the explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment"
 	@echo "make test          check + nbval-reader + nbval-colab + book (from their recordings) + the other tests (slow core,"
 	@echo "                   book kit, the Chinese edition, browser, JupyterLab, the classic Notebook)"
-	@echo "make refresh NB='book/04_masks.ipynb ...'   re-execute notebooks, keep only checked outputs"
+	@echo "make refresh NB='book/04_masks.ipynb zh/book/04_masks.ipynb'   fold the say cells, re-execute, keep only"
+	@echo "                   checked outputs and say cells' paragraphs (without NB: every notebook of both editions)"
 	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
 
 setup: $(SETUP_STAMP)
