@@ -35,6 +35,14 @@ def test_adam_steps_follow_the_update_rule_written_out():
     assert np.allclose(tb.adam_steps(gradients, betas=(beta1, beta2), eps=eps), expected, rtol=1e-12, atol=0)
 
 
+def test_adam_steps_feed_several_parameters_side_by_side_each_with_its_own_averages():
+    gradients = torch.tensor([[1e-5, 3.0], [2e-5, -3.0], [-1e-5, 3.0]])  # (steps, n)
+    together = np.array(tb.adam_steps(gradients))  # (steps, n)
+    alone = np.array([tb.adam_steps(column.tolist()) for column in gradients.T]).T
+    assert together.shape == (3, 2) and np.allclose(together, alone, rtol=1e-12, atol=0)
+    assert np.allclose(together[0], [1, 1], atol=1e-3)  # step 1: the full rate, whatever the gradient's size
+
+
 @pytest.mark.parametrize(
     "scheme, variance", [("xavier", lambda n_in, n_out: 2 / (n_in + n_out)), ("he", lambda n_in, n_out: 2 / n_in)]
 )
