@@ -1,5 +1,5 @@
-"""What training needs, written out and measured: teaching code for the foundations page, and for chapter 06's stack
-of blocks at initialisation.
+"""What training needs, written out and measured: teaching code for the page "Before you start" (01a_foundations),
+and for chapter 06's stack of blocks at initialisation.
 
 - :func:`cross_entropy_gradient`: the gradient of softmax cross-entropy with respect to the logits, ``softmax(z) - q``;
 - :func:`adam_steps`: the steps ``torch.optim.Adam`` takes on one parameter (or several side by side) for a given

@@ -1,5 +1,5 @@
-"""The foundations appendix's teaching code (transformer_book.training_basics) and its figure: each piece against
-PyTorch's own implementation or against the closed form the appendix derives."""
+"""The teaching code of the page "Before you start" (transformer_book.training_basics) and its figure: each piece
+against PyTorch's own implementation or against the closed form the page derives."""
 
 import math
 
