@@ -31,10 +31,10 @@ from transformer import Transformer, TransformerConfig, causal_mask, padding_mas
 from transformer.embeddings import SinusoidalPositionalEncoding, TokenEmbedding
 from transformer.interop import copy_from_torch  # noqa: E402
 from transformer.masks import key_padding_mask, to_torch_mask
+from transformer.tokens import PAD_ID as PAD
 from transformer_book.results import profile_ops  # noqa: E402
 
 VOCAB = 1000
-PAD = 0
 # nn.Transformer's inference fast path (used only for the equivalence check) warns that nested tensors are a prototype.
 warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
 

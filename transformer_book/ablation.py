@@ -21,13 +21,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from transformer.attention import MultiHeadAttention, masked_heads
 from transformer.model import Transformer
 from transformer.tokens import PAD_ID
 from transformer.train.evaluation import evaluate
-from transformer.train.tasks import DEFAULT_VOCAB_SIZE, Batch, task_batch
+from transformer.train.tasks import DEFAULT_VOCAB_SIZE, MAX_SEQ_LEN, Batch, source_positions, task_batch
 from transformer.utils import make_rng
 
 from .i18n import tr, translatable
@@ -182,7 +183,7 @@ def ablation_study(model: Transformer, evaluate: Callable[[Transformer], float])
 
 
 def head_ablation(
-    model: Transformer, task: str, n: int = 200, max_seq_len: int = 10, seed: int | None = None
+    model: Transformer, task: str, n: int = 200, max_seq_len: int = MAX_SEQ_LEN, seed: int | None = None
 ) -> tuple[float, list[AblationResult]]:
     """:func:`ablation_study` scored by exact match of greedy decoding on ``n`` fresh sequences of ``task``
     (:func:`transformer.train.evaluation.evaluate`; the same sequences for every ablation)."""
@@ -224,25 +225,23 @@ def source_alignment(
     model: Transformer,
     task: str,
     n: int = 500,
-    max_seq_len: int = 10,
+    max_seq_len: int = MAX_SEQ_LEN,
     seed: int = 0,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
 ) -> Tensor:
     """``(n_decoder_layers, H)``: for each cross-attention head, the mean weight that a decoder position puts on the
     source token it is about to write (teacher forcing, ``n`` random sequences of ``task``).
 
-    Decoder position ``t`` (it reads ``BOS y1 .. yt``) predicts ``y(t+1)``, which is source token ``t`` for "copy"
-    and token ``n - 1 - t`` for "reverse" (``n`` the sequence length). A head that follows this alignment scores near
-    1: the diagonal (copy) or the anti-diagonal (reverse) of its map. The last position, which predicts ``EOS``, is
-    left out.
+    Decoder position ``t`` (it reads ``BOS y1 .. yt``) predicts ``y(t+1)``, whose place in the source the task says
+    (:func:`~transformer.train.tasks.source_positions`: ``t`` for copy, ``n - 1 - t`` for reverse, ``n`` the sequence
+    length). A head that follows this alignment scores near 1: the diagonal (copy) or the anti-diagonal (reverse) of
+    its map. The last position, which predicts ``EOS``, is left out.
     """
-    if task not in ("copy", "reverse"):
-        raise ValueError(f"source_alignment knows where copy and reverse read from; got task {task!r}")
     batch, maps = _task_maps(model, task, n, max_seq_len, seed, vocab_size)
-    lengths = (batch.src != PAD_ID).sum(dim=1, keepdim=True)  # (B, 1)
-    t = torch.arange(batch.tgt_in.size(1), device=batch.src.device)[None, :]  # (1, T)
-    expected = t.expand(len(batch), -1) if task == "copy" else lengths - 1 - t  # (B, T)
-    valid = t < lengths  # (B, T): positions that predict a symbol
+    lengths = (batch.src != PAD_ID).sum(dim=1)  # (B,)
+    expected = source_positions(task, batch.src, lengths)  # (B, S): the target's symbols, one per decoder position
+    expected = F.pad(expected, (0, batch.tgt_in.size(1) - expected.size(1)))  # (B, T): and the position of EOS
+    valid = torch.arange(batch.tgt_in.size(1), device=batch.src.device)[None, :] < lengths[:, None]  # (B, T)
     return torch.stack([aligned_weight(w, expected, valid) for w in maps["cross"]])  # (L, H)
 
 
@@ -251,7 +250,7 @@ def attention_sharpness(
     model: Transformer,
     task: str,
     n: int = 500,
-    max_seq_len: int = 10,
+    max_seq_len: int = MAX_SEQ_LEN,
     seed: int = 0,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
 ) -> dict[str, Tensor]:

@@ -36,6 +36,7 @@ from transformer.embeddings import sinusoidal_table
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer.masks import causal_mask, padding_mask, padding_mask_from_lengths
 from transformer.model import Transformer
+from transformer.tokens import PAD_ID
 from transformer.utils import seeded
 from transformer_book.i18n import tr, translatable
 from transformer_book.parameters import parameter_formula
@@ -294,7 +295,7 @@ def attention_with_tensor_scale(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | 
 # ---- 8. The cross-attention mask from the target; a function as a mask ------------
 
 
-def cross_mask_from_target(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:
+def cross_mask_from_target(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Tensor:
     """DELIBERATELY WRONG: luozhouyang's machine-learning-notes builds the
     encoder-decoder mask with
     ``padding_mask(tgt_seq, src_seq)``, which hides keys where the *target* is padding.
@@ -363,7 +364,7 @@ class MultiplyMaskAttention(MultiHeadAttention):
 # ---- 10. Mask polarity and uint8 masks ----------------------------------------------
 
 
-def padding_mask_true_is_pad(tokens: Tensor, pad_id: int = 0) -> Tensor:
+def padding_mask_true_is_pad(tokens: Tensor, pad_id: int = PAD_ID) -> Tensor:
     """DELIBERATELY WRONG here: OpenNMT's and nlp-tutorial's polarity, ``True`` =
     "padding, hide it" (``seq_k.eq(0)``), handed to code whose convention is ``True`` =
     "may attend" (this package, The Annotated Transformer). Every query then attends to
@@ -797,7 +798,7 @@ def check_sinusoidal_table(table_fn: Callable[[int, int], Tensor]) -> None:
         )
 
 
-def check_loss_ignores_padding(loss_fn: Callable[[Tensor, Tensor], Tensor], pad_id: int = 0) -> None:
+def check_loss_ignores_padding(loss_fn: Callable[[Tensor, Tensor], Tensor], pad_id: int = PAD_ID) -> None:
     """Appending padding to a batch must not change its loss: ``loss_fn(logits (B, T,
     V), target (B, T))`` must average over the real tokens only."""
     g = _generator()
@@ -855,7 +856,7 @@ def _encoder_layer(cls: type[EncoderLayer]) -> EncoderLayer:
         return cls(16, 2, 32, dropout=0.0)
 
 
-def cross_mask_from_source(src: Tensor, tgt: Tensor, pad_id: int = 0) -> Tensor:
+def cross_mask_from_source(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Tensor:
     """The correct counterpart of :func:`cross_mask_from_target`: the keys of
     cross-attention are source positions, so the mask comes from the source, as the
     package's :class:`~transformer.Transformer` builds it. ``(B, 1, 1, S)``."""

@@ -26,7 +26,7 @@ from transformer.tokens import EOS_ID, PAD_ID
 from transformer.train import EvalResult, History, RunConfig, TrainConfig, evaluate_batches, make_batch, train
 from transformer.train.evaluation import EVAL_SEED
 from transformer.train.recipes import small_model_config
-from transformer.train.tasks import Batch, task_batch
+from transformer.train.tasks import MAX_SEQ_LEN, Batch, task_batch
 from transformer.utils import make_rng, seeded
 
 from .i18n import translatable
@@ -55,7 +55,7 @@ def _symbols(row: list[int]) -> tuple[int, ...]:
 
 
 def split_sequences(
-    task: str = "copy", n_train: int = 256, n_held_out: int = 500, seed: int = 0, max_seq_len: int = 10
+    task: str = "copy", n_train: int = 256, n_held_out: int = 500, seed: int = 0, max_seq_len: int = MAX_SEQ_LEN
 ) -> tuple[Batch, Batch]:
     """``(training set, held-out set)`` of ``task``: ``n_train`` distinct sequences drawn with ``seed``, and up to
     ``n_held_out`` sequences from the evaluation generator (``EVAL_SEED``) whose source is not in the training set, so

@@ -428,9 +428,9 @@ def test_parse_symbols_accepts_task_symbols_only():
             vi.parse_symbols(bad, vocab_size=13)
 
 
-def test_source_alignment_reads_the_diagonal_for_copy_and_the_anti_diagonal_for_reverse(model):
+def test_source_alignment_reads_where_each_task_takes_its_symbols_from(model):
     """Force every cross-attention head onto the diagonal (queries = keys = position only): copy scores 1, reverse
-    scores only where the two alignments meet."""
+    scores only where the two alignments meet, sort where a symbol is already in its sorted place."""
     from transformer_book.ablation import source_alignment
 
     def diagonal_maps(src, tgt, src_mask=None, tgt_mask=None):
@@ -444,8 +444,9 @@ def test_source_alignment_reads_the_diagonal_for_copy_and_the_anti_diagonal_for_
     assert copy.shape == (model.config.n_decoder_layers, model.config.n_heads)
     torch.testing.assert_close(copy, torch.ones_like(copy))
     assert float(reverse.max()) < 0.5  # only the middle token of odd-length sequences is on both diagonals
-    with pytest.raises(ValueError, match="copy and reverse"):
-        source_alignment(model, "sort")
+    assert 0 < float(source_alignment(model, "sort", n=64).max()) < 0.5
+    with pytest.raises(ValueError, match="task must be one of"):
+        source_alignment(model, "shuffle")
 
 
 def test_attention_sharpness_is_one_for_one_hot_maps_and_one_over_k_for_uniform(model):

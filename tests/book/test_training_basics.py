@@ -1,5 +1,5 @@
-"""The foundations appendix's teaching code (transformer_book.training_basics) and its figure: each piece against
-PyTorch's own implementation or against the closed form the appendix derives."""
+"""The teaching code of the page "Before you start" (transformer_book.training_basics) and its figure: each piece
+against PyTorch's own implementation or against the closed form the page derives."""
 
 import math
 
@@ -33,6 +33,14 @@ def test_adam_steps_follow_the_update_rule_written_out():
         m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
         expected.append((m / (1 - beta1**t)) / (math.sqrt(v / (1 - beta2**t)) + eps))
     assert np.allclose(tb.adam_steps(gradients, betas=(beta1, beta2), eps=eps), expected, rtol=1e-12, atol=0)
+
+
+def test_adam_steps_feed_several_parameters_side_by_side_each_with_its_own_averages():
+    gradients = torch.tensor([[1e-5, 3.0], [2e-5, -3.0], [-1e-5, 3.0]])  # (steps, n)
+    together = np.array(tb.adam_steps(gradients))  # (steps, n)
+    alone = np.array([tb.adam_steps(column.tolist()) for column in gradients.T]).T
+    assert together.shape == (3, 2) and np.allclose(together, alone, rtol=1e-12, atol=0)
+    assert np.allclose(together[0], [1, 1], atol=1e-3)  # step 1: the full rate, whatever the gradient's size
 
 
 @pytest.mark.parametrize(

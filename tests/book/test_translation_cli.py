@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from transformer.checkpoint import atomic_save, read_checkpoint
-from transformer.train import translation
+from transformer.train import registry, translation
 from transformer.train.cli import main
-from transformer.train.registry import REGISTRY
 from transformer.train.resume import read_training_checkpoint
 from transformer.train.subwords import SubwordVocabulary
 
@@ -47,8 +46,7 @@ def _run(capsys, *argv):
 
 
 def test_the_help_gives_the_chapters_recipe(capsys) -> None:
-    recipe, registered = translation.translation_train_config(), REGISTRY["translation"]
-    assert (registered.steps, registered.batch_size) == (recipe.steps, recipe.batch_size)
+    assert registry.get_task("translation").train_config() == translation.translation_train_config()
     code, text = _run(capsys, "train", "--help")
     text = " ".join(text.split())  # as argparse wraps it for the terminal's width
     assert code == 0 and "1200 for translation" in text and "128 for translation" in text
@@ -90,7 +88,7 @@ def test_evaluate_refuses_other_test_pairs_and_options_that_do_not_apply(capsys,
     capsys.readouterr()
     for option in (["--seed", "1"], ["--min-seq-len", "2"], ["--max-seq-len", "9"]):
         code, text = _run(capsys, "evaluate", str(path), *option)
-        assert code == 2 and f"{option[0]}: the translation task is scored on its held-out test examples" in text
+        assert code == 2 and f"{' '.join(option)}: the translation task is scored on its held-out test examples" in text
     code, text = _run(capsys, "evaluate", str(path), "--task", "dates")
     assert code == 2 and "this checkpoint was trained on 'translation'" in text
 

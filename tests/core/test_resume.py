@@ -27,6 +27,7 @@ from transformer.train.resume import (
     FORMAT,
     Checkpointer,
     ResumeError,
+    RunState,
     TrainingInterrupted,
     read_training_checkpoint,
     resume_differences,
@@ -141,9 +142,8 @@ def _untrained_checkpoint(path: Path) -> Path:
     optimizer = torch.optim.Adam(model.parameters(), lr=CONFIG.lr)
     stream = DATA.stream(CONFIG.batch_size, RUN.seed)
     scheduler = make_scheduler(optimizer, CONFIG.schedule, CONFIG.warmup, CONFIG.steps)
-    return save_training_checkpoint(
-        path, 0, DATA.task, model, CONFIG, RUN, optimizer, scheduler, stream, History().to_dict(), torch.device("cpu")
-    )
+    state = RunState(DATA.task, model, CONFIG, RUN, optimizer, scheduler, stream, torch.device("cpu"))
+    return save_training_checkpoint(path, 0, state, History().to_dict())
 
 
 def test_a_checkpoint_of_another_run_is_refused_with_every_difference_named(tmp_path: Path) -> None:
@@ -187,7 +187,8 @@ def test_where_and_how_fast_a_run_goes_may_change_on_resume(tmp_path: Path) -> N
     )
     stream = TaskStream("copy", 16, rng=torch.Generator())
     model = Transformer(small_model_config(**TINY))
-    assert resume_differences(checkpoint, "copy", model, CONFIG, moved, stream) == []
+    state = RunState("copy", model, CONFIG, moved, None, None, stream, torch.device("cpu"))  # nothing restored here
+    assert resume_differences(checkpoint, state) == []
 
 
 def test_a_checkpoint_of_another_package_version_is_refused(tmp_path: Path, monkeypatch) -> None:

@@ -10,7 +10,15 @@ from transformer import Transformer, greedy_decode, padding_mask, target_mask
 from transformer.tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID, UNK, UNK_ID
 from transformer.train.objective import token_accuracy
 from transformer.train.recipes import small_model_config
-from transformer.train.tasks import make_batch, random_sequences, task_batch, task_target, token_label
+from transformer.train.tasks import (
+    TASKS,
+    make_batch,
+    random_sequences,
+    source_positions,
+    task_batch,
+    task_target,
+    token_label,
+)
 from transformer.train.tokenizer import Vocabulary
 
 
@@ -125,3 +133,15 @@ def test_bad_sizes_and_tasks_are_rejected_with_clear_messages():
         random_sequences(4, vocab_size=3)
     with pytest.raises(ValueError, match="same batch size"):
         make_batch(torch.ones(2, 3, dtype=torch.long), torch.ones(3, 3, dtype=torch.long))
+
+
+def test_source_positions_say_where_each_target_symbol_is_read_from():
+    src = torch.tensor([[7, 3, 9, 3, 0], [5, 4, 0, 0, 0]])  # (2, 5), PAD = 0
+    lengths = torch.tensor([4, 2])
+    assert source_positions("copy", src, lengths).tolist() == [[0, 1, 2, 3, 0], [0, 1, 0, 0, 0]]
+    assert source_positions("reverse", src, lengths).tolist() == [[3, 2, 1, 0, 0], [1, 0, 0, 0, 0]]
+    assert source_positions("sort", src, lengths).tolist() == [[1, 3, 0, 2, 0], [1, 0, 0, 0, 0]]  # ties: source order
+    for task in TASKS:
+        real = torch.arange(5)[None, :] < lengths[:, None]
+        gathered = src.gather(1, source_positions(task, src, lengths)).masked_fill(~real, PAD_ID)
+        assert torch.equal(gathered, task_target(task, src, lengths))

@@ -1,6 +1,9 @@
-"""The command line: ``python -m transformer train ...`` and ``python -m transformer evaluate ...``.
+"""The command line: ``transformer-interactive train ...`` and ``transformer-interactive evaluate ...`` (the console
+script the package installs; ``python -m transformer`` runs the same).
 
-Run ``python -m transformer --help`` (or ``train --help``, ``evaluate --help``) for every option.
+Run ``transformer-interactive --help`` (or ``train --help``, ``evaluate --help``) for every option. The options are
+mapped here to the wing's own objects (:class:`~.config.RunConfig`, a task's recipe, :class:`~.registry.EvalOptions`),
+which know nothing of a command line.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ..utils import DEVICES, select_device
 from .config import RunConfig
 from .evaluation import EVAL_SEED
 from .loop import num_threads
-from .registry import REGISTRY, OptionError, Task, get_task
+from .registry import REGISTRY, EvalOptions, OptionError, Task, get_task, recipe
 from .resume import ResumeError, TrainingInterrupted
 
 # Every task is looked up in the registry (transformer.train.registry), whose modules are imported only when their
@@ -43,16 +46,16 @@ N steps, for runs that may be killed outright (a Colab runtime that disconnects)
 run's weights. A run that a script starts in the background ignores SIGINT, as the shell asks of it: stop it with
 kill PID.
 
-examples:
-  python -m transformer train --task copy --out copy.pt
-  python -m transformer train --task reverse --steps 800 --seed 1 --device cpu --out reverse.pt
-  python -m transformer train --task dates --save-every 100 --out dates.pt
-  python -m transformer train --task dates --save-every 100 --out dates.pt --resume dates.resume.pt
-  python -m transformer evaluate copy.pt --task copy
-  python -m transformer evaluate copy.pt --min-seq-len 11 --max-seq-len 20   # longer than anything trained on
-  python -m transformer evaluate dates.pt --beam-size 4
-  python -m transformer train --task translation --save-every 300 --out en-de.pt
-  python -m transformer evaluate en-de.pt --beam-size 4
+examples (python -m transformer runs the same command line as transformer-interactive):
+  transformer-interactive train --task copy --out copy.pt
+  transformer-interactive train --task reverse --steps 800 --seed 1 --device cpu --out reverse.pt
+  transformer-interactive train --task dates --save-every 100 --out dates.pt
+  transformer-interactive train --task dates --save-every 100 --out dates.pt --resume dates.resume.pt
+  transformer-interactive evaluate copy.pt --task copy
+  transformer-interactive evaluate copy.pt --min-seq-len 11 --max-seq-len 20   # longer than anything trained on
+  transformer-interactive evaluate dates.pt --beam-size 4
+  transformer-interactive train --task translation --save-every 300 --out en-de.pt
+  transformer-interactive evaluate en-de.pt --beam-size 4
   torchrun --nproc_per_node=2 -m transformer train --task copy --distributed --out copy.pt   # data-parallel (DDP)
 """
 
@@ -79,8 +82,8 @@ _non_negative_int = _int_at_least(0, "an integer >= 0")
 def _recipes(field: str) -> str:
     """Each task's recipe value of ``field`` ("steps", "batch_size"), for --help: "500 for copy/reverse/sort, ..."."""
     names: dict[int, list[str]] = {}
-    for name, entry in REGISTRY.items():
-        names.setdefault(getattr(entry, field), []).append(name)
+    for name in REGISTRY:
+        names.setdefault(getattr(recipe(name), field), []).append(name)
     return ", ".join(f"{value} for {'/'.join(tasks)}" for value, tasks in names.items())
 
 
@@ -349,11 +352,17 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f"--task {name}: this checkpoint was trained on {trained_task!r}, and a model of one task's "
             "vocabulary cannot be scored on another's"
         )
+    options = EvalOptions(args.checkpoint, args.n, args.beam_size, args.min_seq_len, args.max_seq_len, args.seed)
     try:
-        _task(name, parser).evaluate(model, metadata, args, print)
+        _task(name, parser).evaluate(model, metadata, options, print)
     except OptionError as error:
-        parser.error(str(error))
+        parser.error(error.reason if error.option is None else f"{_flag(error.option)} {error.value}: {error.reason}")
     return 0
+
+
+def _flag(option: str) -> str:
+    """The command line's flag of an option of the wing: ``min_seq_len`` -> ``--min-seq-len``."""
+    return "--" + option.replace("_", "-")
 
 
 def _device(name: str, parser: argparse.ArgumentParser) -> torch.device:

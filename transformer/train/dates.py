@@ -26,9 +26,10 @@ from .config import RunConfig, TrainConfig
 from .evaluation import text_scores, translate
 from .loop import History
 from .progress import Progress
-from .recipes import small_model_config, train_on_pairs
-from .registry import OptionError, TextTask
+from .recipes import dates_train_config, small_model_config, train_on_pairs
+from .registry import OptionError
 from .tasks import Batch
+from .text import TextTask
 from .tokenizer import Vocabulary
 
 MONTHS = (
@@ -225,23 +226,6 @@ def dates_data(n_train: int = 20_000, n_test: int = 1_000, test_fraction: float 
     return DatesData(train_dates, test_dates, train, test, source_vocab, target_vocab)
 
 
-def dates_train_config(**overrides) -> TrainConfig:
-    """How the dates chapter trains: 300 steps of 64 examples (less than one epoch of the 20,000), scored on the test
-    batches every 100 steps, with a warm-up of 30 steps to a peak of 5e-3 and a linear decay to 0; the rest is
-    :class:`TrainConfig`'s (Adam, label smoothing 0.1, gradients clipped at norm 1)."""
-    return TrainConfig(
-        **{
-            "steps": 300,
-            "batch_size": 64,
-            "eval_every": 100,
-            "lr": 5e-3,
-            "warmup": 30,
-            "schedule": "linear",
-            **overrides,
-        }
-    )
-
-
 def dates_model_config(data: DatesData) -> TransformerConfig:
     """The model of the dates chapter: the training chapter's small model, twice as wide (d_model 64, 4 heads of 16),
     with the source and target vocabularies of ``data``: words and dates in four styles hold more to tell apart than
@@ -263,10 +247,11 @@ def dates_scores(model: Transformer, data: DatesData, beam_size: int = 1) -> dic
 
 
 def train_dates(
-    data: DatesData, config: TrainConfig, run: RunConfig | None = None, progress: Progress = True
+    data: DatesData, config: TrainConfig | None = None, run: RunConfig | None = None, progress: Progress = True
 ) -> tuple[Transformer, History]:
     """The model of :func:`dates_model_config` (its initial weights drawn with ``run.seed``) trained on ``data.train``
-    in batches bucketed by source length, drawn with ``run.seed``, and evaluated on ``data.test`` in batches of 500."""
+    with ``config`` (default: the chapter's, :func:`~.recipes.dates_train_config`) in batches bucketed by source length,
+    drawn with ``run.seed``, and evaluated on ``data.test`` in batches of 500."""
     return train_on_pairs(
         dates_model_config(data),
         [e.text for e in data.train],
@@ -274,7 +259,7 @@ def train_dates(
         data.source_vocab,
         data.target_vocab,
         data.test_batches(),
-        config,
+        config or dates_train_config(),
         run or RunConfig(),
         "dates",
         progress,
@@ -288,9 +273,6 @@ class DatesTask(TextTask):
 
     title = "the dates model of chapter 9"
     unseen = "of dates never seen in training"
-
-    def train_config(self, **options) -> TrainConfig:
-        return dates_train_config(**options)
 
     def data(self, n_test: int, seed: int) -> DatesData:
         return dates_data(n_test=n_test, seed=seed)

@@ -14,7 +14,7 @@ from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
 from ..utils import eval_mode
 from .objective import exact_match, sequence_loss, token_accuracy
-from .tasks import DEFAULT_VOCAB_SIZE, EVAL_SEED, Batch, check_task_padding, task_eval_batches
+from .tasks import DEFAULT_VOCAB_SIZE, EVAL_SEED, MAX_SEQ_LEN, MIN_SEQ_LEN, Batch, check_task_padding, task_eval_batches
 
 
 @dataclass
@@ -35,8 +35,8 @@ def evaluate(
     task: str = "copy",
     n: int = 1000,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
-    min_seq_len: int = 1,
-    max_seq_len: int = 10,
+    min_seq_len: int = MIN_SEQ_LEN,
+    max_seq_len: int = MAX_SEQ_LEN,
     seed: int = EVAL_SEED,
     batch_size: int = 500,
 ) -> EvalResult:

@@ -25,7 +25,7 @@ from .distributed import shard
 from .evaluation import EvalResult, evaluate_batches
 from .objective import sequence_loss, token_accuracy
 from .progress import Progress, progress_bar
-from .resume import Checkpointer, check_resumable, resume_run, save_training_checkpoint
+from .resume import Checkpointer, RunState, check_resumable, resume_run, save_training_checkpoint
 from .schedule import make_scheduler
 from .tasks import Batch
 
@@ -134,7 +134,7 @@ def train(
     if run.distributed and not dist.is_initialized():
         raise ValueError(
             "distributed=True needs a process group: launch with torchrun (see "
-            "`python -m transformer train --help`) or call torch.distributed.init_process_group first"
+            "`transformer-interactive train --help`) or call torch.distributed.init_process_group first"
         )
     if run.save_to is not None or run.resume_from is not None:
         check_resumable(batches)
@@ -146,17 +146,14 @@ def train(
     with seeded(run.seed), num_threads(run.threads if device.type == "cpu" else None):
         optimizer = _adam(model, config)
         scheduler = make_scheduler(optimizer, config.schedule, config.warmup, config.steps)
+        state = RunState(task, model, config, run, optimizer, scheduler, batches, device)
         history, first_step = History(), 1
         if run.resume_from is not None:
-            done, saved_history = resume_run(
-                run.resume_from, task, model, config, run, optimizer, scheduler, batches, device
-            )
+            done, saved_history = resume_run(run.resume_from, state)
             history, first_step = History(**saved_history), done + 1
 
         def save(step: int) -> Path:
-            return save_training_checkpoint(
-                run.save_to, step, task, model, config, run, optimizer, scheduler, batches, history.to_dict(), device
-            )
+            return save_training_checkpoint(run.save_to, step, state, history.to_dict())
 
         checkpointer = None
         if run.save_to is not None:

@@ -1,10 +1,10 @@
 """The documented configurations: the small model that learns the synthetic tasks on a CPU, The Annotated
-Transformer's copy example for comparison, the one-call recipe that builds and trains a model on a task, and the
-synthetic tasks as the command line trains and scores them (:class:`SyntheticTask`)."""
+Transformer's copy example for comparison, how each task of the command line trains (its recipe: a
+:class:`TrainConfig`, needing no library of the task's own), and the one-call recipes that build and train a model on a
+synthetic task or on pairs of text."""
 
 from __future__ import annotations
 
-from argparse import Namespace
 from collections.abc import Sequence
 
 from ..config import TransformerConfig
@@ -12,10 +12,8 @@ from ..model import Transformer
 from ..utils import make_rng, seeded
 from .bucketing import batch_stream
 from .config import RunConfig, TrainConfig
-from .evaluation import EVAL_SEED, evaluate
 from .loop import History, train
 from .progress import Progress
-from .registry import OptionError, Say, Task, say_result
 from .schedule import noam_lr
 from .tasks import DEFAULT_VOCAB_SIZE, Batch, TaskConfig, check_task_padding
 from .tokenizer import Vocabulary
@@ -76,6 +74,38 @@ def annotated_transformer_configs(vocab_size: int = DEFAULT_VOCAB_SIZE) -> tuple
     return model_config, train_config
 
 
+def small_train_config(**overrides) -> TrainConfig:
+    """How the synthetic tasks train (copy, reverse, sort; chapter 7): :class:`TrainConfig`'s defaults, which are their
+    recipe, with ``overrides``."""
+    return TrainConfig(**overrides)
+
+
+def dates_train_config(**overrides) -> TrainConfig:
+    """How the dates chapter trains: 300 steps of 64 examples (less than one epoch of the 20,000), scored on the test
+    batches every 100 steps, with a warm-up of 30 steps to a peak of 5e-3 and a linear decay to 0; the rest is
+    :class:`TrainConfig`'s (Adam, label smoothing 0.1, gradients clipped at norm 1)."""
+    return TrainConfig(
+        **{
+            "steps": 300,
+            "batch_size": 64,
+            "eval_every": 100,
+            "lr": 5e-3,
+            "warmup": 30,
+            "schedule": "linear",
+            **overrides,
+        }
+    )
+
+
+def translation_train_config(**overrides) -> TrainConfig:
+    """How the translation chapter trains: 1,200 steps of 128 pairs (about four passes over the 40,000 training
+    pairs), Adam with the paper's betas, label smoothing 0.1, a warm-up of 100 steps to a peak of 3e-3, then a linear
+    decay to 0 (the paper's ``1 / sqrt(step)`` tail would still be at a third of the peak at the end)."""
+    values = dict(steps=1200, batch_size=128, lr=3e-3, warmup=100, schedule="linear", eval_every=300)
+    values.update(overrides)
+    return TrainConfig(**values)
+
+
 def train_task(
     data: TaskConfig | str = "copy",
     config: TrainConfig | None = None,
@@ -124,67 +154,3 @@ def train_on_pairs(
         model = Transformer(model_config)
     history = train(model, stream, eval_batches, config, run, progress, task=task)
     return model, history
-
-
-class SyntheticTask(Task):
-    """Copy, reverse or sort (:mod:`.tasks`) on the command line: the documented small model and
-    :class:`TrainConfig`, scored on fresh random sequences; a model of one scores on the others too."""
-
-    def __init__(self, name: str):
-        super().__init__(name)
-        self.title = f"the small configuration on {name!r}"
-
-    def train_config(self, **options) -> TrainConfig:
-        return TrainConfig(**options)
-
-    def train(self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool) -> tuple:
-        data = TaskConfig(self.name)
-        return *train_task(data, config, run, progress=progress), data
-
-    def report(self, model: Transformer, data: TaskConfig, eval_size: int, say: Say) -> dict:
-        result = evaluate(
-            model,
-            data.task,
-            n=eval_size,
-            vocab_size=data.vocab_size,
-            min_seq_len=data.min_seq_len,
-            max_seq_len=data.max_seq_len,
-        )
-        say(
-            f"exact match on {result.n:,} fresh {self.name} sequences: {result.exact_match:.1%} "
-            f"(token accuracy {result.token_accuracy:.2%})"
-        )
-        return {"result": result.to_dict(), "data": data.to_dict()}
-
-    def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
-        if options.beam_size != 1:
-            raise OptionError(
-                "--beam-size: the synthetic tasks are scored with greedy decoding; beam search is for "
-                "dates and translation"
-            )
-        trained = metadata.get("data", {})
-        vocab_size = trained.get("vocab_size", DEFAULT_VOCAB_SIZE)
-        min_seq_len = options.min_seq_len or trained.get("min_seq_len", 1)
-        max_seq_len = options.max_seq_len or trained.get("max_seq_len", 10)
-        if min_seq_len > max_seq_len:
-            raise OptionError(f"--min-seq-len ({min_seq_len}) must not exceed --max-seq-len ({max_seq_len})")
-        if max_seq_len + 1 > model.config.max_positions:  # the decoder reads BOS + the sequence
-            raise OptionError(
-                f"--max-seq-len {max_seq_len} is too long for this model's positional table "
-                f"(max_positions={model.config.max_positions}, which must hold the sequence and BOS)"
-            )
-        seed = EVAL_SEED if options.seed is None else options.seed
-        result = evaluate(
-            model,
-            self.name,
-            n=options.n,
-            vocab_size=vocab_size,
-            min_seq_len=min_seq_len,
-            max_seq_len=max_seq_len,
-            seed=seed,
-        )
-        say_result(
-            say,
-            f"{options.checkpoint}: {self.name}, {result.n:,} fresh sequences of length {min_seq_len}-{max_seq_len}",
-            result,
-        )

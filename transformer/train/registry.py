@@ -1,25 +1,26 @@
 """Every task the command line trains and scores, by name, behind one interface.
 
-A task is a :class:`Task`: its recipe (:meth:`~Task.train_config`), its training (:meth:`~Task.train`: its data,
-its model, the loop), what it reports and records once trained (:meth:`~Task.report`: its scores, and what rebuilds
-its test data later) and how it scores a saved model (:meth:`~Task.evaluate`). Each is defined beside its data: the
-synthetic tasks in :mod:`.recipes`, dates in :mod:`.dates`, translation in :mod:`.translation`; :class:`TextTask`
-holds what the two tasks of text share. The command line finds every task in :data:`REGISTRY` and calls only these
-methods, so a new task is a :class:`Task` in its own module and one line here.
+A task is a :class:`Task`: its recipe (:meth:`~Task.train_config`, one of :mod:`.recipes`), its training
+(:meth:`~Task.train`: its data, its model, the loop), what it reports and records once trained (:meth:`~Task.report`:
+its scores, and what rebuilds its test data later) and how it scores a saved model (:meth:`~Task.evaluate`, with
+:class:`EvalOptions`). Each is defined beside its data: the synthetic tasks in :mod:`.synthetic` (beside :mod:`.tasks`), dates in
+:mod:`.dates`,
+translation in :mod:`.translation` (:class:`~.text.TextTask` holds what the two tasks of text share). The command line
+finds every task in :data:`REGISTRY` and calls only these methods, so a new task is a :class:`Task` in its own module
+and one line here.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from argparse import Namespace
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Transformer
 from .config import RunConfig, TrainConfig
-from .evaluation import EvalResult, evaluate_batches
+from .evaluation import EvalResult
 from .loop import History
 
 Say = Callable[[str], None]  # where a task's report goes: print on the command line
@@ -32,24 +33,50 @@ class Registered:
     module: str  # the module of the wing that defines it, imported when the task is asked for
     cls: str  # its Task class there, built with the task's name
     vocabulary: str  # tasks of one vocabulary score each other's models
-    steps: int  # its recipe's steps and batch size, for --help (tests check them against train_config())
-    batch_size: int
+    recipe: str  # the function of .recipes that returns its TrainConfig (which needs no library of the task's)
     libraries: tuple[str, ...] = ()  # what it needs beyond torch
 
 
 REGISTRY = {
-    "copy": Registered("recipes", "SyntheticTask", "symbols", 500, 64),
-    "reverse": Registered("recipes", "SyntheticTask", "symbols", 500, 64),
-    "sort": Registered("recipes", "SyntheticTask", "symbols", 500, 64),
-    "dates": Registered("dates", "DatesTask", "dates", 300, 64),
+    "copy": Registered("synthetic", "SyntheticTask", "symbols", "small_train_config"),
+    "reverse": Registered("synthetic", "SyntheticTask", "symbols", "small_train_config"),
+    "sort": Registered("synthetic", "SyntheticTask", "symbols", "small_train_config"),
+    "dates": Registered("dates", "DatesTask", "dates", "dates_train_config"),
     "translation": Registered(
-        "translation", "TranslationTask", "translation", 1200, 128, ("babel", "num2words", "tokenizers")
+        "translation",
+        "TranslationTask",
+        "translation",
+        "translation_train_config",
+        ("babel", "num2words", "tokenizers"),
     ),
 }
 
 
+def recipe(name: str, **overrides) -> TrainConfig:
+    """Task ``name``'s documented training (its recipe in :mod:`.recipes`), with ``overrides`` (steps, batch size)."""
+    recipes = importlib.import_module(f"{__package__}.recipes")
+    return getattr(recipes, REGISTRY[name].recipe)(**overrides)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How to score a saved model: the checkpoint's path, and what the command line's ``evaluate`` takes."""
+
+    checkpoint: Path
+    n: int = 1000  # fresh sequences; for the tasks of text, held-out test examples
+    beam_size: int = 1  # 1: greedy decoding
+    min_seq_len: int | None = None  # the synthetic tasks: other lengths than those trained on (None: as trained)
+    max_seq_len: int | None = None
+    seed: int | None = None  # the synthetic tasks: another draw of fresh sequences (None: the evaluation seed)
+
+
 class OptionError(ValueError):
-    """An option that a task cannot take or a checkpoint it cannot score; the message says which and why."""
+    """An option that a task cannot take (``option``, its name in :class:`EvalOptions`, and its ``value``), or a
+    checkpoint it cannot score (no option); ``reason`` says why."""
+
+    def __init__(self, reason: str, option: str | None = None, value: object = None):
+        super().__init__(reason if option is None else f"{option}={value!r}: {reason}")
+        self.reason, self.option, self.value = reason, option, value
 
 
 def missing_libraries(name: str) -> list[str]:
@@ -81,9 +108,9 @@ class Task:
     def __init__(self, name: str):
         self.name = name
 
-    def train_config(self, **options) -> TrainConfig:
-        """The task's recipe, with ``options`` (steps, batch size) in place of its own values."""
-        raise NotImplementedError
+    def train_config(self, **overrides) -> TrainConfig:
+        """The task's recipe, with ``overrides`` (steps, batch size) in place of its own values."""
+        return recipe(self.name, **overrides)
 
     def train(
         self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool
@@ -97,10 +124,9 @@ class Task:
         the model is scored on later)."""
         raise NotImplementedError
 
-    def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
-        """Say the scores of a saved ``model`` whose checkpoint holds ``metadata``, with the command line's
-        ``options`` (checkpoint, n, min_seq_len, max_seq_len, seed, beam_size); :class:`OptionError` for an option
-        the task cannot take."""
+    def evaluate(self, model: Transformer, metadata: dict, options: EvalOptions, say: Say) -> None:
+        """Say the scores of a saved ``model`` whose checkpoint holds ``metadata``, as ``options`` ask;
+        :class:`OptionError` for an option the task cannot take."""
         raise NotImplementedError
 
 
@@ -110,81 +136,3 @@ def say_result(say: Say, title: str, result: EvalResult, exact_match: str = "exa
     say(title)
     say(f"{exact_match + ':':<{width}}{result.exact_match:.1%}")
     say(f"{'token accuracy:':<{width}}{result.token_accuracy:.2%}")
-
-
-class TextTask(Task):
-    """A task of text (dates, translation): data of its own with a held-out test set, scored like translation (exact
-    match, token accuracy, BLEU, chrF); a checkpoint records what rebuilds the test set. ``unseen`` says what the
-    test examples are, ``id_match`` what the exact match of :func:`~transformer.train.evaluate_batches` compares."""
-
-    unseen: str
-    id_match = "exact match"
-
-    def data(self, n_test: int, seed: int) -> object:
-        """The task's data of ``seed`` with ``n_test`` test examples (``test_batches()`` gives them as batches)."""
-        raise NotImplementedError
-
-    def fit(self, data: object, config: TrainConfig, run: RunConfig, progress: bool) -> tuple[Transformer, History]:
-        """The task's model trained on ``data`` with ``config`` as ``run`` says."""
-        raise NotImplementedError
-
-    def scores(self, model: Transformer, data: object, beam_size: int) -> dict:
-        """Exact match, BLEU and chrF of the model's translations of the test examples (``ImportError`` without
-        sacrebleu)."""
-        raise NotImplementedError
-
-    def saved_data(self, data: object) -> dict:
-        """What a checkpoint records to rebuild ``data``'s test set (and its vocabularies): ``{"data": {...}}``."""
-        raise NotImplementedError
-
-    def test_data(self, metadata: dict, n: int, checkpoint: Path, model: Transformer) -> object:
-        """The first ``n`` test examples of the data the checkpoint's model was trained beside; :class:`OptionError`
-        where this machine cannot rebuild them as they were."""
-        raise NotImplementedError
-
-    def train(self, config: TrainConfig, run: RunConfig, eval_size: int, progress: bool) -> tuple:
-        data = self.data(n_test=eval_size, seed=run.seed)
-        return *self.fit(data, config, run, progress), data
-
-    def report(self, model: Transformer, data: object, eval_size: int, say: Say) -> dict:
-        result = evaluate_batches(model, data.test_batches())
-        say(
-            f"held-out test examples ({result.n:,}, {self.unseen}): {self.id_match} {result.exact_match:.1%}, "
-            f"token accuracy {result.token_accuracy:.2%}, loss {result.loss:.3f}"
-        )
-        scores = self.say_scores(model, data, 1, say)
-        return {"result": result.to_dict(), "scores": scores, **self.saved_data(data)}
-
-    def evaluate(self, model: Transformer, metadata: dict, options: Namespace, say: Say) -> None:
-        for option in ("min_seq_len", "max_seq_len", "seed"):
-            if getattr(options, option) is not None:
-                raise OptionError(
-                    f"--{option.replace('_', '-')}: the {self.name} task is scored on its held-out test "
-                    "examples, drawn from the data the model was trained on"
-                )
-        data = self.test_data(metadata, options.n, options.checkpoint, model)
-        result = evaluate_batches(model, data.test_batches())
-        say_result(
-            say,
-            f"{options.checkpoint}: {self.name}, {result.n:,} held-out test examples ({self.unseen})",
-            result,
-            self.id_match,
-        )
-        self.say_scores(model, data, options.beam_size, say)
-
-    def say_scores(self, model: Transformer, data: object, beam_size: int, say: Say) -> dict | None:
-        """Say exact match, BLEU and chrF of the translations of the test examples (and exact match by kind where the
-        task has kinds); return them, ``None`` without sacrebleu."""
-        decoder = "greedy decoding" if beam_size == 1 else f"beam search of {beam_size}"
-        try:
-            scores = self.scores(model, data, beam_size)
-        except ImportError as error:
-            say(f"BLEU and chrF: not computed ({error})")
-            return None
-        say(f"{decoder}: exact match {scores['exact_match']:.1%}, BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f}")
-        if "exact_match_by_kind" in scores:
-            say(
-                "  exact match by kind: "
-                + ", ".join(f"{kind} {share:.1%}" for kind, share in scores["exact_match_by_kind"].items())
-            )
-        return scores

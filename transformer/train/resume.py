@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -55,35 +56,42 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.step, self.steps, self.path = step, steps, path
 
 
-def save_training_checkpoint(
-    path: str | Path,
-    step: int,
-    task: str | None,
-    model: Transformer,
-    config: TrainConfig,
-    run: RunConfig,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    stream,
-    history: dict,
-    device: torch.device,
-) -> Path:
-    """Write the state of a run after ``step`` steps to ``path``, atomically. ``stream`` is the training batches'
-    iterator (its ``state_dict()`` is saved), ``history`` the run's history as a dict."""
+@dataclass
+class RunState:
+    """A run in progress, as much of it as a training checkpoint saves and a resumed run puts back: what it trains
+    (``task``: the data's name, ``model``), how (``config``, ``run``), and where it is (the optimizer, the schedule,
+    the training batches' iterator ``stream``, whose ``state_dict()`` is saved, and the ``device``'s random state)."""
+
+    task: str | None
+    model: Transformer
+    config: TrainConfig
+    run: RunConfig
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    stream: object
+    device: torch.device
+
+
+def save_training_checkpoint(path: str | Path, step: int, state: RunState, history: dict) -> Path:
+    """Write ``state`` after ``step`` steps, with the run's ``history`` (a dict), to ``path``, atomically."""
     return atomic_save(
         {
             "format": FORMAT,
             "package_version": __version__,
-            "task": task,
+            "task": state.task,
             "step": step,
-            "model_config": model.config.to_dict(),
-            "train_config": config.to_dict(),
-            "run_config": run.to_dict(),
-            "model": {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()},
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "rng": {"torch": torch.get_rng_state(), "device_type": device.type, "device": _device_rng_state(device)},
-            "data": stream.state_dict(),
+            "model_config": state.model.config.to_dict(),
+            "train_config": state.config.to_dict(),
+            "run_config": state.run.to_dict(),
+            "model": {name: tensor.detach().cpu() for name, tensor in state.model.state_dict().items()},
+            "optimizer": state.optimizer.state_dict(),
+            "scheduler": state.scheduler.state_dict(),
+            "rng": {
+                "torch": torch.get_rng_state(),
+                "device_type": state.device.type,
+                "device": _device_rng_state(state.device),
+            },
+            "data": state.stream.state_dict(),
             "history": history,
         },
         path,
@@ -93,7 +101,7 @@ def save_training_checkpoint(
 def read_training_checkpoint(path: str | Path) -> dict:
     """The training checkpoint at ``path``, checked to be one (a model checkpoint is refused with a message that
     says which file to resume from instead)."""
-    checkpoint = load_file(path, "training with save_to= (python -m transformer train --save-every)")
+    checkpoint = load_file(path, "training with save_to= (transformer-interactive train --save-every)")
     kind = checkpoint.get("format") if isinstance(checkpoint, dict) else None
     if kind == MODEL_FORMAT:
         raise ValueError(
@@ -123,50 +131,38 @@ def read_on_every_rank(path: str | Path, distributed: bool) -> dict:
     return payload[0]
 
 
-def resume_run(
-    path: str | Path,
-    task: str | None,
-    model: Transformer,
-    config: TrainConfig,
-    run: RunConfig,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    stream,
-    device: torch.device,
-) -> tuple[int, dict]:
-    """Read the training checkpoint at ``path`` (on rank 0 when data-parallel), check that it belongs to this run
-    and :func:`restore` it. Returns the last step it completed and its history (a dict)."""
+def resume_run(path: str | Path, state: RunState) -> tuple[int, dict]:
+    """Read the training checkpoint at ``path`` (on rank 0 when data-parallel), check that it belongs to the run of
+    ``state`` and :func:`restore` it there. Returns the last step it completed and its history (a dict)."""
     try:
-        checkpoint = read_on_every_rank(path, run.distributed)
+        checkpoint = read_on_every_rank(path, state.run.distributed)
     except (FileNotFoundError, ValueError) as error:
         raise ResumeError(f"cannot resume: {error}") from error
-    differences = resume_differences(checkpoint, task, model, config, run, stream)
+    differences = resume_differences(checkpoint, state)
     if differences:
         raise ResumeError(
             f"cannot resume from {str(path)!r}: it belongs to another run ("
             + "; ".join(differences)
             + "); resume with the settings it was written with, or start afresh"
         )
-    return restore(checkpoint, model, optimizer, scheduler, stream, device)
+    return restore(checkpoint, state)
 
 
-def resume_differences(
-    checkpoint: dict, task: str | None, model: Transformer, config: TrainConfig, run: RunConfig, stream
-) -> list[str]:
-    """Every way the run that wrote ``checkpoint`` differs from this one (``[]``: it may be resumed)."""
+def resume_differences(checkpoint: dict, state: RunState) -> list[str]:
+    """Every way the run that wrote ``checkpoint`` differs from the run of ``state`` (``[]``: it may be resumed)."""
     differences = [
         f"{name}: {saved!r} in the checkpoint, {here!r} here"
         for name, saved, here in (
             ("package version", checkpoint["package_version"], __version__),
-            ("task", checkpoint["task"], task),
+            ("task", checkpoint["task"], state.task),
         )
         if saved != here
     ]
-    differences += _differences("training setting", checkpoint["train_config"], config.to_dict())
-    saved_run, this_run = ({k: c[k] for k in MUST_MATCH} for c in (checkpoint["run_config"], run.to_dict()))
+    differences += _differences("training setting", checkpoint["train_config"], state.config.to_dict())
+    saved_run, this_run = ({k: c[k] for k in MUST_MATCH} for c in (checkpoint["run_config"], state.run.to_dict()))
     differences += _differences("run setting", saved_run, this_run)
-    differences += _differences("model setting", checkpoint["model_config"], model.config.to_dict())
-    differences += _differences("data", checkpoint["data"]["source"], stream.state_dict()["source"])
+    differences += _differences("model setting", checkpoint["model_config"], state.model.config.to_dict())
+    differences += _differences("data", checkpoint["data"]["source"], state.stream.state_dict()["source"])
     return differences
 
 
@@ -182,23 +178,16 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value  # (0.9, 0.98) and [0.9, 0.98] are the same betas
 
 
-def restore(
-    checkpoint: dict,
-    model: Transformer,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    stream,
-    device: torch.device,
-) -> tuple[int, dict]:
-    """Put the run of ``checkpoint`` back: weights, optimizer, schedule, random states and data stream. Returns the
-    last step it completed and its history (a dict)."""
-    model.load_state_dict(checkpoint["model"])
-    optimizer.load_state_dict(checkpoint["optimizer"])
-    scheduler.load_state_dict(checkpoint["scheduler"])
+def restore(checkpoint: dict, state: RunState) -> tuple[int, dict]:
+    """Put the run of ``checkpoint`` back into ``state``: weights, optimizer, schedule, random states and data stream.
+    Returns the last step it completed and its history (a dict)."""
+    state.model.load_state_dict(checkpoint["model"])
+    state.optimizer.load_state_dict(checkpoint["optimizer"])
+    state.scheduler.load_state_dict(checkpoint["scheduler"])
     torch.set_rng_state(checkpoint["rng"]["torch"])
-    if checkpoint["rng"]["device_type"] == device.type and checkpoint["rng"]["device"] is not None:
-        _set_device_rng_state(device, checkpoint["rng"]["device"])
-    stream.load_state_dict(checkpoint["data"])
+    if checkpoint["rng"]["device_type"] == state.device.type and checkpoint["rng"]["device"] is not None:
+        _set_device_rng_state(state.device, checkpoint["rng"]["device"])
+    state.stream.load_state_dict(checkpoint["data"])
     return checkpoint["step"], checkpoint["history"]
 
 

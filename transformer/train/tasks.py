@@ -1,4 +1,5 @@
-"""Synthetic sequence tasks (copy, reverse, sort) and the batches a Transformer trains on.
+"""Synthetic sequence tasks (copy, reverse, sort) and the batches a Transformer trains on. (The tasks as the command line
+trains and scores them: :mod:`.synthetic`.)
 
 Three ids are reserved (:mod:`transformer.tokens`): ``PAD_ID`` fills short sequences up to the batch's width,
 ``BOS_ID`` starts every decoder input, ``EOS_ID`` ends every decoder output. The task's symbols are the ids
@@ -23,6 +24,7 @@ from ..utils import make_rng
 
 TASKS = ("copy", "reverse", "sort")
 DEFAULT_VOCAB_SIZE = 13  # the three special ids + 10 symbols
+MIN_SEQ_LEN, MAX_SEQ_LEN = 1, 10  # sequence lengths, drawn uniformly: short enough for a CPU, long enough for attention
 EVAL_SEED = 1_000_003  # evaluation sequences come from their own generator, never from the training stream
 
 
@@ -53,8 +55,8 @@ class Batch:
 def random_sequences(
     n: int,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
-    min_seq_len: int = 1,
-    max_seq_len: int = 10,
+    min_seq_len: int = MIN_SEQ_LEN,
+    max_seq_len: int = MAX_SEQ_LEN,
     rng: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``n`` random symbol sequences with lengths drawn uniformly from ``min_seq_len .. max_seq_len``.
@@ -70,18 +72,27 @@ def random_sequences(
     return symbols.masked_fill(~real, PAD_ID), lengths
 
 
-def task_target(task: str, src: Tensor, lengths: Tensor) -> Tensor:
-    """What the model must output for ``src (n, L)``: the copy, the reversal or the sorted sequence, right-padded."""
+def source_positions(task: str, src: Tensor, lengths: Tensor) -> Tensor:
+    """Where each symbol of the target of ``src (n, L)`` comes from: ``(n, L)``, the source position that target
+    position ``t`` holds (copy: ``t``; reverse: the mirrored one; sort: the ``t``-th smallest symbol's, ties in source
+    order). Positions past a sequence's length hold 0."""
     check_choice("task", task, TASKS)
-    positions = torch.arange(src.size(1), device=src.device)[None, :]  # (1, L)
+    positions = torch.arange(src.size(1), device=src.device)[None, :].expand_as(src)  # (n, L)
     real = positions < lengths[:, None]  # (n, L)
     if task == "copy":
-        return src.clone()
-    if task == "reverse":
-        source_position = (lengths[:, None] - 1 - positions).clamp(min=0)  # (n, L): read row i from its end
-        return src.gather(1, source_position).masked_fill(~real, PAD_ID)
-    padding_last = src.masked_fill(~real, torch.iinfo(src.dtype).max)  # sort padding behind every symbol
-    return padding_last.sort(dim=1).values.masked_fill(~real, PAD_ID)
+        found = positions
+    elif task == "reverse":
+        found = lengths[:, None] - 1 - positions  # (n, L): read row i from its end
+    else:
+        padding_last = src.masked_fill(~real, torch.iinfo(src.dtype).max)  # sort padding behind every symbol
+        found = padding_last.sort(dim=1, stable=True).indices
+    return found.masked_fill(~real, 0)
+
+
+def task_target(task: str, src: Tensor, lengths: Tensor) -> Tensor:
+    """What the model must output for ``src (n, L)``: the copy, the reversal or the sorted sequence, right-padded."""
+    real = torch.arange(src.size(1), device=src.device)[None, :] < lengths[:, None]  # (n, L)
+    return src.gather(1, source_positions(task, src, lengths)).masked_fill(~real, PAD_ID)
 
 
 def make_batch(src: Tensor, tgt: Tensor, pad_id: int = PAD_ID) -> Batch:
@@ -114,8 +125,8 @@ def task_batch(
     task: str,
     batch_size: int,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
-    min_seq_len: int = 1,
-    max_seq_len: int = 10,
+    min_seq_len: int = MIN_SEQ_LEN,
+    max_seq_len: int = MAX_SEQ_LEN,
     rng: torch.Generator | None = None,
 ) -> Batch:
     """A fresh random batch of ``task`` ("copy", "reverse" or "sort"), drawn from ``rng``."""
@@ -134,8 +145,8 @@ class TaskStream:
         task: str,
         batch_size: int,
         vocab_size: int = DEFAULT_VOCAB_SIZE,
-        min_seq_len: int = 1,
-        max_seq_len: int = 10,
+        min_seq_len: int = MIN_SEQ_LEN,
+        max_seq_len: int = MAX_SEQ_LEN,
         *,
         rng: torch.Generator,
     ):
@@ -170,8 +181,8 @@ def task_eval_batches(
     task: str,
     n: int,
     vocab_size: int = DEFAULT_VOCAB_SIZE,
-    min_seq_len: int = 1,
-    max_seq_len: int = 10,
+    min_seq_len: int = MIN_SEQ_LEN,
+    max_seq_len: int = MAX_SEQ_LEN,
     seed: int = EVAL_SEED,
     batch_size: int = 500,
 ) -> list[Batch]:
@@ -191,8 +202,8 @@ class TaskConfig:
 
     task: str = "copy"  # copy, reverse or sort random symbol sequences
     vocab_size: int = DEFAULT_VOCAB_SIZE  # 10 symbols after the special ids: enough to make copying non-trivial
-    min_seq_len: int = 1  # sequence lengths drawn uniformly from [min_seq_len, max_seq_len] ...
-    max_seq_len: int = 10  # ... 10 positions, short enough for a CPU, long enough to need attention
+    min_seq_len: int = MIN_SEQ_LEN  # sequence lengths drawn uniformly from [min_seq_len, max_seq_len]
+    max_seq_len: int = MAX_SEQ_LEN
     eval_size: int = 200  # sequences per periodic evaluation: cheap, and enough to see progress
 
     def __post_init__(self) -> None:

@@ -49,10 +49,11 @@ from .config import RunConfig, TrainConfig
 from .evaluation import text_scores, translate
 from .loop import History
 from .progress import Progress
-from .recipes import small_model_config, train_on_pairs
-from .registry import REGISTRY, OptionError, TextTask
+from .recipes import small_model_config, train_on_pairs, translation_train_config
+from .registry import REGISTRY, OptionError
 from .subwords import SubwordVocabulary
 from .tasks import Batch
+from .text import TextTask
 
 LANGUAGES = ("en", "de")  # source, target
 TEST_FRACTION = 0.1  # the share of values held out for the test set
@@ -428,15 +429,6 @@ def translation_config(vocab_size: int, **overrides) -> TransformerConfig:
     return small_model_config(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, **values)
 
 
-def translation_train_config(**overrides) -> TrainConfig:
-    """How the translation chapter trains: 1,200 steps of 128 pairs (about four passes over the 40,000 training
-    pairs), Adam with the paper's betas, label smoothing 0.1, a warm-up of 100 steps to a peak of 3e-3, then a linear
-    decay to 0 (the paper's ``1 / sqrt(step)`` tail would still be at a third of the peak at the end)."""
-    values = dict(steps=1200, batch_size=128, lr=3e-3, warmup=100, schedule="linear", eval_every=300)
-    values.update(overrides)
-    return TrainConfig(**values)
-
-
 MAX_GERMAN_TOKENS = (
     48  # decoding stops here at the latest: longer than any German sentence, in subwords of 300 ids or more
 )
@@ -461,14 +453,14 @@ def translation_scores(
 
 def train_translation(
     data: TranslationData,
-    config: TrainConfig,
+    config: TrainConfig | None = None,
     run: RunConfig | None = None,
     model_config: TransformerConfig | None = None,
     progress: Progress = True,
 ) -> tuple[Transformer, History]:
     """A model (:func:`translation_config` unless ``model_config``; its initial weights drawn with ``run.seed``)
-    trained on ``data.train`` in batches bucketed by source length, drawn with ``run.seed``, and evaluated on
-    ``data.test``."""
+    trained on ``data.train`` with ``config`` (default: the chapter's, :func:`~.recipes.translation_train_config`) in
+    batches bucketed by source length, drawn with ``run.seed``, and evaluated on ``data.test``."""
     return train_on_pairs(
         model_config or translation_config(len(data.vocab)),
         [p.english for p in data.train],
@@ -476,7 +468,7 @@ def train_translation(
         data.vocab,
         data.vocab,
         data.test_batches(),
-        config,
+        config or translation_train_config(),
         run or RunConfig(),
         "translation",
         progress,
@@ -502,9 +494,6 @@ class TranslationTask(TextTask):
     # model writes "tausend" + "acht" where the vocabulary has "tausendacht"), which it counts as wrong and the text's
     # does not.
     id_match = "exact match of the subword ids"
-
-    def train_config(self, **options) -> TrainConfig:
-        return translation_train_config(**options)
 
     def data(self, n_test: int, seed: int) -> TranslationData:
         return translation_data(n_test=n_test, seed=seed)
@@ -550,7 +539,7 @@ class TranslationTask(TextTask):
                 max(n, saved["n_test"]), "test", saved["test_fraction"], metadata["run_config"]["seed"]
             )
         except ValueError as error:
-            raise OptionError(f"--n {n}: {error}") from error
+            raise OptionError(str(error), "n", n) from error
         if pairs_fingerprint(pairs[: saved["n_test"]]) != saved["test_sha256"]:
             versions = ", ".join(f"{name} {version}" for name, version in library_versions().items())
             then = ", ".join(f"{name} {version}" for name, version in saved["libraries"].items())

@@ -20,6 +20,7 @@ from torch import Tensor
 
 from transformer.attention import scaled_dot_product_attention
 from transformer.masks import causal_mask, padding_mask, target_mask
+from transformer.tokens import FIRST_SYMBOL, PAD_ID, SPECIAL_TOKENS
 from transformer_book.i18n import tr, translatable
 
 from .attention import to_numpy, token_labels
@@ -39,7 +40,7 @@ PANELS = ("padding", "causal", "combined")
 HIDDEN_COLOUR, VISIBLE_COLOUR = "#9ca3af", "#2563eb"
 
 
-def mask_reasons(ids: Sequence[int] | Tensor, pad_id: int = 0) -> dict[str, np.ndarray]:
+def mask_reasons(ids: Sequence[int] | Tensor, pad_id: int = PAD_ID) -> dict[str, np.ndarray]:
     """For one sentence of token ids (padding anywhere, even first), the padding mask (broadcast over the queries), the
     causal mask and the combined ``target_mask``, each ``(T, T)`` with every cell coded by why it is hidden
     (``FUTURE``, ``PADDING``, ``BOTH``) or ``VISIBLE``. Built with the package's masks."""
@@ -62,14 +63,14 @@ def mask_reasons(ids: Sequence[int] | Tensor, pad_id: int = 0) -> dict[str, np.n
     }
 
 
-def masks_figure(tokens: Sequence[str], pad_token: str = "<pad>") -> go.Figure:
+def masks_figure(tokens: Sequence[str], pad_token: str = SPECIAL_TOKENS[PAD_ID]) -> go.Figure:
     """The padding mask, the causal mask and their combination for one sentence of ``tokens`` (``pad_token`` marks
     padding, anywhere), side by side, every cell coloured by why it is hidden; a query row with no visible key at
     all is labelled "empty"."""
     tokens = [str(t) for t in tokens]
     if not tokens:
         raise ValueError("tokens must hold at least one token; got none")
-    codes = mask_reasons([0 if t == pad_token else 1 for t in tokens])
+    codes = mask_reasons([PAD_ID if t == pad_token else FIRST_SYMBOL for t in tokens])
     labels = token_labels(tokens)
     fig = _mask_panels(labels)
     for col, name in enumerate(PANELS, start=1):
@@ -122,7 +123,7 @@ def mask_explorer(max_real: int = 8, max_pad: int = 4, real: int = 5, pad: int =
 
     def grids(n_real: int, n_pad: int) -> list[list[list[int]]]:
         """The three ``(T, T)`` panels as small-integer lists; the axes keep the full ``N x N`` canvas."""
-        codes = mask_reasons([1] * n_real + [0] * n_pad)
+        codes = mask_reasons([FIRST_SYMBOL] * n_real + [PAD_ID] * n_pad)
         return [codes[name].astype(int).tolist() for name in PANELS]
 
     for n_real in range(1, max_real + 1):
