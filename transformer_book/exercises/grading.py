@@ -1,0 +1,98 @@
+"""What every chapter's exercises share: :func:`exercise`, which a chapter's check cell calls, and what the graders
+build their cases and messages from (the returned value checked for a tensor of the right shape, random token ids
+with padding, the model configurations a parameter count must get right)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+
+import torch
+from torch import Tensor
+
+from transformer import TransformerConfig
+from transformer.utils import make_rng
+from transformer_book.i18n import tr
+
+__all__ = [
+    "SEEDS",
+    "check_shape",
+    "count_cases",
+    "describe_config",
+    "exercise",
+    "first_index",
+    "random_tokens",
+    "returned_tensor",
+]
+
+SEEDS = (0, 1, 2)
+
+
+def exercise(check: Callable[..., None], answer: Callable, *args: object) -> None:
+    """Run ``check(answer, *args)`` and say how the reader's ``answer`` did: "correct", or "not done yet" while it
+    raises ``NotImplementedError`` (the starter); a wrong answer raises ``AssertionError`` naming what is wrong."""
+    name = getattr(answer, "__name__", tr("your answer"))
+    try:
+        check(answer, *args)
+    except NotImplementedError:
+        print(
+            tr(
+                "{name}: not done yet (it raises NotImplementedError). Write it above, run that cell, then this one.",
+                name=name,
+            )
+        )
+        return
+    except AssertionError as error:
+        raise AssertionError(tr("{name} is not right yet: {error}", name=name, error=error)) from None
+    print(tr("{name}: correct", name=name))
+
+
+def returned_tensor(value: object, call: str) -> Tensor:
+    assert isinstance(value, Tensor), tr(
+        "{call} returned {kind}, not a torch.Tensor", call=call, kind=type(value).__name__
+    )
+    return value
+
+
+def check_shape(value: Tensor, expected: tuple[int, ...], call: str, hint: str = "") -> None:
+    shape = tuple(value.shape)
+    assert shape == expected, tr(
+        "{call} has shape {shape}, not {expected}", call=call, shape=shape, expected=expected
+    ) + (f": {hint}" if hint else "")
+
+
+def first_index(differ: Tensor) -> tuple[int, ...]:
+    return tuple(int(i) for i in differ.nonzero()[0])
+
+
+def random_tokens(seed: int, B: int, S: int, pad_id: int) -> Tensor:
+    """``(B, S)`` random ids in 0..5 (``pad_id`` among them), with at least one pad, sometimes first."""
+    tokens = torch.randint(0, 6, (B, S), generator=make_rng(seed))
+    tokens[0, -1] = pad_id  # right padding
+    tokens[-1, 0] = pad_id  # and padding first, which a write-up's mask may not expect
+    return tokens
+
+
+def describe_config(config: TransformerConfig) -> str:
+    """The config's fields that differ from the defaults, as a constructor call."""
+    changed = [
+        f"{f.name}={getattr(config, f.name)!r}"
+        for f in fields(config)
+        if f.name in ("src_vocab_size", "tgt_vocab_size") or getattr(config, f.name) != f.default
+    ]
+    return f"TransformerConfig({', '.join(changed)})"
+
+
+def count_cases(small: bool) -> list[TransformerConfig]:
+    """Configurations that differ in every size and switch a count depends on (small ones, or the paper's)."""
+    width = (
+        dict(d_model=32, n_heads=4, d_ff=48, n_encoder_layers=2, n_decoder_layers=3, max_positions=64) if small else {}
+    )
+    return [
+        TransformerConfig(11, 13, **width),
+        TransformerConfig(37_000, 37_000, share_embeddings=True, tie_output_embedding=True),
+        TransformerConfig(20, 20, tie_output_embedding=True, **width),
+        TransformerConfig(20, 20, share_embeddings=True, **width),
+        TransformerConfig(9, 14, tie_output_embedding=True, norm_first=True, **width),
+        TransformerConfig(16, 16, positional_encoding="learned", final_norm=True, **width),
+    ]
