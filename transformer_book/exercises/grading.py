@@ -4,7 +4,8 @@ with padding, the model configurations a parameter count must get right)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 
 import torch
@@ -18,6 +19,7 @@ __all__ = [
     "SEEDS",
     "check_shape",
     "count_cases",
+    "count_mistake",
     "describe_config",
     "exercise",
     "first_index",
@@ -96,3 +98,17 @@ def count_cases(small: bool) -> list[TransformerConfig]:
         TransformerConfig(9, 14, tie_output_embedding=True, norm_first=True, **width),
         TransformerConfig(16, 16, positional_encoding="learned", final_norm=True, **width),
     ]
+
+
+def count_mistake(answers: Sequence[int], expected: Sequence[int], mistakes: dict[str, Sequence[int]]) -> str:
+    """The hint of the mistake, or of the two mistakes together, whose counts are the answer's in every case: each
+    mistake is what it adds to the right count in each case (negative: what it leaves out). "" if none is."""
+    gaps = [answer - right for answer, right in zip(answers, expected, strict=True)]
+    made = [(hint, list(added)) for hint, added in mistakes.items() if any(added)]
+    for hint, added in made:
+        if added == gaps:
+            return hint
+    for (first, one), (second, other) in itertools.combinations(made, 2):
+        if [a + b for a, b in zip(one, other, strict=True)] == gaps:
+            return tr("{first}; and {second}", first=first, second=second)
+    return ""
