@@ -5,7 +5,7 @@ that the reader's answer matches."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor
@@ -14,7 +14,7 @@ from transformer import MultiHeadAttention, causal_mask, padding_mask, target_ma
 from transformer.attention import scaled_dot_product_attention
 from transformer.tokens import PAD_ID
 from transformer.utils import make_rng, seeded
-from transformer_book.exercises.grading import check_shape, random_tokens, returned_tensor
+from transformer_book.exercises.grading import check_shape, random_tokens, returned_tensor, varies
 from transformer_book.i18n import tr, translatable
 
 __all__ = ["grade_attention", "grade_multi_head_attention"]
@@ -202,16 +202,6 @@ _DROPOUT_HINT = translatable(
 )
 
 
-def _varies(function: Callable[..., object], args: tuple, first: Sequence[Tensor]) -> bool:
-    """Whether ``function(*args)`` gives other tensors than ``first`` on a second call: a random answer."""
-    again = function(*args)
-    again = again if isinstance(again, tuple) else (again,)
-    return any(
-        isinstance(a, Tensor) and a.shape == b.shape and not torch.equal(a.nan_to_num(), b.nan_to_num())
-        for a, b in zip(again, first, strict=False)
-    )
-
-
 def _attention_cases() -> Iterable[tuple[str, Tensor, Tensor, Tensor, Tensor | None]]:
     """``(what, q, k, v, mask)``: heads and a padding mask with T_q != T_k, a causal mask, a target mask where a
     query sees no key, no mask, float16."""
@@ -278,10 +268,10 @@ def grade_attention(attention: Callable[[Tensor, Tensor, Tensor, Tensor | None],
         if _close(weights, allowed_weights, atol):
             if _close(output, allowed_output, atol):
                 continue
-            if _varies(attention, (q, k, v, mask), result):
+            if varies(attention, (q, k, v, mask), result):
                 raise AssertionError(tr("{call}: {hint}", call=call, hint=tr(_DROPOUT_HINT)))
             raise AssertionError(tr("{call}: the weights are right, the output is not: it is weights @ v", call=call))
-        if _varies(attention, (q, k, v, mask), result):
+        if varies(attention, (q, k, v, mask), result):
             raise AssertionError(tr("{call}: {hint}", call=call, hint=tr(_DROPOUT_HINT)))
         seen = None if no_key is None else ~no_key
         if no_key is not None and weights.isnan().any() and _same_mistake(weights, allowed_weights, atol, seen):
@@ -436,7 +426,7 @@ def grade_multi_head_attention(multi_head: Callable[..., Tensor]) -> None:
             check_shape(mine, (B, T_q, d), call, tr("one d_model-wide row per query, after the output projection"))
             if torch.allclose(mine, expected, atol=1e-5) or torch.allclose(mine, uniform, atol=1e-5):
                 continue
-            if _varies(multi_head, (x_q, x_kv, mask, params, H), (mine,)):
+            if varies(multi_head, (x_q, x_kv, mask, params, H), (mine,)):
                 raise AssertionError(tr("{call}: {hint}", call=call, hint=tr(_DROPOUT_HINT)))
             no_key = _no_key(mask, (B, H, T_q, T_k))
             seen = None if no_key is None else ~no_key.any(dim=1)  # (B, T_q, 1): the queries that see a key

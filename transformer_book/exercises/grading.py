@@ -25,6 +25,7 @@ __all__ = [
     "first_index",
     "random_tokens",
     "returned_tensor",
+    "varies",
 ]
 
 SEEDS = (0, 1, 2)
@@ -112,3 +113,14 @@ def count_mistake(answers: Sequence[int], expected: Sequence[int], mistakes: dic
         if [a + b for a, b in zip(one, other, strict=True)] == gaps:
             return tr("{first}; and {second}", first=first, second=second)
     return ""
+
+
+def varies(function: Callable[..., object], args: tuple, first: Sequence[Tensor]) -> bool:
+    """Whether ``function(*args)`` gives other tensors than ``first`` on a second call: a random answer (dropout left
+    on, a sample instead of an argmax)."""
+    again = function(*args)
+    again = again if isinstance(again, tuple) else (again,)
+    return any(
+        isinstance(a, Tensor) and a.shape == b.shape and not torch.equal(a.nan_to_num(), b.nan_to_num())
+        for a, b in zip(again, first, strict=False)
+    )
