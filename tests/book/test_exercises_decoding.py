@@ -1,11 +1,13 @@
-"""The exercises of chapter 8 (transformer_book.exercises.decoding): each check passes right answers, written in several
-ways, and refuses the classic wrong ones with a message that names the mistake."""
+"""The exercises of chapter 8 (transformer_book.exercises.decoding): each check passes right answers, written in
+several ways, and refuses the classic wrong ones with a message that names the mistake, whatever the model it is given
+has learned (an untrained one here, which may never say </s> at all)."""
 
 import copy
 import math
 
 import pytest
 import torch
+from exercise_checks import accepted, refused
 
 from transformer import Transformer, TransformerConfig, causal_mask
 from transformer.decoding import greedy_decode
@@ -24,62 +26,60 @@ def tiny_model():
     return Transformer(config).eval(), sources
 
 
-@pytest.fixture(scope="module")
-def eos_model(tiny_model):
-    """The tiny model with a bias towards </s>: rows of one source finish at different steps (one never), all rows of
-    the other before max_len, which is what a decoding loop must get right."""
-    model, sources = tiny_model
-    model = copy.deepcopy(model)
-    with torch.no_grad():
-        model.lm_head.bias[EOS_ID] += 1.5
-    outputs = [greedy_decode(model, src, 8, use_cache=False) for src in sources]
-    assert outputs[0].size(1) == 8 and (outputs[0][:, :-1] == EOS_ID).any(dim=1).sum() >= 2
-    assert outputs[1].size(1) < 8
-    return model, sources
-
-
-def next_token(model, src, decoder_input, last=True, exclude=True):
+def next_token(model, src, decoder_input, last=True, excluded=(PAD_ID, BOS_ID), sample=False, masked=True):
     memory, src_mask = model.encode(src)
-    hidden = model.decode(decoder_input, memory, src_mask, causal_mask(decoder_input.size(1)))  # (B, t, d_model)
+    causal = causal_mask(decoder_input.size(1)) if masked else None
+    hidden = model.decode(decoder_input, memory, src_mask, causal)  # (B, t, d_model)
     logits = model.lm_head(hidden[:, -1] if last else hidden[:, 0])  # (B, V)
-    if exclude:
-        logits[:, [PAD_ID, BOS_ID]] = -math.inf
-    return logits.argmax(-1)
+    logits[:, list(excluded)] = -math.inf
+    return torch.multinomial(logits.softmax(-1), 1)[:, 0] if sample else logits.argmax(-1)
 
 
-def test_next_token_check_passes_a_right_step(tiny_model):
+@pytest.mark.parametrize(
+    "right",
+    [
+        next_token,
+        lambda *a: next_token(*a, masked=False),  # the last position sees every earlier one with or without it
+        lambda model, src, decoder_input: (
+            next_token(model, src, decoder_input).tolist()
+            and model(src, decoder_input)[:, -1].index_fill(-1, torch.tensor([PAD_ID, BOS_ID]), -math.inf).argmax(-1)
+        ),
+    ],
+    ids=["encode, decode, lm_head", "no causal mask (the last position needs none)", "the model's forward"],
+)
+def test_next_token_check_passes_right_answers(tiny_model, right):
     model, sources = tiny_model
-    grade_next_token(next_token, model, sources, max_new_tokens=8)
+    accepted(grade_next_token, right, model, sources, 8)
 
 
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(last=False), "at step 1 "),  # step 0 has one position only: first = last
-        (dict(exclude=False), "never a valid output"),  # an untrained model says PAD or BOS
+        (dict(last=False), r"at step 1 .*: it reads the logits of the first position"),  # step 0: first = last
+        (dict(excluded=()), r"\(<(pad|s)>, never a valid output"),
+        (dict(excluded=(PAD_ID,)), r"\(<s>, never a valid output"),
+        (dict(excluded=(BOS_ID,)), r"\(<pad>, never a valid output"),
+        (
+            dict(excluded=(PAD_ID, BOS_ID, EOS_ID)),
+            r"a model that favours </s>.*it never picks </s>: exclude <pad> and <s> only",
+        ),
+        (dict(sample=True), "it samples, where greedy decoding takes the most probable token"),
+    ],
+    ids=[
+        "first position",
+        "nothing excluded",
+        "<s> not excluded",
+        "<pad> not excluded",
+        "</s> excluded too",
+        "sampled",
     ],
 )
-def test_next_token_check_catches_classic_mistakes(tiny_model, options, message):
+def test_next_token_check_refuses_classic_mistakes_naming_them(tiny_model, options, message):
     model, sources = tiny_model
-    with pytest.raises(AssertionError, match=message):
-        grade_next_token(lambda *a: next_token(*a, **options), model, sources, max_new_tokens=8)
+    refused(grade_next_token, lambda *a: next_token(*a, **options), message, model, sources, 8)
 
 
-def next_token_excluding(model, src, decoder_input, excluded):
-    memory, src_mask = model.encode(src)
-    hidden = model.decode(decoder_input, memory, src_mask, causal_mask(decoder_input.size(1)))
-    logits = model.lm_head(hidden[:, -1])  # (B, V)
-    logits[:, excluded] = -math.inf
-    return logits.argmax(-1)
-
-
-@pytest.mark.parametrize(
-    "excluded, message",
-    [([], "<s>, never a valid output"), ([PAD_ID], "<s>, never a valid output"), ([BOS_ID], "<pad>, never a valid")],
-)
-def test_next_token_check_catches_a_step_that_can_say_pad_or_bos_with_a_model_that_never_would(
-    tiny_model, excluded, message
-):
+def test_next_token_check_catches_a_step_that_can_say_pad_or_bos_with_a_model_that_never_would(tiny_model):
     """Like the chapter's half-trained model, this one never prefers <pad> or <s>: a step that forgets to exclude
     them gives greedy decoding's tokens here, and the check must still catch it."""
     model, sources = tiny_model
@@ -89,12 +89,18 @@ def test_next_token_check_catches_a_step_that_can_say_pad_or_bos_with_a_model_th
     for src in sources:  # the model alone would not give it away
         for step in greedy_decode(model, src, 8, use_cache=False).T:
             assert not ((step == PAD_ID) | (step == BOS_ID)).all()
-    forgetful = lambda *a: next_token_excluding(*a, excluded)  # noqa: E731
+    forgetful = lambda *a: next_token(*a, excluded=())  # noqa: E731
     for t in range(1, 4):
         decoder_input = torch.cat([torch.full((4, 1), BOS_ID), greedy_decode(model, sources[0], t)], dim=1)
         assert torch.equal(forgetful(model, sources[0], decoder_input), next_token(model, sources[0], decoder_input))
-    with pytest.raises(AssertionError, match=rf"a model that favours <pad> and <s>.*\({message}"):
-        grade_next_token(forgetful, model, sources, max_new_tokens=8)
+    refused(
+        grade_next_token,
+        forgetful,
+        r"a model that favours <pad> and <s>.*\(<s>, never a valid output",
+        model,
+        sources,
+        8,
+    )
 
 
 def test_next_token_check_wants_one_id_per_row(tiny_model):
@@ -104,38 +110,81 @@ def test_next_token_check_wants_one_id_per_row(tiny_model):
         hidden = model.decode(decoder_input, *model.encode(src), causal_mask(decoder_input.size(1)))
         return model.lm_head(hidden).argmax(-1)  # (B, t)
 
-    with pytest.raises(AssertionError, match=r"shape \(4, 1\), not \(4,\)"):
-        grade_next_token(all_positions, model, sources, max_new_tokens=8)
+    refused(grade_next_token, all_positions, r"shape \(4, 1\), not \(4,\)", model, sources, 8)
 
 
-def greedy(model, src, max_len, pad_after_eos=True, stop=True, keep_bos=False):
+def greedy(
+    model,
+    src,
+    max_len,
+    pad_after_eos=True,
+    stop=True,
+    keep_bos=False,
+    steps=None,
+    stop_on_any=False,
+    append_last=True,
+    after_eos=PAD_ID,
+):
+    """The chapter's loop, optionally with one mistake."""
     tokens = torch.full((src.size(0), 1), BOS_ID)
     finished = torch.zeros(src.size(0), dtype=torch.bool)
-    for _ in range(max_len):
+    for _ in range(max_len if steps is None else steps(max_len)):
         chosen = next_token(model, src, tokens)
         if pad_after_eos:
-            chosen = chosen.masked_fill(finished, PAD_ID)
+            chosen = chosen.masked_fill(finished, after_eos)
+        done = finished | (chosen == EOS_ID)
+        if not append_last and stop and done.all():
+            break
         tokens = torch.cat([tokens, chosen[:, None]], dim=1)
-        finished |= chosen == EOS_ID
-        if stop and finished.all():
+        finished = done
+        if stop and (finished.any() if stop_on_any else finished.all()):
             break
     return tokens if keep_bos else tokens[:, 1:]
 
 
-def test_greedy_decode_check_passes_a_right_loop(eos_model):
-    model, sources = eos_model
-    grade_greedy_decode(greedy, model, sources, max_new_tokens=8)
+def while_loop(model, src, max_new_tokens):
+    """A while loop over the rows still running, with the chapter's step: the same tokens, written another way."""
+    out = torch.full((src.size(0), 0), PAD_ID)
+    running = torch.ones(src.size(0), dtype=torch.bool)
+    while running.any() and out.size(1) < max_new_tokens:
+        decoder_input = torch.cat([torch.full((src.size(0), 1), BOS_ID), out], dim=1)
+        chosen = torch.where(running, next_token(model, src, decoder_input), PAD_ID)
+        out = torch.cat([out, chosen[:, None]], dim=1)
+        running &= chosen != EOS_ID
+    return out
+
+
+@pytest.mark.parametrize(
+    "right",
+    [greedy, while_loop, lambda model, src, n: greedy_decode(model, src, n)],
+    ids=["the chapter's loop", "a while loop", "the package's, cached"],
+)
+def test_greedy_decode_check_passes_right_loops(tiny_model, right):
+    model, sources = tiny_model
+    accepted(grade_greedy_decode, right, model, sources, 8)
 
 
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(keep_bos=True), "starts with <s>"),
-        (dict(stop=False), "stop when every row"),
-        (dict(pad_after_eos=False), "gets <pad> from then on"),
+        (dict(keep_bos=True), "it starts with <s>"),
+        (dict(stop=False), r"a model that says </s> at once.*gives 8 columns, greedy decoding 1: stop when every row"),
+        (dict(steps=lambda n: n - 1), "it stops one step early"),
+        (dict(stop_on_any=True), "it stops when the first row says </s>"),
+        (dict(append_last=False), "the last step's tokens are missing"),
+        (dict(pad_after_eos=False), "a row that has said </s> gets <pad> from then on"),
+        (dict(after_eos=EOS_ID), "after </s> a row gets <pad>, not </s> again"),
+    ],
+    ids=[
+        "<s> kept",
+        "never stops",
+        "one step short",
+        "stops at the first </s>",
+        "last step dropped",
+        "no padding after </s>",
+        "</s> repeated",
     ],
 )
-def test_greedy_decode_check_catches_classic_mistakes(eos_model, options, message):
-    model, sources = eos_model
-    with pytest.raises(AssertionError, match=message):
-        grade_greedy_decode(lambda *a: greedy(*a, **options), model, sources, max_new_tokens=8)
+def test_greedy_decode_check_refuses_classic_mistakes_naming_them(tiny_model, options, message):
+    model, sources = tiny_model
+    refused(grade_greedy_decode, lambda *a: greedy(*a, **options), message, model, sources, 8)
