@@ -61,7 +61,8 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
     """``batches_of(lengths, batch_size, rng)`` must cut the examples ``0 .. n - 1`` into batches by length:
     every example exactly once, ``ceil(n / batch_size)`` batches of at most ``batch_size``, at most half the padding
     of random batches (``transformer.train.bucketing.padding_fraction``), the batches not served in order of length, and
-    other batches from another rng (so that every epoch differs), for several data sets and batch sizes."""
+    the same batches from the same rng (so that a seeded run repeats) and other batches from another (so that every
+    epoch differs), for several data sets and batch sizes."""
     for seed, (n, batch_size, low, high) in zip(
         SEEDS, ((1000, 32, 5, 11), (500, 16, 1, 40), (37, 8, 2, 9)), strict=True
     ):
@@ -111,6 +112,12 @@ def grade_length_batches(batches_of: Callable[[Sequence[int], int, torch.Generat
         longest = [max(lengths[i] for i in batch) for batch in mine]
         assert len(mine) < 10 or longest not in (sorted(longest), sorted(longest, reverse=True)), tr(
             "{call} serves its batches in order of length, every epoch the same way: shuffle the batches", call=call
+        )
+        same_rng = _index_batches(batches_of(lengths, batch_size, make_rng(seed)), call)
+        assert same_rng == mine, tr(
+            "{call} gives other batches from the same rng: shuffle with the rng given (torch.randperm(n, "
+            "generator=rng)), not with Python's random or torch's global generator, so that a seeded run repeats",
+            call=call,
         )
         again = _index_batches(batches_of(lengths, batch_size, make_rng(seed + 10)), call)
         assert again != mine, tr(

@@ -3,6 +3,8 @@ n-gram counts (:func:`clipped_matches`)."""
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -216,10 +218,42 @@ _PRECISION_CASES = (  # (hypothesis, references, n)
 )
 
 
+def _match_mistakes(hypothesis: str, references: Sequence[str], n: int) -> dict[str, int]:
+    """What each classic mistake makes of the clipped matches (the first count), by the hint that names it."""
+    ngrams = _ngrams(hypothesis.split(), n)
+    each = [_ngrams(r.split(), n) for r in references]
+    return {
+        tr(
+            "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
+            "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')"
+        ): sum(c for g, c in ngrams.items() if any(g in r for r in each)),
+        tr(
+            "each n-gram is clipped by its count in all references together: clip by its largest count in any "
+            "single reference"
+        ): sum((ngrams & sum(each, Counter())).values()),
+        tr(
+            "each n-gram is clipped by its smallest count among the references: clip by its largest, in any "
+            "single reference"
+        ): sum((ngrams & functools.reduce(operator.and_, each)).values()),
+        tr("only the first reference is used: clip by an n-gram's largest count in any of them"): sum(
+            (ngrams & each[0]).values()
+        ),
+        tr(
+            "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
+            "count in any reference (two references can each supply different n-grams)"
+        ): max(sum((ngrams & r).values()) for r in each),
+        tr("the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive"): (
+            clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)[0]
+        ),
+    }
+
+
 def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple[int, int]]) -> None:
     """``precision(hypothesis, references, n)`` must return BLEU's clipped n-gram counts ``(matches, total)`` as
     :func:`clipped_matches` (and sacrebleu) computes them, for one and two references, n from 1 to 4, a hypothesis
-    with fewer than n words, and capitals."""
+    with fewer than n words, and capitals. It names a total one short, a reference's total, distinct n-grams, and
+    matches not clipped, clipped by the references' sum or smallest count, by the first or the best reference only,
+    or compared in lower case."""
     for hypothesis, references, n in _PRECISION_CASES:
         call = f"precision({hypothesis!r}, {list(references)!r}, n={n})"
         mine = precision(hypothesis, list(references), n)
@@ -252,31 +286,20 @@ def grade_clipped_precision(precision: Callable[[str, Sequence[str], int], tuple
             raise AssertionError(
                 tr("{call} is {mine}, not {expected}: {hint}", call=call, mine=mine, expected=expected, hint=hint)
             )
-        ngrams = _ngrams(hypothesis.split(), n)
-        each = [_ngrams(r.split(), n) for r in references]
-        lower_case, _ = clipped_matches(hypothesis.lower(), [r.lower() for r in references], n)
-        mistakes = {
-            sum(c for g, c in ngrams.items() if any(g in r for r in each)): tr(
-                "the counts are not clipped: an n-gram matches at most as often as the reference that holds it most "
-                "holds it (else seven times 'the' would score 7 of 7 against 'the cat is on the mat')"
+        answers = {case: precision(case[0], list(case[1]), case[2]) for case in _PRECISION_CASES}
+        hint = next(
+            (
+                hint
+                for hint, wrong in _match_mistakes(hypothesis, references, n).items()
+                if wrong == mine[0] != expected[0]
+                and all(  # the same mistake in every case: two mistakes that give one count here are told apart
+                    answer[0] == _match_mistakes(*case)[hint]
+                    for case, answer in answers.items()
+                    if isinstance(answer, tuple) and answer[1:] == clipped_matches(*case)[1:]
+                )
             ),
-            sum((ngrams & sum(each, Counter())).values()): tr(
-                "each n-gram is clipped by its count in all references together: clip by its largest count in any "
-                "single reference"
-            ),
-            sum((ngrams & each[0]).values()): tr(
-                "only the first reference is used: clip by an n-gram's largest count in any of them"
-            ),
-            max(sum((ngrams & r).values()) for r in each): tr(
-                "the references are taken one at a time, the best one kept: clip n-gram by n-gram, by its largest "
-                "count in any reference (two references can each supply different n-grams)"
-            ),
-            lower_case: tr(
-                "the words are compared in lower case: BLEU as sacrebleu computes it by default is case-sensitive"
-            ),
-        }
-        mistakes.pop(expected[0], None)
-        hint = mistakes.get(mine[0], "")
+            "",
+        )
         if hint:
             raise AssertionError(
                 tr("{call} is {mine}, not {expected}: {hint}", call=call, mine=mine, expected=expected, hint=hint)
