@@ -1,6 +1,7 @@
 """What every chapter's exercises share: :func:`exercise`, which a chapter's check cell calls, and what the graders
-build their cases and messages from (the returned value checked for a tensor of the right shape, random token ids
-with padding, the model configurations a parameter count must get right)."""
+build their cases and messages from: the returned value checked for a tensor of the right shape, random token ids
+with padding, the model configurations a count must get right and the naming of the mistake a wrong count makes
+(:func:`count_mistake`), and a second call that tells a random answer (:func:`varies`)."""
 
 from __future__ import annotations
 
