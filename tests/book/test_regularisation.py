@@ -1,22 +1,25 @@
 """The regularisation experiment of the training chapter: its data, its stream, that each regulariser acts where it
-should (dropout in training only, label smoothing in the training loss only), and its figure."""
+should (dropout in training only, label smoothing in the training loss only), and its figure; and the count of how
+often a run's training sequences repeat, and of the test sequences it trained on."""
 
 import pytest
 import torch
 
 from transformer import Transformer
-from transformer.tokens import PAD_ID
 from transformer.train import EvalResult, History, evaluate_batches, sequence_loss
 from transformer.train.evaluation import EVAL_SEED
 from transformer.train.recipes import small_model_config
-from transformer.train.tasks import task_batch
+from transformer.train.tasks import TaskConfig, make_batch, task_batch
 from transformer_book import regularisation
-from transformer_book.regularisation import EpochStream, RegularisedRun, split_sequences, train_regularised
+from transformer_book.regularisation import (
+    EpochStream,
+    RegularisedRun,
+    count_repeats,
+    sources,
+    split_sequences,
+    train_regularised,
+)
 from transformer_book.viz.regularisation import regularisation_figure
-
-
-def sources(batch) -> list[tuple[int, ...]]:
-    return [tuple(t for t in row if t != PAD_ID) for row in batch.src.tolist()]
 
 
 def test_split_draws_distinct_training_sequences_and_keeps_every_one_of_them_out_of_the_held_out_set():
@@ -144,3 +147,36 @@ def test_figure_shows_each_seeds_training_and_held_out_score_joined_by_its_gap()
     assert len({g.x[0] for g in gaps[:4]}) == 4  # every seed at a place of its own
     assert [t.name for t in fig.data if t.showlegend] == ["training set", "held-out"]
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text and fig.layout.yaxis2.title.text
+
+
+def test_sources_are_the_rows_without_their_padding_whatever_the_batch_width():
+    narrow = make_batch(torch.tensor([[5, 6], [7, 0]]), torch.tensor([[5, 6], [7, 0]]))
+    wide = make_batch(torch.tensor([[5, 6, 0, 0], [7, 0, 0, 0]]), torch.tensor([[5, 6], [7, 0]]))
+    assert sources(narrow) == sources(wide) == [(5, 6), (7,)]
+
+
+def test_count_repeats_counts_each_sequence_that_an_earlier_one_equals_and_the_test_sequences_trained_on():
+    trained = [(3,), (4, 5), (3,), (3,), (4, 5), (4, 6)]
+    tested = [(3,), (4, 6), (5, 5), (6, 7, 8)]
+    counts = count_repeats(iter(trained), tested)
+    assert dict(counts.trained) == {1: 3, 2: 3} and dict(counts.repeated) == {1: 2, 2: 1}
+    assert dict(counts.tested) == {1: 1, 2: 2, 3: 1} and dict(counts.seen) == {1: 1, 2: 1, 3: 0}
+    assert counts.repeated_share == pytest.approx(3 / 6) and counts.seen_share == pytest.approx(2 / 4)
+    assert counts.share_repeated(1) == pytest.approx(2 / 3) and counts.share_repeated(2) == pytest.approx(1 / 3)
+    assert counts.longest_repeated == 2 and counts.longest_seen == 2
+    assert count_repeats([(3,), (4,)]).longest_repeated == 0
+
+
+def test_count_repeats_names_what_is_missing():
+    with pytest.raises(ValueError, match="trained_on"):
+        count_repeats([])
+    with pytest.raises(ValueError, match="tested"):
+        _ = count_repeats([(3,)]).seen_share
+
+
+def test_a_stream_of_fresh_sequences_repeats_its_short_ones_and_never_its_long_ones():
+    data = TaskConfig("copy")
+    stream = data.stream(64, seed=0)
+    counts = count_repeats(s for _ in range(100) for s in sources(next(stream)))
+    assert counts.share_repeated(1) > 0.9  # 10 sequences of length 1, about 640 drawn
+    assert counts.repeated[data.max_seq_len] == 0  # 10**10 of length 10
