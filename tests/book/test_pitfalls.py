@@ -16,6 +16,7 @@ from transformer import EncoderLayer, MultiHeadAttention, TransformerConfig, cau
 from transformer.attention import scaled_dot_product_attention
 from transformer.train.objective import sequence_loss
 from transformer_book import pitfalls as P
+from transformer_book.parameters import parameter_formula
 
 
 def caught(check, variant, error=AssertionError):
@@ -126,7 +127,7 @@ def test_paper_base_model_parameter_count():
     config = TransformerConfig(
         src_vocab_size=37000, tgt_vocab_size=37000, share_embeddings=True, tie_output_embedding=True
     )  # one 37000-token vocabulary, one shared embedding matrix, as in the paper
-    assert sum(P.parameter_formula(config).values()) == 63_119_496  # the paper reports "65M"
+    assert sum(parameter_formula(config).values()) == 63_119_496  # the paper reports "65M"
     assert (
         sum(p.numel() for p in P.SharedAttentionDecoderLayer(512, 8, 2048).parameters())
         == 4 * 512 * 512 + 4 * 512 + (2 * 512 * 2048 + 2048 + 512) + 3 * 2 * 512
