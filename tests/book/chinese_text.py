@@ -3,7 +3,8 @@
 Every markdown cell of a Chinese chapter (``zh/_toc.yml``) and every Chinese string of a catalogue
 (``transformer_book/locale/zh/*.json``) is a :class:`Text`, named by where it is, with what a translation keeps as it
 is (code, formulas, link targets, a template's ``{fields}``) masked. The glossary (``zh/book/glossary.md``) gives each
-English term one rendering and, in its column 不用, the wordings it replaces; :func:`variant_uses` finds those wordings.
+English term one rendering and, in its last table, the wordings it replaces (column 不用); :func:`variant_uses` finds
+those wordings.
 :func:`parenthesis_problems` finds a full-width parenthesis inside another or right after one, and
 :func:`reference_problems` a section named in the prose (“标题”一节, or *标题* in a link to a chapter) that is no heading
 of the page it names.
@@ -23,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ZH = ROOT / "zh"
 GLOSSARY = ZH / "book" / "glossary.md"
 CATALOGUES = ROOT / "transformer_book" / "locale" / "zh"
-COLUMNS = ["English", "中文", "不用", "说明"]  # the glossary's tables
+TERMS = ["English", "中文", "说明"]  # the glossary's tables of terms
+REPLACED = ["English", "中文", "不用"]  # and its table of the wordings they replace
 MASKED = "▢"  # stands for what a text keeps untranslated, so that nothing around it becomes adjacent
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -48,7 +50,8 @@ def catalogues() -> list[Path]:
 
 
 def relative(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    """``path`` from the repository's root (as it is, if it lies outside)."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 _CODE_BLOCK = re.compile(r"^(```+)(?!\s*\{)[^\n]*\n.*?^\1\s*$", re.S | re.M)  # not a directive: ```{admonition}
@@ -111,10 +114,9 @@ class Term:
     line: int
 
 
-def glossary(path: Path = GLOSSARY) -> tuple[list[Term], list[str]]:
-    """The glossary's terms, and what is wrong with its tables (a table without the columns COLUMNS)."""
-    terms, problems = [], []
-    header = None
+def table_rows(path: Path) -> list[tuple[list[str], list[str], int]]:
+    """Each row of the Markdown tables of ``path``: (the table's header, the row's cells, the line number)."""
+    rows, header = [], None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.startswith("|"):
             header = None
@@ -122,24 +124,43 @@ def glossary(path: Path = GLOSSARY) -> tuple[list[Term], list[str]]:
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if header is None:
             header = cells
-            if header != COLUMNS:
-                problems.append(f"{relative(path)} line {number}: a table's columns are {header}, not {COLUMNS}")
-            continue
-        if set("".join(cells)) <= set("-: ") or header != COLUMNS:
-            continue
-        if len(cells) != len(COLUMNS):
-            problems.append(f"{relative(path)} line {number}: {len(cells)} cells, not {len(COLUMNS)}")
-            continue
-        english, chinese, variants, _ = cells
-        terms.append(
-            Term(
-                english,
-                tuple(r.strip() for r in chinese.split(" / ")),
-                tuple(v.strip() for v in variants.split("、") if v.strip()),
-                number,
+        elif not set("".join(cells)) <= set("-: "):
+            rows.append((header, cells, number))
+    return rows
+
+
+def glossary(path: Path = GLOSSARY) -> tuple[list[Term], list[str]]:
+    """The glossary's terms, each with the wordings it replaces, and what is wrong with the page: a table whose
+    columns are neither TERMS nor REPLACED, a term listed twice, a replaced wording listed for a term the glossary does
+    not have or under another rendering than the term's."""
+    found: dict[str, Term] = {}
+    replaced: list[tuple[str, tuple[str, ...], tuple[str, ...], int]] = []
+    problems = []
+    where = relative(path)
+    for header, cells, number in table_rows(path):
+        if header not in (TERMS, REPLACED) or len(cells) != len(header):
+            problems.append(
+                f"{where} line {number}: a row of {len(cells)} cells under {header}: not {TERMS} or {REPLACED}"
             )
-        )
-    return terms, problems
+            continue
+        english, renderings = cells[0], tuple(r.strip() for r in cells[1].split(" / "))
+        if header == TERMS:
+            if english in found:
+                problems.append(f"{where} line {number}: {english!r} again (line {found[english].line})")
+            found[english] = Term(english, renderings, (), number)
+        else:
+            replaced.append((english, renderings, tuple(v.strip() for v in cells[2].split("、") if v.strip()), number))
+    for english, renderings, variants, number in replaced:
+        term = found.get(english)
+        if term is None:
+            problems.append(f"{where} line {number}: wordings replaced for {english!r}, which no table of terms lists")
+        elif renderings != term.renderings:
+            problems.append(
+                f"{where} line {number}: {english!r} is {renderings}, but {term.renderings} line {term.line}"
+            )
+        else:
+            found[english] = Term(english, term.renderings, term.variants + variants, term.line)
+    return list(found.values()), problems
 
 
 def glossed(text: str, start: int, end: int, renderings: tuple[str, ...]) -> bool:

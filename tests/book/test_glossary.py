@@ -1,6 +1,6 @@
 """The Chinese edition speaks one vocabulary. zh/book/glossary.md gives each English term one rendering and lists, in
-its column 不用, the wordings that rendering replaces; no Chinese chapter (its prose) and no catalogue (its Chinese)
-may use one of them. A failure names the file, the cell or catalogue entry, the wording and the rendering to use.
+its last table (column 不用), the wordings that rendering replaces; no Chinese chapter (its prose) and no catalogue (its
+Chinese) may use one of them. A failure names the file, the cell or catalogue entry, the wording and the rendering to use.
 
 A chapter whose editorial pass (issue 42, item 3) has not happened yet is an expected failure, named in PENDING with
 what it still says; the mark is strict, so the test fails once the chapter is clean until its entry is removed.
@@ -101,6 +101,24 @@ def test_a_gloss_after_the_rendering_is_not_a_replaced_wording(terms):
     glossed = Text(path, "cell 0", "对独热（one-hot）目标，“正确”（correct）", "")
     assert [use.split(": ", 1)[1].split(",")[0] for use in variant_uses(glossed, terms)] == [
         "'（correct）' for \"correct (a check's verdict)\""
+    ]
+
+
+def test_a_wording_replaced_under_another_rendering_or_for_no_term_is_a_problem_of_the_glossary(tmp_path):
+    page = tmp_path / "glossary.md"
+    page.write_text(
+        "| English | 中文 | 说明 |\n| --- | --- | --- |\n| attend (to) | 关注 | |\n| cost | 成本 | |\n| cost | 代价 | |\n\n"
+        "| English | 中文 | 不用 |\n| --- | --- | --- |\n| attend (to) | 注意 | 可以注意 |\n| widget | 控件 | 小部件 |\n"
+        "| cost | 代价 | 开销 |\n\n| English | 中文 |\n| --- | --- |\n| head | 头 |\n",
+        encoding="utf-8",
+    )
+    terms, problems = glossary(page)
+    assert [term.english for term in terms] == ["attend (to)", "cost"]
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        "'cost' again (line 4)",
+        "a row of 2 cells under ['English', '中文']: not ['English', '中文', '说明'] or ['English', '中文', '不用']",
+        "'attend (to)' is ('注意',), but ('关注',) line 3",
+        "wordings replaced for 'widget', which no table of terms lists",
     ]
 
 
