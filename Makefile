@@ -20,7 +20,7 @@ JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
 TORCH_VERSION ?= 2.13.0
 # Marks the static build: transformer_book.viz writes figures as plain text/html and live_only() explorers as notes.
-# (book/_ext/offline_assets.py sets it too, so a bare `jupyter-book build .` behaves the same.)
+# (book/_ext/static_book sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
 # Debian packages (each named as its command) that make setup installs with apt when they are missing.
@@ -133,7 +133,7 @@ clean-all: clean
 	rm -rf book/_vendor
 
 # The Python files as `ruff format` writes them (pyproject.toml: 120 columns; the notebooks are left as written).
-FORMATTED := transformer transformer_book tests benchmarks scripts
+FORMATTED := transformer transformer_book tests benchmarks scripts book/_ext
 
 lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book zh
