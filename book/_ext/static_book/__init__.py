@@ -8,8 +8,11 @@ One module per job, each set up here:
 - :mod:`.figures`: plotly figures drawn once the page has painted, their menus and sliders as HTML controls;
 - :mod:`.pages`: the theme's pages made to work: the book's stylesheet, the sidebar toggles, scroll hints, search
   snippets, named toggles of hidden cells, a real page for the site's ``index.html``;
-- :mod:`.playground`: the playground's scripts and the models its notebook exports;
+- :mod:`.playground`: the playground's scripts, the models its notebook exports, the words its page writes;
 - :mod:`.editions`: the English and the Chinese book, each page linked to its twin in the other;
+- :mod:`.words`: the words the site's own code shows (the scripts' ``tr``, the toggles of hidden cells), found in
+  the source and translated from the book's catalogue, ``transformer_book/locale/`` (no Sphinx: ``scripts/translate.py``
+  checks them with the chapters' words);
 - :mod:`.output`: what they share: the book's scripts copied to ``_static/``, the written pages rewritten in place.
 
 Setting up marks the build as the static book (``TRANSFORMER_BOOK_STATIC=1`` in ``os.environ``) before any notebook

@@ -3,7 +3,8 @@ built one after the other and published together, the Chinese under ``zh/`` of t
 
 Each puts a link to the same page in the other edition at the top of every article (and a ``<link rel="alternate"
 hreflang>`` in its head), so that a reader switches language without losing their place. The Chinese edition's toggles
-of hidden cells say what they do in Chinese: myst-nb writes them in English whatever the language.
+of hidden cells say what they do in Chinese: myst-nb writes them in English whatever the language. Every word the
+site's own code shows comes from the book's catalogue (:mod:`.words`, :func:`translated`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from transformer_book.i18n import translatable
+
 from .output import is_html, rewrite_pages
+from .words import translations
 
 logger = logging.getLogger(__name__)
 
@@ -25,22 +29,32 @@ EDITIONS = {
 }  # other, its name, hreflang, root
 
 # myst-nb's words on the toggles of hidden cells (one format for every kind of cell, hence English whatever the
-# language), in the Chinese edition.
-CELL_TOGGLES = {
-    "zh": {
-        "Show code cell source": "显示代码",
-        "Hide code cell source": "隐藏代码",
-        "Show code cell content": "显示单元格",
-        "Hide code cell content": "隐藏单元格",
-        "Show code cell outputs": "显示输出",
-        "Hide code cell outputs": "隐藏输出",
-    }
-}
+# language), which the other edition shows in its own.
+CELL_TOGGLES = (
+    translatable("Show code cell source"),
+    translatable("Hide code cell source"),
+    translatable("Show code cell content"),
+    translatable("Hide code cell content"),
+    translatable("Show code cell outputs"),
+    translatable("Hide code cell outputs"),
+)
 
 
 def edition(app: Sphinx) -> str:
     """``"zh"`` in the Chinese edition's build (``language: zh_CN``), else ``"en"``."""
     return "zh" if str(app.config.language or "").startswith("zh") else "en"
+
+
+def translated(app: Sphinx, texts: list[str]) -> dict[str, str]:
+    """``texts`` (English) in the edition's language, from the book's catalogue (``transformer_book/locale/``); one it
+    lacks stays English, with a warning (which fails the book's build: ``-W``)."""
+    found, missing = translations(texts, edition(app))
+    for text in missing:
+        logger.warning(
+            f"static_book: no {edition(app)} translation of {text!r} in transformer_book/locale/{edition(app)}/: "
+            "scripts/translate.py status lists what is missing"
+        )
+    return {**{text: text for text in missing}, **found}
 
 
 def twin_url(app: Sphinx, pagename: str) -> str:
@@ -72,9 +86,9 @@ def _add_language_switch(app: Sphinx, pagename: str, templatename: str, context:
 
 
 def _translate_cell_toggles(app: Sphinx, exception: Exception | None) -> None:
-    toggles = CELL_TOGGLES.get(edition(app), {})
-    if exception is not None or not is_html(app) or not toggles:
+    if exception is not None or not is_html(app) or edition(app) == "en":
         return
+    toggles = translated(app, list(CELL_TOGGLES))
 
     def translate(text: str, page: Path) -> str:
         for english, translated in toggles.items():

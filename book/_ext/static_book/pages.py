@@ -18,7 +18,9 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from .editions import edition
+from transformer_book.i18n import translatable
+
+from .editions import edition, translated
 from .output import copy_to_static, is_html, rewrite_pages
 
 STYLESHEET = "book.css"  # in book/_ext, copied to _static/
@@ -113,10 +115,11 @@ def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict
 # myst-nb's toggle of a hidden cell says "Show code cell source" but names itself "Toggle hidden content" for
 # screen readers, so a reader who says what they see (voice control) cannot press it: its own words are its name.
 HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
+START = translatable("Start reading")  # the link of the site's index.html to the first chapter
 REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"\s*/?>', re.IGNORECASE)
 
 
-def _give_the_redirect_a_page(index: Path, title: str, language: str = "en") -> None:
+def _give_the_redirect_a_page(index: Path, title: str, lang: str, start: str) -> None:
     """Jupyter Book writes the site's index.html as a bare ``<meta http-equiv="Refresh">``: no title (a tab, a
     bookmark or a search engine shows the address) and nothing to follow where a browser does not redirect. Make it a
     page with the book's title, the same redirect and a link to the first chapter."""
@@ -125,12 +128,11 @@ def _give_the_redirect_a_page(index: Path, title: str, language: str = "en") -> 
     if target is None or "<title>" in text:
         return
     url, name = html.escape(target.group(1)), html.escape(title)
-    lang, start = ("zh-CN", "开始阅读") if language == "zh" else ("en", "Start reading")
     index.write_text(
         f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n<title>{name}</title>\n'
         f'<meta http-equiv="Refresh" content="0; url={url}">\n<link rel="canonical" href="{url}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n</head>\n<body>\n'
-        f'<main><h1>{name}</h1>\n<p><a href="{url}">{start}</a></p></main>\n</body>\n</html>\n',
+        f'<main><h1>{name}</h1>\n<p><a href="{url}">{html.escape(start)}</a></p></main>\n</body>\n</html>\n',
         encoding="utf-8",
     )
 
@@ -140,7 +142,9 @@ def _finish_pages(app: Sphinx, exception: Exception | None) -> None:
         return
     rewrite_pages(app, lambda text, page: text.replace(HIDDEN_CELL_TOGGLE, "<summary>"))
     outdir = Path(app.outdir)
-    _give_the_redirect_a_page(outdir / "index.html", app.config.html_title or app.config.project, edition(app))
+    lang = "zh-CN" if edition(app) == "zh" else "en"
+    title = app.config.html_title or app.config.project
+    _give_the_redirect_a_page(outdir / "index.html", title, lang, translated(app, [START])[START])
 
 
 def setup(app: Sphinx) -> None:

@@ -4,7 +4,8 @@ The build points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/`` of i
 kernel exports the models (``transformer_book.playground``), and adds ``playground_engine.js`` (tokenizer, decoding,
 beam search, loading; no DOM) and ``playground.js`` (the controls and figures), both in ``book/_ext`` and deferred, to
 the page that has a playground (``figures.js``, which loads plotly.js, comes with them: :mod:`.figures`). Once the
-page has loaded, they load ONNX Runtime Web (``_static/vendor/ort/``) and the models, one after the other.
+page has loaded, they load ONNX Runtime Web (``_static/vendor/ort/``) and the models, one after the other. The
+Chinese edition's page carries the Chinese of every word they write (:func:`page_words`), as ``window.bookWords``.
 
 When that folder holds no models (a fresh output folder with a kept jupyter-cache, as in CI, which caches only
 ``_build/.jupyter_cache``), the playground notebooks (those that call ``write_playground(``) are dropped from
@@ -14,6 +15,7 @@ without models fails the build with a warning.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -21,7 +23,9 @@ from fresh_outputs import cache_path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from .output import copy_to_static, is_html
+from .editions import edition, translated
+from .output import EXT, copy_to_static, is_html
+from .words import script_templates
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +67,23 @@ def _copy_scripts(app: Sphinx) -> None:
         copy_to_static(app, *PLAYGROUND_SCRIPTS)
 
 
+def page_words(app: Sphinx) -> dict[str, str]:
+    """The edition's words for what the playground's scripts write (their ``tr`` and ``translatable`` strings) and for
+    the models' names (their labels in the exported manifest), from the book's catalogue."""
+    texts = {text for script in PLAYGROUND_SCRIPTS for text, _ in script_templates(EXT / script)[0]}
+    manifest = Path(app.outdir) / PLAYGROUND_OUT / "manifest.json"
+    if manifest.is_file():
+        texts |= {model["label"] for model in json.loads(manifest.read_text(encoding="utf-8"))["models"].values()}
+    return translated(app, sorted(texts))
+
+
 def _add_playground_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
-    """The playground's scripts, deferred: they do not hold up the page's first paint."""
+    """The playground's scripts, deferred: they do not hold up the page's first paint; in an edition other than the
+    English, the words they write, before them."""
     if PLAYGROUND_CLASS in context.get("body", ""):
+        if edition(app) != "en":
+            words = json.dumps(page_words(app), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+            app.add_js_file(None, body=f"window.bookWords = {words};", priority=202)
         for priority, script in enumerate(PLAYGROUND_SCRIPTS, start=202):
             app.add_js_file(script, priority=priority, loading_method="defer")
 
