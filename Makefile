@@ -116,7 +116,9 @@ vendor:
 # build then finds them cached. Both in the static build's environment. Notebooks that make nbval-reader recorded
 # (_build/recorded) go into the cache as they are instead: make test builds the book from its one run of them.
 # The Chinese edition (zh/: the same code, Chinese prose and words) the same way, built into _build/zh/_build and
-# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one).
+# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one). Its
+# pages load the English site's vendored assets (../_static/vendor/ from zh/): the site holds one copy, and the Chinese
+# build none (book/_ext/static_book/vendor.py).
 ZH_BUILD := _build/zh/_build
 book: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)

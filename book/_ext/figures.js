@@ -16,7 +16,7 @@
       hover label; the figure's height fits what it draws (no empty band where a control was, nothing cut off).
    5. Figures follow their column's width when it changes (rotation, the sidebar opening).
    While it adjusts a figure, the figure's data-book-figure attribute is "busy"; then "ready".
-   0. First of all, plotly.js itself (_static/vendor/plotly.min.js, 4.8 MB): this file is deferred and loads it without
+   0. First of all, plotly.js itself (_static/vendor/plotly.min.js of the English site, 4.8 MB): this file is deferred and loads it without
       holding up the page's first paint: after that paint, when a figure comes within a screen of the view or once the
       page has loaded, whichever is first; through RequireJS where the page has it (a bertviz view), since plotly.js 2
       registers as an anonymous AMD module where it finds one (plotly.js 3 and 4 set window.Plotly). The build queued each figure's drawing script on window.bookFigures
@@ -847,7 +847,9 @@
   }
 
   /* 0. plotly.js, loaded once. */
-  var PLOTLY_URL = new URL("vendor/plotly.min.js", document.currentScript.src).href;
+  // The vendor folder, relative to this file, is its data-vendor (book/_ext/static_book/vendor.py): "vendor/" beside it
+  // in the English site, the English site's in the Chinese, which is published under it and holds no copy of its own.
+  var PLOTLY_URL = new URL(document.currentScript.dataset.vendor + "plotly.min.js", document.currentScript.src).href;
   var plotlyLoaded = null;
 
   function loadPlotly() {

@@ -14,7 +14,9 @@
   "use strict";
   const Engine = window.TransformerPlaygroundEngine;
   const {KINDS, KIND_NAMES, MAX_PADDING, InputError, translatable} = Engine;
-  const playground = Engine.createPlayground(new URL(".", document.currentScript.src).href); // .../_static/
+  const script = document.currentScript; // in _static/; its data-vendor: the vendor folder, relative to it
+  const playground = Engine.createPlayground(new URL(".", script.src).href,
+    new URL(script.dataset.vendor, script.src).href);
   window.transformerPlayground = playground;
   // Every word the page writes, in the page's language: the English text is the key, as in transformer_book.i18n, and
   // the build gives the Chinese edition's page the translations of this file's and the engine's words, from the book's

@@ -348,11 +348,12 @@
     return KINDS.some((kind) => masks[kind].some((layer) => layer.includes(0)));
   }
 
-  // The playground of the site whose _static/ folder is at `staticUrl`. Decoding a model loads what it needs first;
-  // load(name) starts that early. onProgress(listener) reports the downloads: {loaded, total} bytes (total null
-  // while a size is unknown).
-  function createPlayground(staticUrl) {
-    const ortDir = staticUrl + "vendor/ort/", modelDir = staticUrl + "playground/";
+  // The playground of the site whose _static/ folder is at `staticUrl` (its models, in playground/) and whose vendored
+  // assets are at `vendorUrl` (ONNX Runtime Web, in ort/: the English site's, which the Chinese shares). Decoding a
+  // model loads what it needs first; load(name) starts that early. onProgress(listener) reports the downloads:
+  // {loaded, total} bytes (total null while a size is unknown).
+  function createPlayground(staticUrl, vendorUrl) {
+    const ortDir = vendorUrl + "ort/", modelDir = staticUrl + "playground/";
     const timings = {}; // milliseconds since the page started: when loading started, ONNX Runtime and each model ready
     const downloads = new Map(), listeners = new Set(), graphs = {}, sessions = {}, warmed = {};
     let manifestPromise = null, runtimePromise = null;

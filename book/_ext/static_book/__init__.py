@@ -3,8 +3,8 @@
 One module per job, each set up here:
 
 - :mod:`.vendor`: the JavaScript the pages need (MathJax, RequireJS, d3, jQuery, ipywidgets' embed manager, ONNX
-  Runtime Web, plotly.js), copied from ``book/_vendor`` into the site;
-- :mod:`.cdn`: every CDN URL the pages carry pointed at that copy;
+  Runtime Web, plotly.js), copied from ``book/_vendor`` into the English site once; the Chinese pages load that copy;
+- :mod:`.cdn`: every CDN URL the pages carry pointed at that copy (and, in the Chinese edition, the build's own);
 - :mod:`.figures`: plotly figures drawn once the page has painted, their menus and sliders as HTML controls;
 - :mod:`.pages`: the theme's pages made to work: the book's stylesheet, the sidebar toggles, scroll hints, search
   snippets, named toggles of hidden cells, a real page for the site's ``index.html``;

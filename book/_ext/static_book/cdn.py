@@ -4,6 +4,10 @@
 URLs that notebook outputs carry: bertviz writes its require.js, d3 and jQuery URLs into its HTML and JavaScript, and
 an output may name plotly.js, MathJax or ipywidgets' embed manager on a CDN. After the build, each of them becomes the
 local file, and the ``integrity`` and ``crossorigin`` attributes that pinned the CDN's copy go.
+
+In the Chinese edition, whose pages load the English site's copy (:func:`.vendor.vendor_folder`), the URLs that the
+build itself wrote to its own ``_static/vendor/`` (MathJax, RequireJS and the embed manager, from ``_config.yml``)
+point there too (:func:`share_vendored`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from .output import is_html, rewrite_pages
-from .vendor import vendor_url_for
+from .vendor import vendor_folder, vendor_url_for, vendored_names
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +80,26 @@ def rewrite_html(text: str, vendor_url: str) -> str:
     return text
 
 
+def share_vendored(text: str, built_url: str, vendor_url: str, names: list[str]) -> str:
+    """Point the URLs of the vendored ``names`` (files and folders) under ``built_url`` (the output's own vendor
+    folder, relative to the page, where the build's configuration put MathJax and ipywidgets' scripts) at
+    ``vendor_url``, the copy the pages load; the theme's own files in that folder (its icon font) stay."""
+    if built_url == vendor_url:
+        return text
+    vendored = "|".join(re.escape(name) for name in names)
+    return re.sub(rf"(?<=[\"']){re.escape(built_url)}/(?=(?:{vendored})[/\"'?#])", f"{vendor_url}/", text)
+
+
 def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or not is_html(app):
         return
-    outdir = Path(app.outdir)
-    changed = rewrite_pages(app, lambda text, page: rewrite_html(text, vendor_url_for(page, outdir)))
+    outdir, folder, names = Path(app.outdir), vendor_folder(app), vendored_names()
+
+    def rewrite(text: str, page: Path) -> str:
+        vendor_url = vendor_url_for(page, outdir, folder)
+        return rewrite_html(share_vendored(text, vendor_url_for(page, outdir), vendor_url, names), vendor_url)
+
+    changed = rewrite_pages(app, rewrite)
     logger.info(f"static_book: pointed {changed} page(s) at the vendored assets instead of CDNs")
 
 

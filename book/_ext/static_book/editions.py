@@ -45,6 +45,11 @@ def edition(app: Sphinx) -> str:
     return "zh" if str(app.config.language or "").startswith("zh") else "en"
 
 
+def english_root(app: Sphinx) -> str:
+    """The English site's root, relative to the edition's: the other editions are published under it."""
+    return "" if edition(app) == "en" else EDITIONS[edition(app)][3]
+
+
 def translated(app: Sphinx, texts: list[str]) -> dict[str, str]:
     """``texts`` (English) in the edition's language, from the book's catalogue (``transformer_book/locale/``); one it
     lacks stays English, with a warning (which fails the book's build: ``-W``)."""

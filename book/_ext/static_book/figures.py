@@ -21,6 +21,7 @@ from sphinx.application import Sphinx
 
 from .output import copy_to_static, is_html, rewrite_pages
 from .playground import PLAYGROUND_CLASS
+from .vendor import vendor_url_for_static
 
 FIGURE_SCRIPT = "figures.js"  # in book/_ext, copied to _static/: controls above figures, narrow layouts
 
@@ -31,11 +32,12 @@ def _copy_script(app: Sphinx) -> None:
 
 
 def _add_figure_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
-    """``figures.js`` (which loads plotly.js itself, see :func:`defer_plotly_figures`), deferred: it does not hold up
-    the page's first paint."""
+    """``figures.js`` (which loads plotly.js itself, see :func:`defer_plotly_figures`, from the vendor folder its
+    ``data-vendor`` names), deferred: it does not hold up the page's first paint."""
     body = context.get("body", "")
     if "plotly-graph-div" in body or "bertviz-view" in body or PLAYGROUND_CLASS in body:
-        app.add_js_file(FIGURE_SCRIPT, priority=201, loading_method="defer")
+        vendor = {"data-vendor": vendor_url_for_static(app)}
+        app.add_js_file(FIGURE_SCRIPT, priority=201, loading_method="defer", **vendor)
 
 
 # plotly's HTML for a figure is a <div> of the figure's height (its room in the page, kept while plotly.js loads)

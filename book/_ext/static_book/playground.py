@@ -25,6 +25,7 @@ from sphinx.util import logging
 
 from .editions import edition, translated
 from .output import EXT, copy_to_static, is_html
+from .vendor import vendor_url_for_static
 from .words import script_templates
 
 logger = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # the same name as transformer_b
 PLAYGROUND_OUT = "_static/playground"  # relative to the HTML output folder: the exported models
 PLAYGROUND_CLASS = "transformer-playground"  # the playground's element (transformer_book.playground.playground_html)
 PLAYGROUND_SCRIPTS = ("playground_engine.js", "playground.js")  # in book/_ext, copied to _static/, in this order
+PAGE_SCRIPT = "playground.js"  # the one that runs the page: it finds ONNX Runtime Web through its data-vendor
 
 
 def has_models(app: Sphinx) -> bool:
@@ -85,7 +87,8 @@ def _add_playground_js(app: Sphinx, pagename: str, templatename: str, context: d
             words = json.dumps(page_words(app), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
             app.add_js_file(None, body=f"window.bookWords = {words};", priority=202)
         for priority, script in enumerate(PLAYGROUND_SCRIPTS, start=202):
-            app.add_js_file(script, priority=priority, loading_method="defer")
+            vendor = {"data-vendor": vendor_url_for_static(app)} if script == PAGE_SCRIPT else {}
+            app.add_js_file(script, priority=priority, loading_method="defer", **vendor)
 
 
 def _warn_without_models(app: Sphinx, exception: Exception | None) -> None:
