@@ -177,3 +177,9 @@ def test_a_word_of_a_page_s_script_without_a_translation_or_a_translation_no_cod
     line = translate.entry_lines(translate.LOCALE / "zh" / "site.json")[[e["en"] for e in site].index("Decoding…")]
     assert f"transformer_book/locale/zh/site.json line {line}: the code no longer shows 'Decoding…'" in problems
     assert not any("'Decode'" in problem for problem in problems)  # still asked for, by page.js
+
+
+def test_both_editions_build_through_the_same_local_extensions():
+    english = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["local_extensions"]
+    chinese = yaml.safe_load((ROOT / "zh" / "_config.yml").read_text())["sphinx"]["local_extensions"]
+    assert chinese == {name: f"../{path}" for name, path in english.items()}  # zh/_config.yml sits one folder down
