@@ -1,14 +1,14 @@
 """The book's figures in the static pages: drawn without holding up the page, and operable from the keyboard.
 
 ``figures.js`` (in ``book/_ext``, copied to ``_static/``) is added, deferred, to each page that holds a plotly figure,
-a bertviz view or the playground. It loads ``_static/vendor/plotly.min.js`` without holding up the page's first paint
-(after it, when a figure nears the screen, else once the page has loaded; through RequireJS where a bertviz view
-loaded it), then draws each figure, whose drawing script the build queued on ``window.bookFigures``
-(:func:`defer_plotly_figures`), in the room plotly's HTML keeps for the figure. It also makes the figures' menus and
-sliders HTML controls above each figure (whose bar the build puts in the page: :func:`reserve_controls`), operable
-from the keyboard, names figures for screen readers, stacks panels and wraps titles in a narrow column, fits text to
-its cell or box, makes figures follow their column's width, and makes bertviz's SVG controls reachable from the
-keyboard.
+a bertviz view or the playground. It loads ``plotly.min.js`` from the vendored copy (the folder its ``data-vendor``
+names: :mod:`.vendor`) without holding up the page's first paint (after it, when a figure nears the screen, else once
+the page has loaded; through RequireJS where a bertviz view loaded it), then draws each figure, whose drawing script
+the build queued on ``window.bookFigures`` (:func:`defer_plotly_figures`), in the room plotly's HTML keeps for the
+figure. It also makes the figures' menus and sliders HTML controls above each figure (whose bar the build puts in the
+page: :func:`reserve_controls`), operable from the keyboard, names figures for screen readers, stacks panels and wraps
+titles in a narrow column, fits text to its cell or box, makes figures follow their column's width, and makes
+bertviz's SVG controls reachable from the keyboard.
 """
 
 from __future__ import annotations

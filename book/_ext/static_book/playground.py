@@ -4,7 +4,8 @@ The build points ``TRANSFORMER_BOOK_PLAYGROUND`` at ``_static/playground/`` of i
 kernel exports the models (``transformer_book.playground``), and adds ``playground_engine.js`` (tokenizer, decoding,
 beam search, loading; no DOM) and ``playground.js`` (the controls and figures), both in ``book/_ext`` and deferred, to
 the page that has a playground (``figures.js``, which loads plotly.js, comes with them: :mod:`.figures`). Once the
-page has loaded, they load ONNX Runtime Web (``_static/vendor/ort/``) and the models, one after the other. The
+page has loaded, they load ONNX Runtime Web (``ort/`` of the vendored copy, which ``playground.js``'s ``data-vendor``
+names: :mod:`.vendor`) and the models, one after the other. The
 Chinese edition's page carries the Chinese of every word they write (:func:`page_words`), as ``window.bookWords``.
 
 When that folder holds no models (a fresh output folder with a kept jupyter-cache, as in CI, which caches only

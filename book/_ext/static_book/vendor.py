@@ -52,7 +52,8 @@ def vendor_folder(app: Sphinx) -> str:
 
 
 def vendored_names() -> list[str]:
-    """What the build puts in the vendor folder, by its names there (the theme keeps its own files beside them)."""
+    """What the English build puts in the vendor folder (book/_vendor's files and folders, and plotly.js), by their
+    names there: the theme keeps its own files beside them."""
     names = [p.name for p in VENDOR_SOURCE.iterdir() if p.name != VENDOR_TESTS_ONLY and not p.name.startswith(".")]
     return sorted({*names, "plotly.min.js"})
 
@@ -90,16 +91,19 @@ def _copy_assets(app: Sphinx) -> None:
     )
     import plotly
 
-    shutil.copy2(
-        Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js"
-    )  # see vendored_names
+    shutil.copy2(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", target / "plotly.min.js")
 
 
 def _use_the_english_copy(app: Sphinx) -> None:
     """Another edition's build: no copy of its own (one an earlier build made goes), and the folder its pages look in
     beside its output linked to the English build's copy (see the module's docstring)."""
     outdir = Path(app.outdir)
-    shutil.rmtree(outdir / VENDOR_OUT, ignore_errors=True)
+    for name in vendored_names():  # the theme's own files there (its icon font) stay
+        own = outdir / VENDOR_OUT / name
+        if own.is_dir():
+            shutil.rmtree(own)
+        else:
+            own.unlink(missing_ok=True)
     english = Path(app.srcdir).parent / ENGLISH_BUILD / VENDOR_OUT
     seen_from_here = Path(os.path.normpath(outdir / vendor_folder(app)))  # beside the output: not published with it
     if not (english / "plotly.min.js").is_file():
