@@ -20,7 +20,7 @@ JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
 TORCH_VERSION ?= 2.13.0
 # Marks the static build: transformer_book.viz writes figures as plain text/html and live_only() explorers as notes.
-# (book/_ext/offline_assets.py sets it too, so a bare `jupyter-book build .` behaves the same.)
+# (book/_ext/static_book sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
 # Debian packages (each named as its command) that make setup installs with apt when they are missing.
@@ -117,7 +117,9 @@ vendor:
 # build then finds them cached. Both in the static build's environment. Notebooks that make nbval-reader recorded
 # (_build/recorded) go into the cache as they are instead: make test builds the book from its one run of them.
 # The Chinese edition (zh/: the same code, Chinese prose and words) the same way, built into _build/zh/_build and
-# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one).
+# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one). Its
+# pages load the English site's vendored assets (../_static/vendor/ from zh/): the site holds one copy, and the Chinese
+# build none (book/_ext/static_book/vendor.py).
 ZH_BUILD := _build/zh/_build
 book: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)
@@ -134,7 +136,7 @@ clean-all: clean
 	rm -rf book/_vendor
 
 # The Python files as `ruff format` writes them (pyproject.toml: 120 columns; the notebooks are left as written).
-FORMATTED := transformer transformer_book tests benchmarks scripts
+FORMATTED := transformer transformer_book tests benchmarks scripts book/_ext
 
 lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book zh

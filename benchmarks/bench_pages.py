@@ -360,7 +360,8 @@ def main() -> None:
         extra=extra,
         out_dir=args.out,
         sources=[
-            "book/_ext/offline_assets.py",
+            "book/_ext/static_book/figures.py",
+            "book/_ext/static_book/playground.py",
             "book/_ext/figures.js",
             "book/_ext/playground.js",
             "book/_ext/playground_engine.js",

@@ -742,8 +742,9 @@ def test_bertviz_output_rewritten_and_drawn_offline(server: tuple[str, type], br
     base, handler = server
     html = head_view(attention=[torch.rand(1, 2, 4, 4).softmax(-1)], tokens=list("abcd"), html_action="return").data
     assert "https://" in html  # bertviz still points at its CDNs: the rewriting below is what makes it offline
-    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py")
-    rewritten = assets.rewrite_html(html, assets.vendor_url_for(SITE / BERTVIZ_PAGE, SITE))
+    from static_book import cdn, vendor
+
+    rewritten = cdn.rewrite_html(html, vendor.vendor_url_for(SITE / BERTVIZ_PAGE, SITE))
     assert not re.search(r"(src=|paths|: )\s*['\"]https?://", rewritten), "a CDN URL survived the rewriting"
     handler.extra_pages[BERTVIZ_PAGE] = f"<!doctype html><meta charset='utf-8'><body>{rewritten}</body>".encode()
     run = PageRun(browser, f"{base}/{BERTVIZ_PAGE}")

@@ -1,7 +1,7 @@
 """The chapter menu of the built book opens and closes, on a phone and on a laptop, in headless Chromium.
 
 pydata-sphinx-theme 0.17 binds its sidebar toggle to a hidden button (pydata/pydata-sphinx-theme#2451); the book's
-extension forwards the visible one's clicks (``NAV_JS`` in book/_ext/offline_assets.py). Needs the built site, as
+extension forwards the visible one's clicks (``NAV_JS`` in book/_ext/static_book/pages.py). Needs the built site, as
 tests/book/test_book_browser.py does, whose server and browser this test shares."""
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ import re
 
 import pytest
 from category_labels import unlabelled_categories
+from static_book import words
+from static_book.output import EXT
+from static_book.playground import PLAYGROUND_SCRIPTS
 from test_book_browser import (  # noqa: F401 (pytest fixtures: browser, server)
     FIGURE_SHOTS,
     NO_TRANSITIONS,
@@ -979,19 +982,19 @@ def test_the_playground_reads_in_light_and_dark_colours(browser: object, server:
 
 
 def english_the_script_writes() -> list[str]:
-    """What the playground's script writes in English, as far as it reads as words: the keys of its Chinese
-    dictionary, each up to its first ``{field}``, of six characters or more."""
-    script = (SITE.parents[1] / "book" / "_ext" / "playground.js").read_text(encoding="utf-8")
-    block = script[script.index("const TRANSLATIONS = {zh: {") : script.index("}}[LANGUAGE]")]
-    keys = re.findall(r'^\s*"((?:[^"\\]|\\.)+)":', block, re.MULTILINE)
-    return sorted({key.split("{")[0].strip() for key in keys if len(key.split("{")[0].strip()) >= 6})
+    """What the playground's scripts write in English, as far as it reads as words: their templates (read as the
+    build reads them for the page's translations, static_book.words) and the models' names, each up to its first
+    ``{field}``, of six characters or more."""
+    texts = [text for script in PLAYGROUND_SCRIPTS for text, _ in words.script_templates(EXT / script)[0]]
+    texts += [model["label"] for model in manifest()["models"].values()]
+    return sorted({text.split("{")[0].strip() for text in texts if len(text.split("{")[0].strip()) >= 6})
 
 
 def test_the_chinese_playground_writes_chinese(browser: object, server: tuple) -> None:  # noqa: F811
     """On the Chinese site the playground's labels, notes, figure titles and accessible names are Chinese: after a
     greedy and a beam decode of each model, with the head switches open, none of the script's English is on show."""
     english = english_the_script_writes()
-    assert len(english) > 30, f"the playground's dictionary was not found: {english}"
+    assert len(english) > 30, f"the playground's words were not found: {english}"
     run = open_playground(browser, server, "laptop", f"zh/{PAGE}")
     try:
         page = run.page
