@@ -63,7 +63,7 @@ help:
 	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), ruff format --check"
 	@echo "                   (the Python files), actionlint"
 	@echo "make format        rewrite the Python files as ruff format writes them (and sort their imports)"
-	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
+	@echo "make check         lint + the core's and the wing's torch-only tests, without the slow ones: under two minutes"
 	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
 	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
 	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[lab])"
@@ -149,7 +149,7 @@ format: setup
 
 # The quick loop while changing the package: what needs only torch, minus training runs, compiling and subprocesses.
 check: lint
-	$(PYTHON) -m pytest tests/core -m "not slow" -q -n $(JOBS)
+	$(PYTHON) -m pytest tests/core tests/train -m "core and not slow" -q -n $(JOBS)
 
 # Rewrite the copies of the repository's address (notebooks' install lines, README) from _config.yml.
 sync-url:
@@ -160,7 +160,7 @@ nbval: setup
 
 # Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
 # check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel, as
-# tests/book/test_jupyterlab.py does (make lab-test; make test runs it with the other book tests).
+# tests/notebooks/test_jupyterlab.py does (make lab-test; make test runs it with the other book tests).
 reader-env:
 	$(BOOTSTRAP_PYTHON) scripts/reader_env.py $(READER_VENV)
 
@@ -176,10 +176,10 @@ nbval-reader: setup reader-env
 	@$(PERTURBED_CPU); \
 	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/_build/html/_static/playground \
-		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/book/test_first_cells.py
+		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/notebooks/test_first_cells.py
 
 browser-test:
-	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
+	$(PYTHON) -m pytest tests/site/test_book_browser.py tests/site/test_book_navigation.py tests/site/test_playground_browser.py
 
 # Colab at the versions it ships (scripts/colab_env.py says how the environment is made; python
 # scripts/colab_packages.py refreshes tests/colab/ from Colab's published list). The chapters then run in its kernel,
@@ -200,13 +200,13 @@ nbval-colab: colab-env
 		$(NBVAL) --nbval-kernel-name transformer-colab zh/book/
 
 # The explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment: the open front end closest to
-# Colab's (tests/book/test_notebook_classic.py says why and how).
-COLAB_TEST := tests/book/test_notebook_classic.py
+# Colab's (tests/notebooks/test_notebook_classic.py says why and how).
+COLAB_TEST := tests/notebooks/test_notebook_classic.py
 colab-test: colab-env
 	TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) $(PYTHON) -m pytest $(COLAB_TEST)
 
 lab-test: setup reader-env
-	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/notebooks/test_jupyterlab.py
 
 # `make check` first (lint, the quick core tests; the reader's environment is made meanwhile: pip mostly waits on the
 # disk and the network), then the chapters, once, in that environment, which also gives the static book its outputs

@@ -14,7 +14,7 @@ extension and the scripts of its pages, ``book/_ext``) is translated in ``transf
     python scripts/translate.py import NN f.txt     # write the Chinese of f.txt back; each cell now translates the
                                                     # English it stands beside
 
-``NN`` is a chapter's number or its file's stem. ``tests/book/test_chinese_edition.py`` fails on what ``status`` lists.
+``NN`` is a chapter's number or its file's stem. ``tests/notebooks/test_chinese_edition.py`` fails on what ``status`` lists.
 """
 
 from __future__ import annotations

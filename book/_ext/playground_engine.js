@@ -1,7 +1,7 @@
 // The playground's engine: the book's trained models run in the page by ONNX Runtime Web (WebAssembly, one thread).
 //
 // No DOM: this file reads what a reader types, decodes and loads; book/_ext/playground.js draws it. It runs in a
-// page, a worker or Node (tests/book/test_playground_engine.py runs its tokenizer and searches there on their own).
+// page, a worker or Node (tests/site/test_playground_engine.py runs its tokenizer and searches there on their own).
 //
 // The models are the package's own, exported by transformer.export.export_onnx during the build into
 // _static/playground/<model>/{encoder,decoder_step}.onnx, listed in _static/playground/manifest.json.

@@ -8,7 +8,7 @@ The build looks each up in the catalogue of the edition's language (:func:`trans
 page carries the translations of its scripts' words (:mod:`.playground`), and the Chinese pages' toggles say theirs.
 
 :func:`script_templates` reads every such string out of a script, with its line, for ``scripts/translate.py status``
-and ``tests/book/test_chinese_edition.py``, which fail on a string with no translation and on a translation that no
+and ``tests/notebooks/test_chinese_edition.py``, which fail on a string with no translation and on a translation that no
 code asks for, as they do for the chapters' ``tr`` and ``say``. It reads JavaScript with a tokenizer (strings,
 template literals, comments, regular expressions, punctuation), not by searching the text: a string in a comment is
 no template, and a call whose English cannot be read off the source (a template literal, a sum with a variable) is

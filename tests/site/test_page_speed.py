@@ -21,8 +21,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, edition_pages  # noqa: F401
 from static_book import figures
-from test_book_browser import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, edition_pages  # noqa: F401
 
 BENCH = _load(ROOT / "benchmarks" / "bench_pages.py")
 SLOW_LINE = {"latency": 40, "downloadThroughput": 10e6 / 8, "uploadThroughput": 10e6 / 16}

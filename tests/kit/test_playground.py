@@ -1,7 +1,7 @@
 """The playground's reference values (transformer_book.playground) are what the package computes: greedy_decode's
 tokens, the teacher-forced logits of those steps, the attention maps and beam_search's best hypothesis, with heads
 silenced by the package's ablation; and the vocabulary's own tokenization. The page's side is
-tests/book/test_playground_browser.py."""
+tests/site/test_playground_browser.py."""
 
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ import nbformat
 import plotly.graph_objects as go
 import pytest
 import yaml
+from chromium import PageRun
 from static_book import playground, vendor
-from test_book_browser import PageRun, browser  # noqa: F401 (a pytest fixture: browser)
 
 from transformer_book.playground import playground_html
 from transformer_book.viz.render import figure_html
