@@ -34,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from category_labels import unlabelled_categories
 from chromium import CONTEXTS, PREFIX, ROOT, SITE, VIEWPORTS, PageRun, _load, build_folder, edition_pages, toc_pages
 
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "")
@@ -108,43 +109,6 @@ CHOICE_SHOWN = """(i) => {
   const title = gd.getAttribute('aria-label') || '';
   return {pressed: pressed.map(b => b.textContent), title,
           named: pressed.length === 1 && title.includes(pressed[0].textContent.trim())};
-}"""
-# Every heatmap row and column named (category axes, and axes of numbered ticks): its label drawn on its own axis, or
-# on a neighbouring panel's axis that covers the same span (a row of panels side by side shares the row labels of the
-# first; a column of panels the column labels of the lowest). Plotly thins the labels of a narrow category axis, and a
-# stacked panel without labels shows rows no one can name.
-CATEGORY_LABELS = """() => {
-  const plain = (s) => {
-    const t = document.createElement('span');
-    t.innerHTML = String(s);
-    return t.textContent.replace(/\\u200b/g, '').trim();
-  };
-  const findings = [];
-  document.querySelectorAll('.plotly-graph-div').forEach((gd, figure) => {
-    const full = gd._fullLayout;
-    if (!full || gd.offsetParent === null) return;
-    const shown = (ax) => new Set([...gd.querySelectorAll('.' + ax._id + 'tick text')]
-      .filter((t) => t.getBoundingClientRect().width > 0 && getComputedStyle(t).visibility !== 'hidden')
-      .map((t) => t.textContent.replace(/\\u200b/g, '').trim()));
-    const axes = new Set();
-    (gd._fullData || []).filter((t) => t.type === 'heatmap' && t.visible === true).forEach((t) => {
-      [t.xaxis || 'x', t.yaxis || 'y'].forEach((id) => {
-        const ax = full[id[0] + 'axis' + id.slice(1)];
-        if (ax && ax.visible !== false && (ax.type === 'category' || ax.tickmode === 'array')) axes.add(ax);
-      });
-    });
-    const same = (a, b) => Math.abs(a[0] - b[0]) < 0.005 && Math.abs(a[1] - b[1]) < 0.005;
-    [...axes].forEach((ax) => {
-      const lo = Math.min(...ax.range), hi = Math.max(...ax.range);
-      const wanted = ax.type === 'category' ? (ax._categories || []).filter((c, i) => i >= lo && i <= hi).map(plain)
-        : (ax.tickvals || []).map((v, i) => [v, (ax.ticktext || [])[i]]).filter(([v]) => v >= lo && v <= hi)
-          .map(([v, text]) => plain(text === undefined ? v : text));
-      const partners = [ax, ...[...axes].filter((o) => o !== ax && o._id[0] === ax._id[0] && same(o.domain, ax.domain))];
-      const missing = wanted.filter((c) => !partners.some((p) => shown(p).has(c)));
-      if (missing.length) findings.push({figure, axis: ax._id, labels: wanted.length, missing: missing.slice(0, 6)});
-    });
-  });
-  return findings;
 }"""
 # A figure's accessible name is its title: a figure without one is named from its axes, which plotly fills with its
 # editing placeholder ("Click to enter X axis title"), or not at all ("an interactive plot").
@@ -378,7 +342,7 @@ def check_fits_the_screen(run: PageRun, name: str, size: str, scheme: str = "lig
         assert not unnamed, f"{name} at {size} width: figures without an accessible name: {unnamed}"
         unreachable = page.evaluate(UNREACHABLE_CONTROLS)
         assert not unreachable, f"{name} at {size} width: figure controls the Tab key cannot reach: {unreachable}"
-        unlabelled = page.evaluate(CATEGORY_LABELS)
+        unlabelled = unlabelled_categories(page)
         assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
         untitled = page.evaluate(UNTITLED_FIGURES)
         assert not untitled, f"{where}: figures not named by a title of their own: {untitled}"
