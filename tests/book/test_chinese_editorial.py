@@ -18,7 +18,6 @@ import pytest
 from chinese_text import Text, catalogues, chapters, headings, parenthesis_problems, reference_problems, relative, texts
 
 PARENTHESES_PENDING = {
-    "zh/book/07_training.ipynb": "9 nested, e.g. （因果掩码（causal mask）遮住其余部分）",
     "zh/book/07a_making_it_train.ipynb": "a page written after the editorial pass",
     "zh/book/07b_in_practice.ipynb": "a page written after the editorial pass",
     "zh/book/09_dates.ipynb": "1 nested: （pre-norm）inside an aside",

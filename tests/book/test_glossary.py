@@ -15,7 +15,6 @@ import pytest
 from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relative, texts, variant_uses
 
 PENDING = {
-    "zh/book/07_training.ipynb": "Table 3, base 模型 / big 模型, 带掩码的自注意力, 静态书, （correct）",
     "zh/book/07a_making_it_train.ipynb": "a page written after the glossary's pass",
     "zh/book/07b_in_practice.ipynb": "a page written after the glossary's pass",
     "zh/book/08_decoding.ipynb": "活跃假设 / 已完成的假设 for hypotheses, 推理, 评测, 静态版书, 附有答案, （correct）",
