@@ -16,7 +16,6 @@ from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relativ
 
 PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the glossary's pass",
-    "zh/book/07b_in_practice.ipynb": "a page written after the glossary's pass",
     "zh/book/08_decoding.ipynb": "活跃假设 / 已完成的假设 for hypotheses, 推理, 评测, 静态版书, 附有答案, （correct）",
     "zh/book/09_dates.ipynb": '静态书, 参考解答, "correct", word piece',
     "zh/book/10_translation.ipynb": '静默 for silencing a head, 注意力的开销, 等人, 静态书, 参考解答, "correct"',
