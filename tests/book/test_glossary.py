@@ -16,7 +16,6 @@ from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relativ
 
 PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the glossary's pass",
-    "zh/book/09_dates.ipynb": '静态书, 参考解答, "correct", word piece',
     "zh/book/10_translation.ipynb": '静默 for silencing a head, 注意力的开销, 等人, 静态书, 参考解答, "correct"',
     "zh/book/11_inside_the_model.ipynb": "关掉注意力头 / 静默, 软件包, 前向计算, 实时内核, 前一词元头, “correct”",
     "zh/book/12_pitfalls.ipynb": "被隐藏的分数 / = 隐藏 for a mask's hiding, 带掩码自注意力, 推理, {admonition} 答案",
