@@ -19,14 +19,12 @@ from chinese_text import Text, catalogues, chapters, headings, parenthesis_probl
 
 PARENTHESES_PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the editorial pass",
-    "zh/book/12_pitfalls.ipynb": "4, e.g. 因果掩码（causal mask）（… = 保留）",
     "zh/book/13_cost.ipynb": "4, e.g. （softmax、层归一化（layer normalization）、…）",
     "zh/book/14_playground.ipynb": "5, e.g. （后置归一化（post-norm），…）",
     "zh/book/14a_in_the_browser.ipynb": "a page written after the editorial pass",
 }
 REFERENCES_PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the editorial pass",
-    "zh/book/12_pitfalls.ipynb": "five section titles quoted in chapter 12's first cell that chapters 3-6 word otherwise",
 }
 
 

@@ -16,7 +16,6 @@ from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relativ
 
 PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the glossary's pass",
-    "zh/book/12_pitfalls.ipynb": "被隐藏的分数 / = 隐藏 for a mask's hiding, 带掩码自注意力, 推理, {admonition} 答案",
     "zh/book/13_cost.ipynb": "模型的开销 / 开销表 for cost, 软件包, 前向计算, GPU 内存, 静态版书, “correct”",
     "zh/book/14_playground.ipynb": "静默 for silencing a head",
     "zh/book/14a_in_the_browser.ipynb": "a page written after the glossary's pass",
