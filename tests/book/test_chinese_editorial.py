@@ -19,7 +19,6 @@ from chinese_text import Text, catalogues, chapters, headings, parenthesis_probl
 
 PARENTHESES_PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the editorial pass",
-    "zh/book/13_cost.ipynb": "4, e.g. （softmax、层归一化（layer normalization）、…）",
     "zh/book/14_playground.ipynb": "5, e.g. （后置归一化（post-norm），…）",
     "zh/book/14a_in_the_browser.ipynb": "a page written after the editorial pass",
 }

@@ -16,11 +16,9 @@ from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relativ
 
 PENDING = {
     "zh/book/07a_making_it_train.ipynb": "a page written after the glossary's pass",
-    "zh/book/13_cost.ipynb": "模型的开销 / 开销表 for cost, 软件包, 前向计算, GPU 内存, 静态版书, “correct”",
     "zh/book/14_playground.ipynb": "静默 for silencing a head",
     "zh/book/14a_in_the_browser.ipynb": "a page written after the glossary's pass",
     "zh/book/16_differences_from_the_paper.ipynb": "a chapter rewritten after the glossary's pass",
-    "transformer_book/locale/zh/13_cost.json": "软件包, 前向计算",
     "transformer_book/locale/zh/14_playground.json": "静默",
     "transformer_book/locale/zh/16_differences_from_the_paper.json": "已完成的假设 / 未完成假设, word piece, 绑定嵌入",
 }
