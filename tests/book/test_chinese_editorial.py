@@ -18,8 +18,6 @@ import pytest
 from chinese_text import Text, catalogues, chapters, headings, parenthesis_problems, reference_problems, relative, texts
 
 PARENTHESES_PENDING = {
-    "zh/book/14_playground.ipynb": "5, e.g. （后置归一化（post-norm），…）",
-    "zh/book/14a_in_the_browser.ipynb": "a page written after the editorial pass",
 }
 REFERENCES_PENDING = {
 }

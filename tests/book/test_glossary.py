@@ -15,11 +15,6 @@ import pytest
 from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relative, texts, variant_uses
 
 PENDING = {
-    "zh/book/14_playground.ipynb": "静默 for silencing a head",
-    "zh/book/14a_in_the_browser.ipynb": "a page written after the glossary's pass",
-    "zh/book/16_differences_from_the_paper.ipynb": "a chapter rewritten after the glossary's pass",
-    "transformer_book/locale/zh/14_playground.json": "静默",
-    "transformer_book/locale/zh/16_differences_from_the_paper.json": "已完成的假设 / 未完成假设, word piece, 绑定嵌入",
 }
 
 
