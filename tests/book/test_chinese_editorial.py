@@ -17,10 +17,8 @@ import nbformat
 import pytest
 from chinese_text import Text, catalogues, chapters, headings, parenthesis_problems, reference_problems, relative, texts
 
-PARENTHESES_PENDING = {
-}
-REFERENCES_PENDING = {
-}
+PARENTHESES_PENDING: dict[str, str] = {}
+REFERENCES_PENDING: dict[str, str] = {}
 
 
 def marks(path: Path, pending: dict[str, str]) -> list:

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relative, texts, variant_uses
 
-PENDING = {
-}
+PENDING: dict[str, str] = {}
 
 
 def pending(path: Path) -> list:
