@@ -19,7 +19,7 @@
 5. **The kernel**: registered as ``transformer-colab`` inside the environment, with ``COLAB_RELEASE_TAG`` set as on
    Colab (the book's figures then use plotly's Colab renderer); ``make nbval-colab`` runs every chapter in it.
 6. **The widgets' front end for the classic Notebook**: widgetsnbextension 3.6.6's files in ``classic-front-end``
-   inside the environment (not importable; tests/book/test_notebook_classic.py puts its ``share/jupyter`` first on
+   inside the environment (not importable; tests/notebooks/test_notebook_classic.py puts its ``share/jupyter`` first on
    ``JUPYTER_PATH``). Colab draws widgets with a manager of its own; the open front end closest to it is the classic
    Notebook with widgetsnbextension 3.6, and 3.6.7 to 3.6.10 (Colab's list has 3.6.10) cannot create an Output
    widget there (the page says ``TypeError: n._deserialize_state is not a function``), which every ``interactive``

@@ -6,7 +6,7 @@ ends a cell with ``fig`` (preferred) or calls ``fig.show()``; there is no ``show
 carries:
 
 - **static book build** (``in_static_build()``: the environment variable ``TRANSFORMER_BOOK_STATIC=1``, which
-  ``make book`` and the book's Sphinx extension ``book/_ext/offline_assets.py`` set, so the kernels the build starts
+  ``make book`` and the book's Sphinx extension ``book/_ext/static_book`` set, so the kernels the build starts
   inherit it): a single ``text/html`` output, the figure's ``<div>`` and its ``Plotly.newPlot`` call, *without*
   plotly.js. The book loads one vendored plotly.js on each page that has a figure, so pages work with no network.
   Figures take the column's width; a ``layout.width`` only caps it (set ``height``; the column is 680-790 px).

@@ -1,4 +1,4 @@
-"""What the tests of the exercises' graders share (tests/book/test_exercises_*.py): a wrong answer is refused with
+"""What the tests of the exercises' graders share (tests/kit/test_exercises_*.py): a wrong answer is refused with
 a message that names its mistake, in English and in Chinese, every word of the message translated."""
 
 from __future__ import annotations

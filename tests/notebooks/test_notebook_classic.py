@@ -35,7 +35,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_book_browser import browser  # noqa: F401 (browser: the fixture)
 from test_jupyterlab import (
     ANSI_ESCAPE,
     CHANGE_TIMEOUT,

@@ -4,7 +4,7 @@ Chinese) may use one of them. A failure names the file, the cell or catalogue en
 
 A chapter whose editorial pass (issue 42, item 3) has not happened yet is an expected failure, named in PENDING with
 what it still says; the mark is strict, so the test fails once the chapter is clean until its entry is removed.
-``pytest --runxfail tests/book/test_glossary.py`` lists every wording that is left.
+``pytest --runxfail tests/notebooks/test_glossary.py`` lists every wording that is left.
 """
 
 from __future__ import annotations

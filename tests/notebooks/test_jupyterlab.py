@@ -45,8 +45,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from chromium import toc_pages
 from IPython.core.inputtransformer2 import TransformerManager
-from test_book_browser import browser, toc_pages  # noqa: F401 (browser: the fixture)
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
@@ -75,7 +75,7 @@ KERNEL_LIST_RACE = ("500 GET /api/kernels", "TraitError: The 'last_activity' tra
 STAND_INS = {
     "11_inside_the_model": {
         "inside-06": (
-            "# tests/book/test_jupyterlab.py: untrained models of the chapter's configuration stand in for its training.\n"
+            "# tests/notebooks/test_jupyterlab.py: untrained models of the chapter's configuration stand in for its training.\n"
             'TASKS = ("copy", "reverse")\n'
             'TASK_NAMES = {"copy": tr("copy"), "reverse": tr("reverse")}\n'
             "models = {}\n"

@@ -154,37 +154,6 @@ def test_depth_statistics_pre_norm_gradient_grows_toward_the_input_and_post_norm
     assert post.input_gradient[0] < post.input_gradient[-1]
 
 
-def test_layer_diagram_has_one_state_per_menu_entry_and_highlights_one_role():
-    fig = viz.layer_diagram(BASE)
-    buttons = fig.layout.updatemenus[0].buttons
-    assert [b.label for b in buttons][-1] == "pre-norm instead" and len(buttons) == 7
-    cross = next(b for b in buttons if b.label == "cross-attention")
-    shapes = cross.args[0]["shapes"]
-    strong = [s for s in shapes if s.get("type") == "rect" and s.get("opacity") == 1.0 and s["line"]["width"] == 2.5]
-    assert len(strong) == 1  # one cross-attention box, in the decoder
-    text = " ".join(a["text"] for a in cross.args[0]["annotations"])
-    assert "1,050,624" in text  # 4 d^2 + 4 d for d = 512
-
-
-def test_no_arrow_of_the_layer_diagram_strikes_through_a_layer_s_title():
-    """The layer's output runs up through its frame's title: in every state the title is drawn after (over) every arrow
-    that passes its height in its column, on a background."""
-    for button in viz.layer_diagram(BASE).layout.updatemenus[0].buttons:
-        notes = button.args[0]["annotations"]
-        for i, title in enumerate(n for n in notes if "(× N)" in n.get("text", "")):
-            at = notes.index(title)
-            crossing = [
-                k
-                for k, n in enumerate(notes)
-                if n.get("showarrow")
-                and n["ax"] == n["x"]
-                and title["x"] < n["x"] < title["x"] + 4
-                and min(n["ay"], n["y"]) < title["y"] < max(n["ay"], n["y"])
-            ]
-            assert crossing, f"{button.label}: no arrow through title {i}: the test no longer sees the layout"
-            assert max(crossing) < at and title.get("bgcolor"), f"{button.label}: an arrow over {title['text']!r}"
-
-
 def test_norm_figure_states_normalise_rows_for_layer_norm_and_columns_for_batch_norm():
     x = torch.randn(2, 3, 6) * 2 + torch.linspace(-1, 1, 6)
     fig = viz.norm_figure(x)

@@ -5,7 +5,7 @@ chapter, is a heading of the page it names, as the heading reads now.
 
 A chapter whose editorial pass has not happened yet is an expected failure, named in PENDING with what it still has;
 the mark is strict, so the test fails once the chapter is clean until its entry is removed. ``pytest --runxfail
-tests/book/test_chinese_editorial.py`` lists everything that is left.
+tests/notebooks/test_chinese_editorial.py`` lists everything that is left.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The English-German task of chapter 10 on the command line: ``python -m transformer train --task translation`` and
-``evaluate``. Here, not in tests/core: the task needs Babel, num2words and tokenizers (the live extra)."""
+``evaluate``. It needs Babel, num2words and tokenizers (the live extra): marked ``live``, left out of ``make check``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from transformer.train import registry, translation
 from transformer.train.cli import main
 from transformer.train.resume import read_training_checkpoint
 from transformer.train.subwords import SubwordVocabulary
+
+pytestmark = pytest.mark.live  # needs the live extra: make test runs it, make check does not
 
 SMALL = [
     "--task",

@@ -122,3 +122,64 @@ def test_on_colab_the_language_is_read_from_the_open_notebook(monkeypatch, tmp_p
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     monkeypatch.chdir(tmp_path)
     assert i18n.notebook_language() == "zh"
+
+
+def test_the_words_of_the_pages_scripts_are_read_off_their_source_not_searched_for(tmp_path):
+    """book/_ext's scripts are read as JavaScript: a call's English is a string, strings joined by +, or either of a
+    condition's; a name's strings are marked where they are written; a comment, a regular expression or a method of
+    the same name is no template; English that cannot be read off the source is named with its line."""
+    from static_book import words
+
+    script = tmp_path / "page.js"
+    script.write_text(
+        "// tr(\"in a comment\") and /* tr('in a block') */\n"
+        "function tr(text, values) { return text.replace(/\"|'tr(\"no\")'/g, '') / 2; }\n"
+        'const NAMES = {a: translatable("encoder self-attention"), b: translatable(\'it\\\'s "quoted"\')};\n'
+        'label.textContent = tr("Heatmap of each step; " + "the token chosen: {chosen}", {chosen: tr(", ")});\n'
+        'status.textContent = tr(done ? "Decoding…" : "Decoded {n} tokens.", {n}) + `${tr("step")} of ${n}`;\n'
+        'throw new InputError("source", "type a few words"); other.tr("a method"); tr(NAMES[kind]);\n'
+        'tr(`${n} words`); tr("one " + count);\n',
+        encoding="utf-8",
+    )
+    found, problems = words.script_templates(script)
+    assert found == [
+        ("encoder self-attention", 3),
+        ('it\'s "quoted"', 3),
+        ("Heatmap of each step; the token chosen: {chosen}", 4),
+        (", ", 4),
+        ("Decoding…", 5),
+        ("Decoded {n} tokens.", 5),
+        ("step", 5),
+        ("type a few words", 6),
+    ]
+    assert [line for line, _ in problems] == [7, 7] and "pass a string" in problems[0][1]
+
+
+def test_a_word_of_a_page_s_script_without_a_translation_or_a_translation_no_code_asks_for_is_named(
+    tmp_path, monkeypatch
+):
+    """The pages' scripts are checked with the chapters: their English needs a translation in the catalogue, named by
+    file and line where it is missing, and a catalogue entry that only a script asked for is named, by file and line,
+    once no script does."""
+    from static_book import words
+
+    ext = tmp_path / "book" / "_ext"
+    ext.mkdir(parents=True)
+    (ext / "page.js").write_text('tr("Decode");\n\ntr("A word no catalogue has, {n}", {n});\n', encoding="utf-8")
+    with monkeypatch.context() as patch:
+        patch.setattr(translate, "ROOT", tmp_path)
+        patch.setattr(words, "EXT", ext)
+        found = translate.script_templates()
+    monkeypatch.setattr(translate, "script_templates", lambda: found)
+    problems = [str(p) for p in translate.catalogue_problems()]
+    assert "book/_ext/page.js line 3: no zh translation of 'A word no catalogue has, {n}'" in problems
+    site = json.loads((translate.LOCALE / "zh" / "site.json").read_text(encoding="utf-8"))
+    line = translate.entry_lines(translate.LOCALE / "zh" / "site.json")[[e["en"] for e in site].index("Decoding…")]
+    assert f"transformer_book/locale/zh/site.json line {line}: the code no longer shows 'Decoding…'" in problems
+    assert not any("'Decode'" in problem for problem in problems)  # still asked for, by page.js
+
+
+def test_both_editions_build_through_the_same_local_extensions():
+    english = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["local_extensions"]
+    chinese = yaml.safe_load((ROOT / "zh" / "_config.yml").read_text())["sphinx"]["local_extensions"]
+    assert chinese == {name: f"../{path}" for name, path in english.items()}  # zh/_config.yml sits one folder down

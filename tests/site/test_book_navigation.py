@@ -1,8 +1,8 @@
 """The chapter menu of the built book opens and closes, on a phone and on a laptop, in headless Chromium.
 
 pydata-sphinx-theme 0.17 binds its sidebar toggle to a hidden button (pydata/pydata-sphinx-theme#2451); the book's
-extension forwards the visible one's clicks (``NAV_JS`` in book/_ext/offline_assets.py). Needs the built site, as
-tests/book/test_book_browser.py does, whose server and browser this test shares."""
+extension forwards the visible one's clicks (``NAV_JS`` in book/_ext/static_book/pages.py). Needs the built site, as
+tests/site/test_book_browser.py does, whose server and browser this test shares."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 
 import pytest
-from test_book_browser import SITE, browser, server  # noqa: F401  (pytest fixtures)
+from chromium import SITE, edition_pages
 
 PHONE, LAPTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
 PAGE = "book/02_embeddings.html"
@@ -96,8 +96,6 @@ def test_one_search_box_and_it_opens_the_search(chapter: Callable[[dict], object
 def test_every_page_links_to_the_same_page_in_the_other_edition() -> None:
     """Each chapter of either edition has a language switch whose link opens the same chapter in the other (the
     Chinese glossary, which the English lacks, opens the English book's start)."""
-    from test_book_browser import edition_pages
-
     for name in edition_pages():
         page = SITE / f"{name}.html"
         link = re.search(
@@ -136,8 +134,6 @@ def test_the_chinese_search_finds_chinese_words(chapter: Callable[[dict], object
 
 def test_the_chinese_pages_open_the_chinese_notebooks_on_colab() -> None:
     """The rocket's Colab link of a Chinese page opens that page's notebook under zh/ of the repository."""
-    from test_book_browser import edition_pages
-
     for name in edition_pages():
         if not name.startswith("zh/book/") or name == "zh/book/glossary":
             continue

@@ -2,7 +2,7 @@
 
 plotly.js is 4.8 MB (1.5 MB gzipped): as a synchronous script in <head> it left every page with a figure blank for
 3.5-4 s at 10 Mbit/s. Now ``figures.js`` (deferred) loads it and runs each figure's drawing script, which the build
-queued (``book/_ext/offline_assets.py``, ``defer_plotly_figures``). Here: no page holds a script that blocks the parser
+queued (``book/_ext/static_book/figures.py``, ``defer_plotly_figures``). Here: no page holds a script that blocks the parser
 on plotly.js, every figure's script is queued; on a throttled line (10 Mbit/s, 40 ms, served with gzip as GitHub
 Pages serves it) a page paints before plotly.js has arrived, and every figure is drawn once it has, on a page with
 RequireJS (bertviz) too; and the text does not move when the figures are drawn (below). ``benchmarks/bench_pages.py``
@@ -21,10 +21,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_book_browser import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, edition_pages  # noqa: F401
+from chromium import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, edition_pages  # noqa: F401
+from static_book import figures
 
 BENCH = _load(ROOT / "benchmarks" / "bench_pages.py")
-ASSETS = _load(ROOT / "book" / "_ext" / "offline_assets.py")
 SLOW_LINE = {"latency": 40, "downloadThroughput": 10e6 / 8, "uploadThroughput": 10e6 / 16}
 PLOTLY = "vendor/plotly.min.js"
 # A <script> that stops the parser: one with a src and neither async nor defer nor type="module".
@@ -41,10 +41,10 @@ def test_a_figure_s_drawing_script_is_queued_once_whatever_its_tag() -> None:
         ' if (document.getElementById("a")) { Plotly.newPlot("a", [], {}, {}) };</script></div>'
         "<script>var other = 1;</script>"
     )
-    queued = ASSETS.defer_plotly_figures(page)
+    queued = figures.defer_plotly_figures(page)
     assert queued.count(".push(function () {") == 1 and "<script>var other = 1;</script>" in queued
     assert re.search(r"push\(function \(\) \{\s*window\.PLOTLYENV=.*Plotly\.newPlot\(\"a\".*\}\);</script>", queued)
-    assert ASSETS.defer_plotly_figures(queued) == queued  # a page rewritten twice (an incremental build) stays as is
+    assert figures.defer_plotly_figures(queued) == queued  # a page rewritten twice (an incremental build) stays as is
 
 
 def test_a_figure_with_a_menu_gets_its_controls_bar_from_the_build_and_one_without_none() -> None:
@@ -57,12 +57,12 @@ def test_a_figure_with_a_menu_gets_its_controls_bar_from_the_build_and_one_witho
 
     entries = [{"label": "a", "method": "relayout", "args": [{"height": 300}]}, {"label": "b", "method": "relayout"}]
     menu = {"title": {"text": "A title"}, "height": 400, "updatemenus": [{"buttons": entries, "name": "show"}]}
-    page = ASSETS.reserve_controls(ASSETS.defer_plotly_figures(figure("a", menu) + figure("b", {"height": 300})))
+    page = figures.reserve_controls(figures.defer_plotly_figures(figure("a", menu) + figure("b", {"height": 300})))
     (bar,) = re.findall(r'<div class="book-figure-controls" data-book-controls="([^"]*)"></div><div style', page)
     controls = json.loads(html.unescape(bar))
     assert controls["updatemenus"][0]["buttons"] == [{"label": "a", "method": "relayout"}, entries[1]]
     assert (controls["height"], controls["top"], controls["title"]) == (400, 100, "A title")
-    assert ASSETS.reserve_controls(page) == page  # a page rewritten twice (an incremental build) stays as is
+    assert figures.reserve_controls(page) == page  # a page rewritten twice (an incremental build) stays as is
 
 
 @built

@@ -1,7 +1,7 @@
 """The playground's reference values (transformer_book.playground) are what the package computes: greedy_decode's
 tokens, the teacher-forced logits of those steps, the attention maps and beam_search's best hypothesis, with heads
 silenced by the package's ablation; and the vocabulary's own tokenization. The page's side is
-tests/book/test_playground_browser.py."""
+tests/site/test_playground_browser.py."""
 
 from __future__ import annotations
 
@@ -99,9 +99,8 @@ def test_the_book_extension_reruns_playground_notebooks_whose_models_are_missing
 
     import nbformat
     from jupyter_cache import get_cache
-    from test_book_browser import ROOT, _load
+    from static_book import playground
 
-    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py")
     (tmp_path / "book").mkdir()
     notebooks = {}
     for name, code in (("play", "write_playground(models, folder, sources)"), ("other", "print(1)")):
@@ -118,12 +117,12 @@ def test_the_book_extension_reruns_playground_notebooks_whose_models_are_missing
         srcdir=str(tmp_path),
         env=SimpleNamespace(mystnb_config=SimpleNamespace(execution_cache_path=str(tmp_path / "cache"))),
     )
-    (tmp_path / "html" / assets.PLAYGROUND_OUT).mkdir(parents=True)
-    (tmp_path / "html" / assets.PLAYGROUND_OUT / "manifest.json").write_text("{}")
-    assets._rerun_playground_without_models(app)  # the models are there: the cache stays
+    (tmp_path / "html" / playground.PLAYGROUND_OUT).mkdir(parents=True)
+    (tmp_path / "html" / playground.PLAYGROUND_OUT / "manifest.json").write_text("{}")
+    playground._rerun_playground_without_models(app)  # the models are there: the cache stays
     assert len(cache.list_cache_records()) == 2
-    (tmp_path / "html" / assets.PLAYGROUND_OUT / "manifest.json").unlink()
-    assets._rerun_playground_without_models(app)
+    (tmp_path / "html" / playground.PLAYGROUND_OUT / "manifest.json").unlink()
+    playground._rerun_playground_without_models(app)
     assert [Path(r.uri).name for r in cache.list_cache_records()] == ["other.ipynb"]
 
 

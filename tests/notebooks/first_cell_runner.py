@@ -1,6 +1,6 @@
 """Run chapters' first code cells as a kernel would, in this interpreter, with IPython's magics recorded, not run.
 
-    <python> tests/book/first_cell_runner.py < plan.json
+    <python> tests/notebooks/first_cell_runner.py < plan.json
 
 The plan is a JSON list of trials, ``{"notebook": <path>, "hide": [<module>, ...]}``: each hidden module looks
 missing to the cell (``sys.modules[name] = None``: ``importlib.util.find_spec`` returns None, as for a module that is
@@ -11,7 +11,7 @@ it runs is recorded and stops the cell, so nothing is installed (a ``subprocess.
 (the environment the cells ran in), and ``"trials"``: for each trial, ``{"runs": [<magic>, ...], "finished": <the
 cell ran to its end>, "error": <an exception, or null>}``.
 
-Run by tests/book/test_first_cells.py with the reader environment's Python (``make nbval-reader``) and with this one's.
+Run by tests/notebooks/test_first_cells.py with the reader environment's Python (``make nbval-reader``) and with this one's.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 import yaml
+from static_book import cdn, vendor
 
 import transformer_book.viz as viz
 
@@ -101,7 +102,6 @@ def test_live_only_shows_a_note_in_the_static_book(static_build: None) -> None:
 
 
 def test_rewrite_html_points_cdns_at_the_vendor_folder() -> None:
-    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py", "offline_assets")
     page = (
         '<script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js"></script>\n'
         "<script>require.config({paths: {d3: 'https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min',\n"
@@ -111,7 +111,7 @@ def test_rewrite_html_points_cdns_at_the_vendor_folder() -> None:
         '<script charset="utf-8" src="https://cdn.plot.ly/plotly-4.1.1.min.js"></script>\n'
         '<a href="https://github.com/transformer-interactive/transformer-interactive">repository</a>'
     )
-    out = assets.rewrite_html(page, "../_static/vendor")
+    out = cdn.rewrite_html(page, "../_static/vendor")
     assert '<script src="../_static/vendor/require.js"></script>' in out
     assert "d3: '../_static/vendor/d3.min'" in out and "jquery: '../_static/vendor/jquery.min'" in out
     assert '<script src="../_static/vendor/html-manager/embed-amd.js"></script>' in out  # SRI pins dropped
@@ -120,9 +120,8 @@ def test_rewrite_html_points_cdns_at_the_vendor_folder() -> None:
 
 
 def test_vendor_url_is_relative_to_each_page(tmp_path: Path) -> None:
-    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py", "offline_assets")
-    assert assets.vendor_url_for(tmp_path / "index.html", tmp_path) == "_static/vendor"
-    assert assets.vendor_url_for(tmp_path / "book" / "01.html", tmp_path) == "../_static/vendor"
+    assert vendor.vendor_url_for(tmp_path / "index.html", tmp_path) == "_static/vendor"
+    assert vendor.vendor_url_for(tmp_path / "book" / "01.html", tmp_path) == "../_static/vendor"
 
 
 def test_a_markdown_table_left_as_text_is_found_in_a_page_and_code_is_not() -> None:

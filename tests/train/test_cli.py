@@ -226,7 +226,7 @@ def test_the_dates_task_trains_and_evaluates_with_the_chapters_scores(capsys, tm
 @pytest.mark.parametrize("name", ["copy", "reverse", "sort", "dates"])
 def test_a_task_trains_with_its_recipe_which_help_gives_without_importing_the_task(name, capsys):
     """Each recipe has one home (transformer.train.recipes), which the task and --help both read. (Translation, which
-    needs the live extra: tests/book/test_translation_cli.py.)"""
+    needs the live extra: tests/train/test_translation_cli.py.)"""
     task = registry.get_task(name)
     assert isinstance(task, registry.Task) and task.name == name
     assert task.train_config() == registry.recipe(name) and task.train_config(steps=7).steps == 7

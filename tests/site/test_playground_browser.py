@@ -7,7 +7,7 @@ padded, PyTorch's greedy output (``greedy_decode``), the logits of every step an
 hypothesis of ``beam_search`` with its score, intact and with a head silenced by the package's ablation
 (``ablate_heads``); for the models that read text, how their vocabularies tokenize awkward texts (the translator's
 subwords decoded back too). Here the page runs the same sources with the same head masks, served under the site's
-sub-path with every off-machine request blocked (tests/book/test_book_browser.py's server and browser). Then a
+sub-path with every off-machine request blocked (tests/site/test_book_browser.py's server and browser). Then a
 reader's side: loading starts when the playground comes into view (or a control is focused) and shows its bytes;
 awkward English typed into the page is read as the ids Python reads, and translated greedily and with a beam as
 PyTorch translates it; a rejected input clears the previous result; what the page clamps it says; every control works
@@ -16,10 +16,10 @@ Issue 34: the models load once the page has loaded (the one shown first, then th
 clearing a result while its figures are drawn or resized raises nothing; no output starts with a space; a source
 outside a model's task is said to be one; choosing a model and pressing Decode at once decodes once; the beam tree's
 labels fit their boxes; the attention maps have a colour scale; every row and column of every heatmap keeps its label
-at a phone's width, and when the screen turns (tests/book/category_labels.py); a result out of date says so at full
+at a phone's width, and when the screen turns (tests/site/category_labels.py); a result out of date says so at full
 contrast. In dark colours as in light: the playground as wide, its text and figures as readable (axe-core), its colour
 scale's edge as clear.
-The engine on its own (no page) is tests/book/test_playground_engine.py.
+The engine on its own (no page) is tests/site/test_playground_engine.py.
 """
 
 from __future__ import annotations
@@ -29,19 +29,11 @@ import re
 
 import pytest
 from category_labels import unlabelled_categories
-from test_book_browser import (  # noqa: F401 (pytest fixtures: browser, server)
-    FIGURE_SHOTS,
-    NO_TRANSITIONS,
-    SITE,
-    STICKY_HIDDEN,
-    THEME,
-    VIEWPORTS,
-    PageRun,
-    axe_violations,
-    browser,
-    figure_text_defects,
-    server,
-)
+from chromium import SITE, VIEWPORTS, PageRun
+from static_book import words
+from static_book.output import EXT
+from static_book.playground import PLAYGROUND_SCRIPTS
+from test_book_browser import FIGURE_SHOTS, NO_TRANSITIONS, STICKY_HIDDEN, THEME, axe_violations, figure_text_defects
 
 PAGE = "book/14_playground.html"
 MODELS = SITE / "_static" / "playground"
@@ -979,19 +971,19 @@ def test_the_playground_reads_in_light_and_dark_colours(browser: object, server:
 
 
 def english_the_script_writes() -> list[str]:
-    """What the playground's script writes in English, as far as it reads as words: the keys of its Chinese
-    dictionary, each up to its first ``{field}``, of six characters or more."""
-    script = (SITE.parents[1] / "book" / "_ext" / "playground.js").read_text(encoding="utf-8")
-    block = script[script.index("const TRANSLATIONS = {zh: {") : script.index("}}[LANGUAGE]")]
-    keys = re.findall(r'^\s*"((?:[^"\\]|\\.)+)":', block, re.MULTILINE)
-    return sorted({key.split("{")[0].strip() for key in keys if len(key.split("{")[0].strip()) >= 6})
+    """What the playground's scripts write in English, as far as it reads as words: their templates (read as the
+    build reads them for the page's translations, static_book.words) and the models' names, each up to its first
+    ``{field}``, of six characters or more."""
+    texts = [text for script in PLAYGROUND_SCRIPTS for text, _ in words.script_templates(EXT / script)[0]]
+    texts += [model["label"] for model in manifest()["models"].values()]
+    return sorted({text.split("{")[0].strip() for text in texts if len(text.split("{")[0].strip()) >= 6})
 
 
 def test_the_chinese_playground_writes_chinese(browser: object, server: tuple) -> None:  # noqa: F811
     """On the Chinese site the playground's labels, notes, figure titles and accessible names are Chinese: after a
     greedy and a beam decode of each model, with the head switches open, none of the script's English is on show."""
     english = english_the_script_writes()
-    assert len(english) > 30, f"the playground's dictionary was not found: {english}"
+    assert len(english) > 30, f"the playground's words were not found: {english}"
     run = open_playground(browser, server, "laptop", f"zh/{PAGE}")
     try:
         page = run.page

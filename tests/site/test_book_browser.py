@@ -27,45 +27,23 @@ sits at the server's root fails here too.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import importlib.util
 import os
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlparse
 
 import nbformat
 import pytest
+from category_labels import unlabelled_categories
+from chromium import CONTEXTS, PREFIX, ROOT, SITE, VIEWPORTS, PageRun, _load, build_folder, edition_pages, toc_pages
 
-ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
-CHROMIUM = os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "")
 # Pages that must show at least this many plotly figures (every figure a page has must render in any case).
 MIN_FIGURES = {"book/01_introduction": 1}  # the architecture diagram
-# Console errors that are not failures (matched against "message url"): the browser asks every site for a favicon.
-IGNORED_CONSOLE = (re.compile(r"favicon\.ico"),)
 BERTVIZ_PAGE = "book/__bertviz_offline_check.html"  # served from memory by the test, next to the chapters
-# GitHub Pages serves a project's site under /<repository>/: so does this test (the name from _config.yml).
-PREFIX = "/" + re.search(r"^\s*url:\s*\S+/([^/\s]+?)/?\s*$", (ROOT / "_config.yml").read_text(), re.MULTILINE).group(1)
-VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1280, "height": 900}}
-CONTEXTS = {"phone": {"has_touch": True, "is_mobile": True}, "laptop": {}}
 # The reader's system colour scheme: the book follows it on a first visit (_config.yml's default_mode: auto), and the
 # dark theme frames outputs differently (book.css), so every page is checked in both.
-# Text of a figure that a reader cannot read (overlapping, cut off, out of its box): tests/book/figure_text.js.
+# Text of a figure that a reader cannot read (overlapping, cut off, out of its box): tests/site/figure_text.js.
 FIGURE_TEXT = (Path(__file__).with_name("figure_text.js")).read_text(encoding="utf-8")
 # axe-core, fetched by scripts/vendor_assets.sh for the tests only (the build does not ship it to readers).
 AXE = ROOT / "book" / "_vendor" / "tests" / "axe.min.js"
@@ -84,114 +62,10 @@ NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; }"
 STICKY_HIDDEN = ".bd-header-article, .bd-header, .skip-link { visibility: hidden !important; }"
 FIGURE_SHOTS = Path(os.environ["BOOK_FIGURE_SHOTS"]) if os.environ.get("BOOK_FIGURE_SHOTS") else None
 
+
 pytestmark = pytest.mark.skipif(
     not (SITE / "index.html").is_file(), reason=f"the book is not built ({SITE} missing): run `make book` first"
 )
-
-
-def _load(path: Path) -> object:
-    """A module of the repository that is not importable as a package (a script, the Sphinx extension)."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def toc_pages() -> list[str]:
-    """Document names of every page of the English book (_toc.yml), in reading order."""
-    return _load(ROOT / "scripts" / "book_toc.py").toc_files(ROOT)
-
-
-def edition_pages() -> list[str]:
-    """Document names of every page of both editions, in reading order: the English book's, then the Chinese one's,
-    published under zh/ (zh/_toc.yml)."""
-    return toc_pages() + [f"zh/{name}" for name in _load(ROOT / "scripts" / "book_toc.py").toc_files(ROOT / "zh")]
-
-
-def build_folder(name: str) -> Path:
-    """The jupyter-book build folder (its cache, its executed notebooks) of the edition page ``name`` belongs to."""
-    return ROOT / "_build" / "zh" / "_build" if name.startswith("zh/") else SITE.parent
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    extra_pages: dict[str, bytes] = {}
-
-    def translate_path(self, path: str) -> str:
-        """Files under ``PREFIX`` only: a path outside it is not found, as on GitHub Pages."""
-        if not path.startswith(PREFIX + "/"):
-            return str(SITE / "__outside_the_site__")
-        return super().translate_path(path[len(PREFIX) :])
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = self.extra_pages.get(urlparse(self.path).path.removeprefix(PREFIX).lstrip("/"))
-        if body is None:
-            return super().do_GET()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, type[_Handler]]]:
-    handler = type("Handler", (_Handler,), {"extra_pages": {}})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(SITE)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}{PREFIX}", handler
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: `make setup` installs it (apt-get install chromium)")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
-class PageRun:
-    """One page opened in a fresh context that records errors and blocks (and records) off-machine requests."""
-
-    def __init__(self, browser: object, url: str, viewport: dict | None = None, **options: object):
-        self.errors: list[str] = []
-        self.external: list[str] = []
-        self.failed: list[str] = []
-        self.context = browser.new_context(viewport=viewport or VIEWPORTS["laptop"], **options)
-        self.context.route("**/*", self._route)
-        self.page = self.context.new_page()
-        self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
-        self.page.on("console", self._console)
-        self.page.on("response", self._response)
-        self.page.goto(url, wait_until="load")
-
-    def _route(self, route: object) -> None:
-        url = route.request.url
-        if urlparse(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
-            route.continue_()
-        else:
-            self.external.append(url)
-            route.abort()
-
-    def _response(self, response: object) -> None:
-        if response.status >= 400 and not any(p.search(response.url) for p in IGNORED_CONSOLE):
-            self.failed.append(f"{response.status} {response.url}")
-
-    def _console(self, message: object) -> None:
-        where = (message.location or {}).get("url", "")
-        if message.type == "error" and not any(p.search(f"{message.text} {where}") for p in IGNORED_CONSOLE):
-            self.errors.append(f"console: {message.text} ({where})")
-
-    def close(self) -> None:
-        self.context.close()
 
 
 # JavaScript helpers run in the page.
@@ -235,43 +109,6 @@ CHOICE_SHOWN = """(i) => {
   const title = gd.getAttribute('aria-label') || '';
   return {pressed: pressed.map(b => b.textContent), title,
           named: pressed.length === 1 && title.includes(pressed[0].textContent.trim())};
-}"""
-# Every heatmap row and column named (category axes, and axes of numbered ticks): its label drawn on its own axis, or
-# on a neighbouring panel's axis that covers the same span (a row of panels side by side shares the row labels of the
-# first; a column of panels the column labels of the lowest). Plotly thins the labels of a narrow category axis, and a
-# stacked panel without labels shows rows no one can name.
-CATEGORY_LABELS = """() => {
-  const plain = (s) => {
-    const t = document.createElement('span');
-    t.innerHTML = String(s);
-    return t.textContent.replace(/\\u200b/g, '').trim();
-  };
-  const findings = [];
-  document.querySelectorAll('.plotly-graph-div').forEach((gd, figure) => {
-    const full = gd._fullLayout;
-    if (!full || gd.offsetParent === null) return;
-    const shown = (ax) => new Set([...gd.querySelectorAll('.' + ax._id + 'tick text')]
-      .filter((t) => t.getBoundingClientRect().width > 0 && getComputedStyle(t).visibility !== 'hidden')
-      .map((t) => t.textContent.replace(/\\u200b/g, '').trim()));
-    const axes = new Set();
-    (gd._fullData || []).filter((t) => t.type === 'heatmap' && t.visible === true).forEach((t) => {
-      [t.xaxis || 'x', t.yaxis || 'y'].forEach((id) => {
-        const ax = full[id[0] + 'axis' + id.slice(1)];
-        if (ax && ax.visible !== false && (ax.type === 'category' || ax.tickmode === 'array')) axes.add(ax);
-      });
-    });
-    const same = (a, b) => Math.abs(a[0] - b[0]) < 0.005 && Math.abs(a[1] - b[1]) < 0.005;
-    [...axes].forEach((ax) => {
-      const lo = Math.min(...ax.range), hi = Math.max(...ax.range);
-      const wanted = ax.type === 'category' ? (ax._categories || []).filter((c, i) => i >= lo && i <= hi).map(plain)
-        : (ax.tickvals || []).map((v, i) => [v, (ax.ticktext || [])[i]]).filter(([v]) => v >= lo && v <= hi)
-          .map(([v, text]) => plain(text === undefined ? v : text));
-      const partners = [ax, ...[...axes].filter((o) => o !== ax && o._id[0] === ax._id[0] && same(o.domain, ax.domain))];
-      const missing = wanted.filter((c) => !partners.some((p) => shown(p).has(c)));
-      if (missing.length) findings.push({figure, axis: ax._id, labels: wanted.length, missing: missing.slice(0, 6)});
-    });
-  });
-  return findings;
 }"""
 # A figure's accessible name is its title: a figure without one is named from its axes, which plotly fills with its
 # editing placeholder ("Click to enter X axis title"), or not at all ("an interactive plot").
@@ -505,7 +342,7 @@ def check_fits_the_screen(run: PageRun, name: str, size: str, scheme: str = "lig
         assert not unnamed, f"{name} at {size} width: figures without an accessible name: {unnamed}"
         unreachable = page.evaluate(UNREACHABLE_CONTROLS)
         assert not unreachable, f"{name} at {size} width: figure controls the Tab key cannot reach: {unreachable}"
-        unlabelled = page.evaluate(CATEGORY_LABELS)
+        unlabelled = unlabelled_categories(page)
         assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
         untitled = page.evaluate(UNTITLED_FIGURES)
         assert not untitled, f"{where}: figures not named by a title of their own: {untitled}"
@@ -742,8 +579,9 @@ def test_bertviz_output_rewritten_and_drawn_offline(server: tuple[str, type], br
     base, handler = server
     html = head_view(attention=[torch.rand(1, 2, 4, 4).softmax(-1)], tokens=list("abcd"), html_action="return").data
     assert "https://" in html  # bertviz still points at its CDNs: the rewriting below is what makes it offline
-    assets = _load(ROOT / "book" / "_ext" / "offline_assets.py")
-    rewritten = assets.rewrite_html(html, assets.vendor_url_for(SITE / BERTVIZ_PAGE, SITE))
+    from static_book import cdn, vendor
+
+    rewritten = cdn.rewrite_html(html, vendor.vendor_url_for(SITE / BERTVIZ_PAGE, SITE))
     assert not re.search(r"(src=|paths|: )\s*['\"]https?://", rewritten), "a CDN URL survived the rewriting"
     handler.extra_pages[BERTVIZ_PAGE] = f"<!doctype html><meta charset='utf-8'><body>{rewritten}</body>".encode()
     run = PageRun(browser, f"{base}/{BERTVIZ_PAGE}")

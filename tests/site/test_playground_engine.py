@@ -6,7 +6,7 @@ text) on awkward texts and a few hundred random ones; how it reads a reader's
 source and padding (what it rejects, what it brings into range and says so); its greedy decoding and beam search
 against a toy decoder step whose answers can be worked out by hand (the length penalty choosing the longer
 hypothesis, finished hypotheses kept apart from the live ones, the early stop, ties, the budget). That the engine
-computes what PyTorch does with the book's trained models is tests/book/test_playground_browser.py, in the built page.
+computes what PyTorch does with the book's trained models is tests/site/test_playground_browser.py, in the built page.
 """
 
 from __future__ import annotations

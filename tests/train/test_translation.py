@@ -42,6 +42,8 @@ from transformer.train.translation import (
     write,
 )
 
+pytestmark = pytest.mark.live  # needs the live extra: make test runs it, make check does not
+
 EXAMPLE_VALUES = {  # the value and style of each kind's documented example
     "number": ((342,), None),
     "date": ((datetime.date(2026, 11, 25),), "full"),

@@ -1,7 +1,7 @@
 /* Text in the page's plotly figures (figure number `only` alone, when given) that a reader cannot read, as a list of
    findings (at most `limit`).
 
-   Run in the page by the browser tests (tests/book/test_book_browser.py's figure_text_defects). Every
+   Run in the page by the browser tests (tests/site/test_book_browser.py's figure_text_defects). Every
    visible <text> of a figure's SVG (titles, axis titles, tick labels, annotations, legend and colour-bar entries,
    heatmap numbers, bar and point labels, plotly's own sliders and menus; not the hover label) is measured as the
    box its letters fill: as wide as the text, from the top of its tallest letter to the bottom of its lowest (the
