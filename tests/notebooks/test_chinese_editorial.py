@@ -17,22 +17,8 @@ import nbformat
 import pytest
 from chinese_text import Text, catalogues, chapters, headings, parenthesis_problems, reference_problems, relative, texts
 
-PARENTHESES_PENDING = {
-    "zh/book/07_training.ipynb": "9 nested, e.g. （因果掩码（causal mask）遮住其余部分）",
-    "zh/book/07a_making_it_train.ipynb": "a page written after the editorial pass",
-    "zh/book/07b_in_practice.ipynb": "a page written after the editorial pass",
-    "zh/book/09_dates.ipynb": "1 nested: （pre-norm）inside an aside",
-    "zh/book/10_translation.ipynb": "6, e.g. 词表（vocabulary）（第 5.1 节）",
-    "zh/book/11_inside_the_model.ipynb": "2, e.g. （随机种子（seed）、…）",
-    "zh/book/12_pitfalls.ipynb": "4, e.g. 因果掩码（causal mask）（… = 保留）",
-    "zh/book/13_cost.ipynb": "4, e.g. （softmax、层归一化（layer normalization）、…）",
-    "zh/book/14_playground.ipynb": "5, e.g. （后置归一化（post-norm），…）",
-    "zh/book/14a_in_the_browser.ipynb": "a page written after the editorial pass",
-}
-REFERENCES_PENDING = {
-    "zh/book/07a_making_it_train.ipynb": "a page written after the editorial pass",
-    "zh/book/12_pitfalls.ipynb": "five section titles quoted in chapter 12's first cell that chapters 3-6 word otherwise",
-}
+PARENTHESES_PENDING: dict[str, str] = {}
+REFERENCES_PENDING: dict[str, str] = {}
 
 
 def marks(path: Path, pending: dict[str, str]) -> list:

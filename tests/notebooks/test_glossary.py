@@ -14,26 +14,7 @@ from pathlib import Path
 import pytest
 from chinese_text import GLOSSARY, Text, catalogues, chapters, glossary, relative, texts, variant_uses
 
-PENDING = {
-    "zh/book/07_training.ipynb": "Table 3, base 模型 / big 模型, 带掩码的自注意力, 静态书, （correct）",
-    "zh/book/07a_making_it_train.ipynb": "a page written after the glossary's pass",
-    "zh/book/07b_in_practice.ipynb": "a page written after the glossary's pass",
-    "zh/book/08_decoding.ipynb": "活跃假设 / 已完成的假设 for hypotheses, 推理, 评测, 静态版书, 附有答案, （correct）",
-    "zh/book/09_dates.ipynb": '静态书, 参考解答, "correct", word piece',
-    "zh/book/10_translation.ipynb": '静默 for silencing a head, 注意力的开销, 等人, 静态书, 参考解答, "correct"',
-    "zh/book/11_inside_the_model.ipynb": "关掉注意力头 / 静默, 软件包, 前向计算, 实时内核, 前一词元头, “correct”",
-    "zh/book/12_pitfalls.ipynb": "被隐藏的分数 / = 隐藏 for a mask's hiding, 带掩码自注意力, 推理, {admonition} 答案",
-    "zh/book/13_cost.ipynb": "模型的开销 / 开销表 for cost, 软件包, 前向计算, GPU 内存, 静态版书, “correct”",
-    "zh/book/14_playground.ipynb": "静默 for silencing a head",
-    "zh/book/14a_in_the_browser.ipynb": "a page written after the glossary's pass",
-    "zh/book/16_differences_from_the_paper.ipynb": "a chapter rewritten after the glossary's pass",
-    "transformer_book/locale/zh/08_decoding.json": "活跃假设 / 已完成假设 for hypotheses",
-    "transformer_book/locale/zh/10_translation.json": "假设译文 for BLEU's hypothesis, 静默, 等人",
-    "transformer_book/locale/zh/11_inside_the_model.json": "关掉注意力头, 软件包",
-    "transformer_book/locale/zh/13_cost.json": "软件包, 前向计算",
-    "transformer_book/locale/zh/14_playground.json": "静默",
-    "transformer_book/locale/zh/16_differences_from_the_paper.json": "已完成的假设 / 未完成假设, word piece, 绑定嵌入",
-}
+PENDING: dict[str, str] = {}
 
 
 def pending(path: Path) -> list:
