@@ -25,6 +25,17 @@ DRAWINGS = """(root) => [...(root || document).querySelectorAll('.bertviz-view')
 })"""
 
 
+def views_drawn(output: str) -> str:
+    """A function of a notebook cell, for the page: the drawings (:data:`DRAWINGS`) of the bertviz views in its output
+    (``output``: a selector under the cell) once each has drawn its lines; null until then."""
+    return f"""(cell) => {{
+  const out = cell.querySelector({output!r});
+  const views = out ? out.querySelectorAll('.bertviz-view') : [];
+  if (!views.length || [...views].some(v => !v.querySelector('.bertviz-vis svg line'))) return null;
+  return ({DRAWINGS})(out);
+}}"""
+
+
 def drawing_defects(drawing: dict, heads: int, layers: int) -> list[str]:
     """What is missing from one view's ``drawing`` (an entry of :data:`DRAWINGS`) for a model of ``heads`` heads in
     ``layers`` layers: nothing when the view drew all its lines."""

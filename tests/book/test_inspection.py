@@ -185,7 +185,7 @@ def test_a_recording_run_records_the_static_books_view_beside_the_live_one(model
     "page",
     [
         "",  # JupyterLab's page (and Colab's output frame): no RequireJS
-        "<script>__REQUIRE__</script><script>define('jquery', [], () => 'its own');</script>",  # classic Notebook's page
+        "<script>__REQUIRE__</script><script>define('jquery', [], () => 'its own');</script>",  # the classic Notebook
     ],
     ids=["without RequireJS", "with RequireJS"],
 )
