@@ -86,10 +86,12 @@ help:
 
 setup: $(SETUP_STAMP)
 
-# Re-run when the requirements change; quick and idempotent when everything is installed already.
+# Re-run when the requirements change; quick and idempotent when everything is installed already. bertviz comes
+# without its declared dependencies, as with every install of the live extra (pyproject.toml says why).
 $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
+	$(PIP_INSTALL) --no-deps "bertviz>=1.4"
 	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	fc-list :lang=zh family 2>/dev/null | grep -q . || missing="$$missing $(CJK_FONTS)"; \
 	if [ -n "$$missing" ]; then \
@@ -109,6 +111,7 @@ LOCK_PYTHON ?= python3.11
 lock:
 	rm -rf _build/lock-venv && $(LOCK_PYTHON) -m venv _build/lock-venv
 	_build/lock-venv/bin/python -m pip install -q "torch==$(TORCH_VERSION)" -r requirements.txt -e ".[lab]"
+	_build/lock-venv/bin/python -m pip install -q --no-deps "bertviz>=1.4"
 	_build/lock-venv/bin/python scripts/lock_constraints.py > constraints.txt
 	rm -rf _build/lock-venv
 

@@ -259,12 +259,12 @@ def digest(python: str) -> str:
 
 def package_digest(base: str) -> str:
     """What step 4 installs: the environment it starts from (``base``), the first cell, and the package's files (its
-    modules and catalogues)."""
+    modules, catalogues and the JavaScript its bertviz views carry)."""
     h = hashlib.sha256(base.encode())
     h.update(first_cell(FIRST_CHAPTER, ROOT.as_uri()).encode())
     for folder in ("transformer", "transformer_book"):
         for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix in (".py", ".json"):  # the modules, and the Chinese edition's catalogues
+            if path.suffix in (".py", ".json", ".js"):  # the modules, the Chinese edition's catalogues, d3 and jQuery
                 h.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return h.hexdigest()
 

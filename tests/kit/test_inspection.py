@@ -2,10 +2,13 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import torch
+from bertviz_drawing import DRAWINGS, drawing_defects
 from conftest import small_model
+from test_book_browser import browser  # noqa: F401 (the fixture)
 
 from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode
@@ -24,6 +27,11 @@ from transformer_book.ablation import (
     mean_ablate_heads,
 )
 from transformer_book.viz import inspect as vi
+from transformer_book.viz import record
+from transformer_book.viz.record import RECORD_ENV
+from transformer_book.viz.render import BOOK_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SRC = torch.tensor([[5, 7, 5, 9, 4], [8, 3, 6, 0, 0]])  # (B, S): row 1 padded
 TGT = torch.tensor([[1, 5, 7, 5], [1, 8, 0, 0]])  # (B, T): row 1 padded
@@ -122,6 +130,119 @@ def test_open_on_rejects_an_unknown_kind_and_a_view_without_that_type(model):
         vi.open_on(view, "cross")
     with pytest.raises(ValueError, match="kind must be one of"):
         vi.open_on(view, "self")
+
+
+def chapter_views(model) -> list:
+    """The views chapter 11 shows: head views opened on cross-attention, model views fitted to the column."""
+    bertviz = pytest.importorskip("bertviz")
+    args = vi.bertviz_arguments(model.attention_maps(SRC, TGT), SRC_TOKENS[0], TGT_TOKENS[0])
+    return [
+        vi.open_on(bertviz.head_view(**args, layer=1, html_action="return"), "cross"),
+        vi.fit_width(bertviz.model_view(**args, display_mode="light", html_action="return")),
+    ]
+
+
+def shown(view, monkeypatch, static: bool = False, record: bool = False) -> dict:
+    """What a kernel sends when a cell ends with ``view``: IPython's formatter, in the static build or live."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    for name, on in ((BOOK_ENV, static), (RECORD_ENV, record)):
+        if on:
+            monkeypatch.setenv(name, "1")
+        else:
+            monkeypatch.delenv(name, raising=False)
+    return InteractiveShell.instance().display_formatter.format(view)[0]
+
+
+def test_a_live_bertviz_view_carries_d3_and_jquery_and_loads_no_script(model, monkeypatch):
+    for view in chapter_views(model):
+        assert isinstance(view, vi.BertvizView)
+        page = shown(view, monkeypatch)["text/html"]
+        assert not re.search(r"<script[^>]*\ssrc=", page), "a live view must not load a script (RequireJS, its CDN)"
+        assert page.count("</script>") == 1 and "d3js.org v5.7.0" in page and "jQuery v2.2.4" in page
+        assert page == vi.self_contained(view.data) and len(page) < len(view.data) + 340_000
+    with pytest.raises(ValueError, match="expected a bertviz view"):
+        vi.self_contained("<div>not a view</div>")
+
+
+def test_the_static_book_shows_the_view_as_bertviz_wrote_it_a_few_kilobytes(model, monkeypatch):
+    """The book's pages load RequireJS, d3 and jQuery once (offline_assets.py rewrites bertviz's CDN addresses)."""
+    for view in chapter_views(model):
+        page = shown(view, monkeypatch, static=True)["text/html"]
+        assert page == view.data and len(page) < 30_000 and "d3js.org" not in page
+        assert re.search(r'<script src="https://cdnjs[^"]+/require\.min\.js"></script>', page)
+
+
+def test_a_recording_run_records_the_static_books_view_beside_the_live_one(model, monkeypatch):
+    for view in chapter_views(model):
+        data = shown(view, monkeypatch, record=True)
+        assert data["text/html"] == vi.self_contained(view.data)  # what the reader's page draws
+        static = record.to_static([{"output_type": "display_data", "data": data, "metadata": {}}])
+        assert [out["data"]["text/html"] for out in static] == [view.data]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "",  # JupyterLab's page (and Colab's output frame): no RequireJS
+        "<script>__REQUIRE__</script><script>define('jquery', [], () => 'its own');</script>",  # the classic Notebook
+    ],
+    ids=["without RequireJS", "with RequireJS"],
+)
+@pytest.mark.parametrize("later", [False, True], ids=["in the page", "inserted after its script ran"])
+def test_live_bertviz_views_draw_in_a_browser_with_no_network(model, browser, page, later):  # noqa: F811
+    """The live views' HTML, in a page with every request off the machine refused: each draws all its lines and leaves
+    the page's globals and RequireJS alone; also where the script runs before the view is in the page (the classic
+    Notebook runs an output's scripts, then inserts it)."""
+    views = "".join(vi.self_contained(view.data) for view in chapter_views(model))
+    requirejs = ROOT / "book" / "_vendor" / "require.js"
+    if "__REQUIRE__" in page and not requirejs.is_file():
+        pytest.skip("book/_vendor/require.js is fetched by `make vendor`")
+    head = page.replace("__REQUIRE__", requirejs.read_text(encoding="utf-8")) if page else ""
+    body = f"<div id='out'>{views}</div>"
+    if later:  # every script of the output run at once, then the output put into the page
+        body = f"<template id='out-later'>{views}</template>"
+    context = browser.new_context()
+    external, errors = [], []
+    context.route("**/*", lambda route: (external.append(route.request.url), route.abort()))
+    tab = context.new_page()
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        tab.set_content(f"<!doctype html><html><head>{head}</head><body>{body}</body></html>")
+        if later:
+            tab.evaluate(INSERT_AFTER_RUNNING)
+        tab.wait_for_function("() => document.querySelectorAll('.bertviz-vis svg').length === 2", timeout=10_000)
+        drawings = tab.evaluate(DRAWINGS, None)
+        kept = tab.evaluate(PAGE_GLOBALS)
+    finally:
+        context.close()
+    heads, layers = model.config.n_heads, model.config.n_encoder_layers
+    assert [defect for drawing in drawings for defect in drawing_defects(drawing, heads, layers)] == []
+    assert [d["kind"] for d in drawings] == ["head", "model"]
+    assert drawings[0]["left"] == TGT_TOKENS[0] and drawings[0]["right"] == SRC_TOKENS[0]  # opened on cross-attention
+    assert kept == {"$": "undefined", "jQuery": "undefined", "d3": "undefined", "amd": "its own" if page else None}
+    assert not errors and not external
+
+
+# Runs the output's scripts as the classic Notebook (jQuery's append) does, before the output is in the page.
+INSERT_AFTER_RUNNING = """() => {
+  const output = document.createElement('div');
+  output.append(document.getElementById('out-later').content.cloneNode(true));
+  output.querySelectorAll('script').forEach(script => (0, eval)(script.textContent));
+  setTimeout(() => document.body.append(output), 300);
+}"""
+PAGE_GLOBALS = """async () => ({$: typeof window.$, jQuery: typeof window.jQuery, d3: typeof window.d3,
+  amd: typeof window.require === 'function'
+    ? await new Promise(done => window.require(['jquery'], done, error => done(`not loaded: ${error}`))) : null})"""
+
+
+@pytest.mark.parametrize("name", ["d3.min.js", "jquery.min.js"])
+def test_live_views_carry_the_d3_and_jquery_that_the_static_book_loads(name):
+    """One version of each everywhere: the package's copies (package data) are scripts/vendor_assets.sh's files."""
+    vendored = ROOT / "book" / "_vendor" / name
+    if not vendored.is_file():
+        pytest.skip("book/_vendor/ is fetched by `make vendor`")
+    assert (ROOT / "transformer_book" / "viz" / "vendor" / name).read_bytes() == vendored.read_bytes()
 
 
 def test_bertviz_weights_are_rounded_so_the_page_stays_small(model):

@@ -35,7 +35,7 @@ PACKAGES = ("transformer", "transformer_book")  # the repository's own, installe
 COMES_WITH = {"torch", "numpy", "IPython"}  # the package's own requirements, and what every Jupyter kernel has
 # Modules that a package module needs without importing them itself: torch.onnx's exporter imports these when it runs.
 INDIRECT = {"transformer.export": {"onnx", "onnxscript"}}
-LIVE_LIBRARIES = (  # the `live` extra's imports
+LIVE_LIBRARIES = (  # what install_extra("live") installs: the extra's imports, and bertviz without its dependencies
     "plotly",
     "ipywidgets",
     "bertviz",

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_book.install import conflict_lines, held_constraints, normalized
+from transformer_book.install import DISTRIBUTION, WITHOUT_DEPENDENCIES, conflict_lines, held_constraints, normalized
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,9 +117,63 @@ def test_an_extra_that_needs_a_newer_installed_package_fails_clearly_and_changes
 
     assert out.returncode != 0
     assert "InstallConflict: pip cannot install the 'live' extra of demo-book without replacing packages" in out.stderr
-    assert "held-lib>=2" in out.stderr and "held-lib===1.0+cpu" in out.stderr  # pip's own words on what conflicts
+    assert "It needs other versions of: held-lib (here 1.0+cpu; it needs 2.0)" in out.stderr
+    assert 'pip install "held-lib==2.0"' in out.stderr
     assert "ResolutionImpossible" not in out.stderr  # pip's own closing lines are left out
     assert versions() == before
+
+
+def test_a_conflict_names_the_installed_package_in_the_way_not_pips_search_through_old_releases(env) -> None:
+    """As bertviz's boto3 did with a python-dateutil newer than botocore accepts: pip, every installed version held,
+    tries the dependency's older releases down to one that needs a package it cannot find, and says only that."""
+    wheels, pip, run, versions = env
+    make_wheel(wheels, "dateutil-lib", "2.9")
+    make_wheel(wheels, "dateutil-lib", "3.0")
+    make_wheel(wheels, "sdk", "1.40", requires=("dateutil-lib<3",))
+    make_wheel(wheels, "sdk", "0.0.5", requires=("six-lib",))  # six-lib: in no folder pip looks in
+    make_wheel(wheels, "demo-book", "0.1", extras={"live": ["sdk"]})
+    pip("dateutil-lib==3.0")
+    pip("--no-deps", "demo-book")
+    before = versions()
+
+    out = run(INSTALL)
+
+    assert out.returncode != 0
+    assert "It needs other versions of: dateutil-lib (here 3.0; it needs 2.9)" in out.stderr
+    assert "six-lib" not in out.stderr and "sdk" not in out.stderr
+    assert versions() == before
+
+
+def test_libraries_without_dependencies_come_with_the_extra_and_nothing_they_declare(env) -> None:
+    wheels, pip, run, versions = env
+    make_wheel(wheels, "held-lib", "1.0")
+    make_wheel(wheels, "views-lib", "1.4", requires=("huge-sdk",))  # huge-sdk: in no folder pip looks in
+    make_wheel(wheels, "demo-book", "0.1", extras={"live": ["held-lib"]})
+    pip("--no-deps", "demo-book")
+
+    out = run(INSTALL.replace("'demo-book')", "'demo-book', without_dependencies=['views-lib>=1.4'])"))
+
+    assert out.returncode == 0, out.stderr
+    assert "held-lib 1.0, views-lib 1.4" in out.stdout
+    assert versions().keys() >= {"held-lib", "views-lib"} and "huge-sdk" not in versions()
+
+
+def test_every_install_of_the_live_extra_adds_its_libraries_without_their_dependencies() -> None:
+    """A first cell (install_extra), the README's local path, `make setup` and `make lock` install bertviz alone."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from reader_env import readme_steps
+
+    wanted = WITHOUT_DEPENDENCIES[(DISTRIBUTION, "live")]
+    assert wanted == ("bertviz>=1.4",)
+    readme = [args for args in readme_steps().pip_installs if "--no-deps" in args]
+    assert readme == [("--no-deps", "-c", "constraints.txt", *wanted)]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    quoted = " ".join(f'"{r}"' for r in wanted)
+    for target in ("$(SETUP_STAMP):", "lock:"):
+        recipe = makefile.split(f"\n{target}", 1)[1].split("\n\n", 1)[0]
+        assert f"--no-deps {quoted}" in recipe, f"the Makefile's {target} recipe must install {quoted} with --no-deps"
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert not re.search(r'"bertviz[^"]*"', pyproject), "bertviz in an extra brings transformers and boto3 again"
 
 
 def test_the_package_itself_must_be_installed_first(env) -> None:

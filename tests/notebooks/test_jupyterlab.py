@@ -7,12 +7,13 @@ random token, its settings, data and runtime files in a temporary folder, and it
 end, whether the tests passed or not. Headless Chromium (Python playwright) opens the chapters in one JupyterLab page.
 
 Not every cell of a chapter runs (all of them take minutes): only the first cell (which switches on the book's figure
-renderer), the cells that build explorers, and the cells those need, found from the code: for each name a needed cell
-reads, the last cell before it that assigns that name, and so on back (a cell that only changes an object in place,
-without assigning it, is not found: the explorer then runs on the object as first made). Chapter 11's models train for
-minutes on two cores, so ``STAND_INS`` replaces that cell by untrained models of the same configuration: the explorer
-runs the same code on other weights. The trimmed copies are written to the temporary folder; the chapters themselves
-are never opened (JupyterLab saves what it opens).
+renderer), the cells that build explorers or show bertviz views, and the cells those need, found from the code: for
+each name a needed cell reads, the last cell before it that assigns that name, and so on back (a cell that only
+changes an object in place, without assigning it, is not found: the explorer then runs on the object as first made).
+Chapter 11's models train for minutes on two cores, so ``STAND_INS`` replaces that cell by untrained models of the
+same configuration, and the cell that checks what the trained models answer by the attention maps of the untrained
+ones reading those answers: the explorer and the views run the same code on other weights. The trimmed copies are
+written to the temporary folder; the chapters themselves are never opened (JupyterLab saves what it opens).
 
 Each chapter runs in its own kernel (all at once, from JupyterLab's "Run All Cells"); then, for each explorer, what a
 reader does: press its button when it draws on request, then type a new sequence, pick another entry of a menu, move
@@ -20,8 +21,10 @@ a slider from the keyboard. After each change the output must change and show wh
 idle again. Every message from the kernels is watched: an error (a cell's, or a widget callback's, which JupyterLab
 shows only in its log console) or any text on stderr fails the test, as do errors in the page and requests that
 leave the machine. Every plotly figure must be drawn by plotly's own renderer (``jp-RenderedPlotly``), not by an
-HTML fallback, and no control's label may be cut short. Screenshots of each explorer before and after the changes go
-to _build/screenshots/jupyterlab/ (``JUPYTERLAB_SHOTS`` overrides the folder).
+HTML fallback, and no control's label may be cut short. Every bertviz view must draw all its lines (bertviz_drawing.py)
+with every request off the machine refused, and redraw when a reader picks another attention type in its menu.
+Screenshots of each explorer before and after the changes, and of each bertviz view, go to
+_build/screenshots/jupyterlab/ (``JUPYTERLAB_SHOTS`` overrides the folder).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from bertviz_drawing import DRAWINGS, drawing_defects, views_drawn
 from chromium import toc_pages
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -71,20 +75,33 @@ HARMLESS_WHILE_RUNNING = re.compile(r"stderr: No such comm: [0-9a-f-]+\n?")
 KERNEL_LIST_RACE = ("500 GET /api/kernels", "TraitError: The 'last_activity' trait of a ServerKernelManager instance")
 
 # Chapter 11 trains its two models for minutes: untrained ones of the same configuration stand in, one seed each so
-# that the two models differ as the trained ones do.
+# that the two models differ as the trained ones do; their attention maps while they read the right answers (as the
+# trained ones produce them) stand in for the trained models' answers, which the chapter checks.
 STAND_INS = {
     "11_inside_the_model": {
         "inside-06": (
             "# tests/notebooks/test_jupyterlab.py: untrained models of the chapter's configuration stand in for its training.\n"
+            "SYMBOLS = [5, 9, 3, 12, 9, 6, 4, 10]\n"
             'TASKS = ("copy", "reverse")\n'
             'TASK_NAMES = {"copy": tr("copy"), "reverse": tr("reverse")}\n'
             "models = {}\n"
             "for seed, task in enumerate(TASKS):\n"
             "    torch.manual_seed(seed)\n"
             "    models[task] = Transformer(small_model_config(TaskConfig(task).vocab_size)).to(device).eval()\n"
-        )
+        ),
+        "inside-09": (
+            "# tests/notebooks/test_jupyterlab.py: the untrained models read the answers the trained ones give.\n"
+            "answers = {}\n"
+            "for task in TASKS:\n"
+            "    src = torch.tensor([SYMBOLS])  # (1, S)\n"
+            "    tgt_in = make_batch(src, task_target(task, src, torch.tensor([len(SYMBOLS)]))).tgt_in  # (1, S + 1)\n"
+            "    maps = models[task].attention_maps(src.to(device), tgt_in.to(device))\n"
+            "    tokens = [token_label(s) for s in SYMBOLS], [token_label(i) for i in tgt_in[0].tolist()]\n"
+            "    answers[task] = viz.AttentionExample.from_maps(maps, *tokens)\n"
+        ),
     }
 }
+BERTVIZ_VIEWS = ("head_view", "model_view")  # bertviz's views, as the chapters import them
 
 
 # --------------------------------------------------------------------------------------------- the cells that run
@@ -92,11 +109,19 @@ def _code(source: str) -> ast.Module:
     return ast.parse(TransformerManager().transform_cell(source))  # IPython's magics become Python
 
 
-def calls_live_only(source: str) -> bool:
+def calls(source: str, names: tuple[str, ...]) -> bool:
+    """Whether the cell ``source`` calls a function by one of ``names``."""
     return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "live_only"
-        for n in ast.walk(_code(source))
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names for n in ast.walk(_code(source))
     )
+
+
+def calls_live_only(source: str) -> bool:
+    return calls(source, ("live_only",))
+
+
+def shows_bertviz(source: str) -> bool:
+    return calls(source, BERTVIZ_VIEWS)
 
 
 def defined_and_read(source: str) -> tuple[set[str], set[str]]:
@@ -115,9 +140,10 @@ def defined_and_read(source: str) -> tuple[set[str], set[str]]:
 
 
 def needed_cells(sources: list[str]) -> list[int]:
-    """Indices of the code cells to run: the first, those calling ``live_only``, and those they need (see above)."""
+    """Indices of the code cells to run: the first, those calling ``live_only`` or showing a bertviz view, and those
+    they need (see above)."""
     names = [defined_and_read(s) for s in sources]
-    need = {0} | {i for i, s in enumerate(sources) if calls_live_only(s)}
+    need = {0} | {i for i, s in enumerate(sources) if calls_live_only(s) or shows_bertviz(s)}
     todo = sorted(need)
     while todo:
         j = todo.pop()
@@ -625,17 +651,20 @@ def test_every_explorer_of_the_book_is_driven_here() -> None:
     )
 
 
-def test_the_trimmed_chapters_keep_what_their_explorers_need() -> None:
-    """The slicing itself: a cell read by the explorer through a function, and a chain of two assignments."""
+def test_the_trimmed_chapters_keep_what_their_explorers_and_bertviz_views_need() -> None:
+    """The slicing itself: a cell read by the explorer through a function, a chain of two assignments, a view."""
     sources = [
-        "from k import live_only",
+        "from k import live_only, head_view",
         "a = 1",
         "b = a + 1",
         "unused = 2",
         "def f():\n    return b",
         "live_only(lambda: f())",
+        "c = 3",
+        "more = 4",
+        "print(head_view(c))",
     ]
-    assert needed_cells(sources) == [0, 1, 2, 4, 5]
+    assert needed_cells(sources) == [0, 1, 2, 4, 5, 6, 8]
     with pytest.raises(AssertionError, match="reads 'nowhere'"):
         needed_cells(["from k import live_only", "live_only(nowhere)"])
 
@@ -739,5 +768,65 @@ def test_explorer_redraws_when_a_reader_changes_it(session: Session, chapter: st
     clipped = page.evaluate(CLIPPED_TEXT, handle)
     assert not clipped, f"{chapter}: the explorer's controls show their text cut short: {clipped}"
     assert state()["text"] != first["text"] or state()["figures"] != first["figures"]
+    assert not session.page_errors(), "errors in JupyterLab's page:\n" + "\n".join(session.page_errors())
+    assert not session.external, "requests left the machine:\n" + "\n".join(session.external)
+
+
+BERTVIZ_CHAPTER = "11_inside_the_model"
+
+
+def check_bertviz_views(page: object, cells: object, sources: list[str], output: str, shots: Path) -> None:
+    """Chapter 11's bertviz views, run as a reader runs them (``cells``: the page's cells of the trimmed chapter, whose
+    code is ``sources``; ``output``: the selector of a cell's output): each draws all its lines (an output that did not
+    draw is an empty box, and the page logs ``require is not defined``), and a head view redraws for the attention type
+    a reader picks in its menu. Screenshots of the views go to ``shots``-N.png."""
+    from transformer.train.recipes import small_model_config
+    from transformer.train.tasks import TaskConfig
+
+    config = small_model_config(TaskConfig("copy").vocab_size)  # the chapter's models (STAND_INS)
+    drawn = views_drawn(output)
+    shown = [i for i, source in enumerate(sources) if shows_bertviz(source)]
+    assert len(shown) == 4, f"4 bertviz views expected (2 head views, 2 model views), found {len(shown)}"
+    shots.parent.mkdir(parents=True, exist_ok=True)
+    drawings = []
+    for number, index in enumerate(shown):
+        cell = cells.nth(index)
+        cell.scroll_into_view_if_needed()
+        try:
+            page.wait_for_function(drawn, arg=cell.element_handle(), timeout=CHANGE_TIMEOUT, polling=200)
+        except PlaywrightTimeout:
+            found = page.evaluate(f"(cell) => ({DRAWINGS})(cell)", cell.element_handle())
+            pytest.fail(f"bertviz view {number} (code cell {index}) did not draw: {found}")
+        (drawing,) = page.evaluate(drawn, cell.element_handle())
+        assert drawing_defects(drawing, config.n_heads, config.n_encoder_layers) == [], f"view {number}: {drawing}"
+        cell.locator(output).screenshot(path=f"{shots}-{number}.png")
+        drawings.append(drawing)
+    assert [d["kind"] for d in drawings] == ["head", "head", "model", "model"]
+    first = drawings[0]
+    assert len(first["left"]) == len(first["right"]) + 1  # opened on cross-attention: <s> + the answer, the source
+
+    cell = cells.nth(shown[0])
+    cell.locator("select[id$='-filter']").select_option(label="Encoder")
+    source = first["right"]
+    encoder = {**first, "left": source, "right": source, "lines": config.n_heads * len(source) ** 2}
+    try:
+        page.wait_for_function(
+            f"([cell, want]) => {{ const d = ({drawn})(cell); "
+            "return d !== null && JSON.stringify(d[0]) === JSON.stringify(want); }",
+            arg=[cell.element_handle(), encoder],
+            timeout=CHANGE_TIMEOUT,
+            polling=200,
+        )
+    except PlaywrightTimeout:
+        now = page.evaluate(drawn, cell.element_handle())
+        pytest.fail(f"the head view did not redraw encoder self-attention: {now}, expected {encoder}")
+
+
+def test_every_bertviz_view_draws_with_no_network_and_follows_its_menu(session: Session) -> None:
+    path = f"book/{BERTVIZ_CHAPTER}.ipynb"
+    session.page.evaluate(ACTIVATE, path)
+    sources = [c.source for c in nbformat.read(session.root / path, as_version=4).cells]
+    cells = session.page.locator(f"#{session.panels[BERTVIZ_CHAPTER]} .jp-Notebook .jp-Cell")
+    check_bertviz_views(session.page, cells, sources, ".jp-Cell-outputArea", SHOTS / "jupyterlab-bertviz")
     assert not session.page_errors(), "errors in JupyterLab's page:\n" + "\n".join(session.page_errors())
     assert not session.external, "requests left the machine:\n" + "\n".join(session.external)

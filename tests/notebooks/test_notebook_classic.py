@@ -14,7 +14,9 @@ Colab renderer, which only Colab's page draws. Here the figures are drawn by the
 plotly.js from plotly's CDN: the test answers that request with the plotly.js of the kernel's plotly package. The
 widgets' front end is widgetsnbextension 3.6.6 (colab-venv/classic-front-end): 3.6.7 to 3.6.10, Colab's, cannot
 create an Output widget in the classic Notebook (scripts/colab_env.py, step 6); Colab draws widgets with a manager of
-its own. Screenshots of each explorer before and after the changes go to _build/screenshots/notebook-classic/.
+its own. Chapter 11's bertviz views must draw with no network, RequireJS on the page (test_jupyterlab.py's
+check). Screenshots of each explorer before and after the changes, and of the views, go to
+_build/screenshots/notebook-classic/.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import nbformat
 import pytest
 from test_jupyterlab import (
     ANSI_ESCAPE,
+    BERTVIZ_CHAPTER,
     CHANGE_TIMEOUT,
     CLIPPED_TEXT,
     EXPLORERS,
@@ -47,6 +50,7 @@ from test_jupyterlab import (
     Change,
     calls_live_only,
     chapters_with_explorers,
+    check_bertviz_views,
     kernel_runtime,
     our_processes,
     server_address,
@@ -340,4 +344,13 @@ def test_explorer_redraws_in_the_classic_notebook_with_ipywidgets_7(pages: dict,
     assert not clipped, f"{chapter}: the explorer's controls show their text cut short: {clipped}"
     assert state()["text"] != first["text"] or state()["figures"] != first["figures"]
     assert not errors, f"{chapter}: errors in the Notebook's page:\n" + "\n".join(errors)
+    assert not external, "requests left the machine:\n" + "\n".join(re.sub(r"\?.*", "", u) for u in external)
+
+
+def test_every_bertviz_view_draws_in_the_classic_notebook_with_no_network(pages: dict, server: Server) -> None:
+    page, errors, external = pages[BERTVIZ_CHAPTER]
+    sources = [c.source for c in nbformat.read(server.root / "book" / f"{BERTVIZ_CHAPTER}.ipynb", as_version=4).cells]
+    cells = page.locator("#notebook-container .cell")
+    check_bertviz_views(page, cells, sources, ":scope > .output_wrapper", SHOTS / "classic-bertviz")
+    assert not errors, "errors in the Notebook's page:\n" + "\n".join(errors)
     assert not external, "requests left the machine:\n" + "\n".join(re.sub(r"\?.*", "", u) for u in external)

@@ -14,8 +14,9 @@ from reader_env import STAMP, ReaderSteps, digest, make_env, parse_steps, readme
 
 def test_the_readme_local_path_is_a_venv_torch_and_the_lab_extra_under_constraints() -> None:
     steps = readme_steps()
-    assert [args[0] for args in steps.pip_installs] == ["torch==2.13.0", "-c"]
+    assert [args[0] for args in steps.pip_installs] == ["torch==2.13.0", "-c", "--no-deps"]
     assert steps.pip_installs[1] == ("-c", "constraints.txt", "-e", ".[lab]")  # jupyterlab pinned by constraints.txt
+    assert steps.pip_installs[2] == ("--no-deps", "-c", "constraints.txt", "bertviz>=1.4")  # without transformers
     assert steps.jupyter == ("jupyter", "lab", "book/")
 
 

@@ -14,6 +14,10 @@ carries:
   plus a ``text/html`` fallback that uses the page's ``Plotly`` when there is one and loads plotly.js from its CDN
   otherwise. On Colab, plotly's own ``"colab"`` renderer is used.
 
+bertviz views (:class:`.inspect.BertvizView`, what ``open_on`` and ``fit_width`` return) follow the same split: in the
+static book, bertviz's HTML of a few kilobytes, whose RequireJS, d3 and jQuery the page loads once from the book's
+own copies; live, the view with d3 and jQuery inside it, so that it draws with no network and no RequireJS.
+
 Build outputs are cached by jupyter-cache, keyed on the notebooks' code only: after changing this module (or any
 package code a chapter's outputs depend on) run ``make clean`` before ``make book``.
 
