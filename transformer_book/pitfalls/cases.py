@@ -1,6 +1,6 @@
 """The catalogue of the chapter "Pitfalls" (book/12_pitfalls.ipynb): every mistake, its faulty variant(s) from
 :mod:`.variants`, the correct version and the check from :mod:`.checks` that tells them apart (:data:`CASES`;
-``tests/book/test_pitfalls.py`` runs every check on both)."""
+``tests/kit/test_pitfalls.py`` runs every check on both)."""
 
 from __future__ import annotations
 
