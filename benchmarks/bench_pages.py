@@ -14,7 +14,7 @@ first result.
   layout-shift entries, grouped as its CLS groups them: the largest burst of shifts less than 1 s apart, at most
   5 s long), with the reference page's at the same width, in the same run. Google calls <= 0.1 good. (What shifts at
   the top of a page is mostly not the figures, which lie below the first screen, but the formulas MathJax typesets;
-  tests/book/test_page_speed.py measures the shift that drawing the figures causes beside them.)
+  tests/site/test_page_speed.py measures the shift that drawing the figures causes beside them.)
 - playground: the playground's page opened the same way for each of its models; the reader stays 10 s on the page
   (``--dwell``) at its top, scrolls to the playground and asks for a result: Decode for the model the page shows,
   else choosing the model in its menu (which decodes its first example). Recorded: the seconds from that request to
@@ -360,7 +360,8 @@ def main() -> None:
         extra=extra,
         out_dir=args.out,
         sources=[
-            "book/_ext/offline_assets.py",
+            "book/_ext/static_book/figures.py",
+            "book/_ext/static_book/playground.py",
             "book/_ext/figures.js",
             "book/_ext/playground.js",
             "book/_ext/playground_engine.js",

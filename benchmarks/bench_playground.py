@@ -17,7 +17,7 @@
 - asset sizes: the bytes the playground downloads.
 
 Needs the built book (``make book``) and Chromium (``--chromium``, default /usr/bin/chromium). The page is served on
-127.0.0.1 under the site's sub-path, as tests/book/test_book_browser.py serves it. ``--quick``: one round each;
+127.0.0.1 under the site's sub-path, as tests/site/test_book_browser.py serves it. ``--quick``: one round each;
 ``--throttled-only``: the two throttled readers alone (to repeat them, with ``--out``). Writes ``results/playground.json``.
 """
 

@@ -1,14 +1,24 @@
-"""Execute chapter notebooks and write them back with outputs kept only where nbval checks them.
+"""Execute chapter notebooks and write them back with outputs kept only where a reader or nbval needs them.
 
-    python scripts/refresh_notebooks.py book/04_masks.ipynb [book/05_attention.ipynb ...]
-    python scripts/refresh_notebooks.py            # every notebook listed in _toc.yml
+    python scripts/refresh_notebooks.py book/04_masks.ipynb zh/book/04_masks.ipynb [...]
+    python scripts/refresh_notebooks.py                 # every notebook of both editions (_toc.yml, zh/_toc.yml)
+    python scripts/refresh_notebooks.py --fold-only     # fold the say cells only: nothing runs (seconds)
 
-Each notebook runs top to bottom with nbclient, in its own folder (the build's working directory), with the kernel its metadata
-names (``python3``: the Python this script runs with, as in the book build) and as a live kernel, the way
+``make refresh`` runs it (``make refresh NB="book/04_masks.ipynb zh/book/04_masks.ipynb"``; without ``NB``, every
+notebook of both editions): after changing a chapter's code cells, refresh the chapter and its Chinese twin together,
+so that their code stays the same and each stores its own language's paragraphs.
+
+First every generated paragraph's cell (a *say cell*, ``scripts/say_cells.py``) is folded: a Colab form title as its
+first line, its code hidden in JupyterLab (``metadata.jupyter.source_hidden``) and on Colab (``metadata.cellView``);
+this needs no kernel, and is all ``--fold-only`` does. Then each notebook runs top to bottom with nbclient, in its own
+folder (the build's working directory: a notebook in ``zh/book/`` writes its words in Chinese), with the kernel its
+metadata names (``python3``: the Python this script runs with, as in the book build) and as a live kernel, the way
 ``make nbval`` runs it (the static-build marker ``TRANSFORMER_BOOK_STATIC`` is removed from the environment). Then:
 
 - cells tagged ``nbval-check-output`` keep their outputs and execution count (the reference that
   ``pytest --nbval-lax`` compares);
+- say cells keep the Markdown they displayed, so that the paragraph reads as prose before the notebook runs (in
+  JupyterLab, the Notebook and Colab), and their execution count (nbval refuses a cell with outputs and none);
 - every other cell loses its outputs and execution count; execution timings and the notebook-level widget state are
   dropped.
 
@@ -36,6 +46,7 @@ from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from book_toc import toc_files  # noqa: E402
+from say_cells import fold, is_say_cell, stored_outputs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_TAG = "nbval-check-output"
@@ -44,12 +55,41 @@ STRICT_LANGUAGE_ENV = "TRANSFORMER_BOOK_STRICT_LANGUAGE"  # transformer_book.i18
 
 
 def toc_notebooks() -> list[Path]:
-    """The chapter notebooks of ``_toc.yml``, in reading order."""
-    return [(ROOT / f).with_suffix(".ipynb") for f in toc_files(ROOT)]
+    """The notebooks of both editions (``_toc.yml``, then ``zh/_toc.yml``), each in reading order (the Chinese
+    glossary, a Markdown page, is not one)."""
+    return [
+        (root / f).with_suffix(".ipynb")
+        for root in (ROOT, ROOT / "zh")
+        for f in toc_files(root)
+        if not (root / f).with_suffix(".md").is_file()
+    ]
+
+
+def fold_say_cells(nb: nbformat.NotebookNode) -> int:
+    """Fold every say cell of ``nb`` (``scripts/say_cells.py``); return how many changed."""
+    return sum(fold(cell) for cell in nb.cells if is_say_cell(cell))
+
+
+def joined_streams(outputs: list) -> list:
+    """``outputs`` with the text of adjacent outputs of one stream joined, as nbval compares them and the book shows
+    them: a print whose text reached the client in two messages is stored as one output, as on any other run."""
+    joined: list = []
+    for out in outputs:
+        if (
+            out.output_type == "stream"
+            and joined
+            and joined[-1].output_type == "stream"
+            and joined[-1].name == out.name
+        ):
+            joined[-1].text += out.text
+        else:
+            joined.append(out)
+    return joined
 
 
 def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
-    """Keep outputs of cells tagged ``nbval-check-output`` only; return (cells kept, cells stripped)."""
+    """Keep the outputs of cells tagged ``nbval-check-output`` and the Markdown of say cells only; return (cells kept,
+    cells stripped)."""
     kept = stripped = 0
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
@@ -57,6 +97,11 @@ def strip_outputs(nb: nbformat.NotebookNode) -> tuple[int, int]:
             continue
         if CHECK_TAG in cell.metadata.get("tags", []):
             kept += 1  # outputs and execution count stay: nbval rejects a reference cell with outputs but no count
+            cell.outputs = joined_streams(cell.outputs)
+            continue
+        if is_say_cell(cell):
+            cell.outputs = stored_outputs(cell.outputs)  # and the count: nbval refuses outputs without one
+            kept += 1
             continue
         cell.execution_count = None
         if cell.outputs:
@@ -75,19 +120,28 @@ def execute(nb: nbformat.NotebookNode, folder: Path, timeout: int | None) -> Non
     client.execute()
 
 
-def refresh(path: Path, timeout: int) -> None:
+def refresh(path: Path, timeout: int, run: bool = True) -> None:
+    """Fold ``path``'s say cells, then (``run``) execute it and keep the outputs a reader or nbval needs."""
     nb = nbformat.read(path, as_version=4)
-    execute(nb, path.parent, timeout)
-    kept, stripped = strip_outputs(nb)
+    folded = fold_say_cells(nb)
+    if run:
+        execute(nb, path.parent, timeout)
+        kept, stripped = strip_outputs(nb)
     nbformat.validate(nb)
     nbformat.write(nb, path)
-    print(f"{path.relative_to(ROOT)}: outputs kept in {kept} checked cell(s), removed from {stripped}")
+    done = f"{folded} say cell(s) folded"
+    if run:
+        done += f"; outputs kept in {kept} checked or say cell(s), removed from {stripped}"
+    print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {done}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to refresh (default: all in _toc.yml)")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="notebooks to refresh (default: every one of both editions' tocs)"
+    )
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    parser.add_argument("--fold-only", action="store_true", help="fold the say cells; run nothing, keep every output")
     args = parser.parse_args(argv)
     os.environ.pop(STATIC_ENV, None)  # the kernel inherits this environment: run it live, as nbval does
     os.environ[STRICT_LANGUAGE_ENV] = "1"  # a Chinese chapter's missing translation is an error here
@@ -96,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
     for path in notebooks:
-        refresh(path, args.timeout)
+        refresh(path, args.timeout, run=not args.fold_only)
     return 0
 
 

@@ -201,12 +201,13 @@ def beam_steps(
 ) -> Iterator[BeamStep]:
     """Beam search one step at a time (a generator), batched over sources; :func:`beam_search` runs it.
 
-    As later tensor2tensor (the paper's code) does it: every live hypothesis is extended by every token; an extension
-    by EOS joins the finished list, ranked by its length-penalised score (the ``beam_size`` best kept); the others
-    compete for the live slots on their summed log-probability. It stops when the best finished score beats what the
-    best live one could still reach, or after ``max_new_tokens``, where the live ones are ranked with the finished by
-    penalised score. The mid-2017 code took EOS only among its ``2 * beam_size`` best extensions, returned live ones
-    (raw scores) only if none finished, and stopped on the lowest finished score. No coverage penalty (Wu et al.).
+    As tensor2tensor (the paper's code) does it in outline: every live hypothesis is extended by every token; an
+    extension by EOS joins the finished list, ranked by its length-penalised score (the ``beam_size`` best kept); the
+    others compete for the live slots on their summed log-probability. It stops when the best finished score beats
+    what the best live one could still reach (tensor2tensor from 1.12; before, on the lowest finished score), or after
+    ``max_new_tokens``, where the live ones are ranked with the finished by penalised score. Every tensor2tensor
+    version differs in two details: its ``grow_topk`` takes EOS only among the ``2 * beam_size`` best extensions, and
+    it returns live hypotheses (with raw scores) only where none finished. No coverage penalty (Wu et al.).
     ``finished_in_beam=True`` is the simpler search of many tutorials, kept to show the difference: a finished
     hypothesis holds its slot, grown by PAD at no cost, and the penalty only reranks the beams left at the end.
     """

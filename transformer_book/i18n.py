@@ -10,7 +10,7 @@ What that code shows a reader in words goes through this module, so that it come
   its value is not written out (a dictionary's key, say), so that the check below finds it.
 
 The English text is the key: each language other than English has a catalogue, ``locale/<language>/*.json`` beside
-this module, of ``{"en": ..., "zh": ...}`` entries. ``tests/book/test_chinese_edition.py`` reads every ``tr``, ``say`` and
+this module, of ``{"en": ..., "zh": ...}`` entries. ``tests/notebooks/test_chinese_edition.py`` reads every ``tr``, ``say`` and
 ``translatable`` of the book kit and the chapters and fails on a template with no translation (the English changed,
 or is new) and on a translation whose English no longer occurs; ``scripts/translate.py status`` lists both.
 

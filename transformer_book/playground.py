@@ -11,7 +11,7 @@ texts. ``<folder>/manifest.json`` lists the models, their vocabularies and shape
 Web. The book's browser test runs the page on
 the reference sources and compares.
 
-In the static book build, ``book/_ext/offline_assets.py`` names the folder (``TRANSFORMER_BOOK_PLAYGROUND``, the
+In the static book build, ``book/_ext/static_book/playground.py`` names the folder (``TRANSFORMER_BOOK_PLAYGROUND``, the
 built site's ``_static/playground``); elsewhere (Jupyter, Colab, nbval) :func:`playground_dir` is a temporary folder.
 """
 
@@ -42,7 +42,7 @@ from transformer.train.translation import translation_train_config
 from .ablation import KINDS, ablate_heads
 from .i18n import tr
 
-PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/offline_assets.py in the static build
+PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/static_book/playground.py in the static build
 DIGITS = 7  # significant digits of the reference values: far below the page's 1e-4 tolerance
 
 
@@ -75,11 +75,11 @@ def _rounded(tensor: torch.Tensor) -> list:
 def playground_translation_train_config(**overrides) -> TrainConfig:
     """How the playground chapter trains its translator: the translation chapter's recipe
     (:func:`~transformer.train.translation.translation_train_config`) cut to 1,500 steps of 32 pairs, scored once at
-    the end: a quarter of that run's time, which a chapter that trains four models can spend."""
+    the end: it reads a third of that run's pairs, in a time that a chapter training four models can spend."""
     return translation_train_config(**{"steps": 1500, "batch_size": 32, "eval_every": 1500, **overrides})
 
 
-BEAM_SIZE, LENGTH_PENALTY = 4, 0.6  # the paper's beam search (section 6.1), which the page offers with a beam of 2
+BEAM_SIZE, LENGTH_PENALTY = 4, 0.6  # the paper's beam search (section 6.1); the page offers a beam of 2 as well
 
 
 @dataclass(frozen=True)

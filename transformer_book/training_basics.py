@@ -1,9 +1,9 @@
-"""What training needs, written out and measured: teaching code for the foundations page, and for chapter 06's stack
-of blocks at initialisation.
+"""What training needs, written out and measured: teaching code for the page "Before you start" (01a_foundations),
+and for chapter 06's stack of blocks at initialisation.
 
 - :func:`cross_entropy_gradient`: the gradient of softmax cross-entropy with respect to the logits, ``softmax(z) - q``;
-- :func:`adam_steps`: the steps ``torch.optim.Adam`` takes on one parameter for a given sequence of gradients, for a
-  choice of ``betas`` and ``eps``;
+- :func:`adam_steps`: the steps ``torch.optim.Adam`` takes on one parameter (or several side by side) for a given
+  sequence of gradients, for a choice of ``betas`` and ``eps``;
 - :func:`initialise` and :func:`signal_through`: re-initialise a stack's linear layers as Glorot & Bengio (2010,
   "Xavier") or He et al. (2015) propose, and measure the signal and its gradient through the stack;
 - :func:`initial_attention_scores`: the scaled scores of the package's attention as initialised, whose query, key and
@@ -33,18 +33,24 @@ def cross_entropy_gradient(logits: Tensor, target: Tensor, smoothing: float = 0.
     return logits.softmax(dim=-1) - q  # (N, V)
 
 
-def adam_steps(gradients: Sequence[float], betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9) -> list[float]:
-    """The step ``torch.optim.Adam(lr=1)`` takes on one parameter at each of ``gradients`` (fed one after another):
-    ``m_hat / (sqrt(v_hat) + eps)``, in float64."""
-    parameter = nn.Parameter(torch.zeros((), dtype=torch.float64))
+def adam_steps(
+    gradients: Sequence[float] | Sequence[Sequence[float]] | Tensor,
+    betas: tuple[float, float] = (0.9, 0.98),
+    eps: float = 1e-9,
+) -> list:
+    """The steps ``torch.optim.Adam(lr=1)`` takes when fed ``gradients`` one step after another, in float64:
+    ``m_hat / (sqrt(v_hat) + eps)``. ``gradients (steps,)`` feeds one parameter, ``(steps, n)`` n parameters at once,
+    each with its own averages; the steps come back as (nested) lists of the same shape."""
+    gradients = torch.as_tensor(gradients, dtype=torch.float64)  # (steps, ...)
+    parameter = nn.Parameter(torch.zeros(gradients.shape[1:], dtype=torch.float64))
     optimizer = torch.optim.Adam([parameter], lr=1.0, betas=betas, eps=eps)
     steps = []
     for gradient in gradients:
-        before = float(parameter.detach())
-        parameter.grad = torch.tensor(float(gradient), dtype=torch.float64)
+        before = parameter.detach().clone()
+        parameter.grad = gradient.clone()
         optimizer.step()
-        steps.append(before - float(parameter.detach()))
-    return steps
+        steps.append(before - parameter.detach())
+    return torch.stack(steps).tolist()
 
 
 def initialise(module: nn.Module, scheme: str) -> nn.Module:

@@ -1,5 +1,5 @@
-"""Figures of the foundations appendix (see :mod:`transformer_book.training_basics`): one quantity along a sequence
-(steps of an optimiser, layers of a stack), one line per setting."""
+"""Figures of the page "Before you start" (01a_foundations; see :mod:`transformer_book.training_basics`): one quantity
+along a sequence (steps of an optimiser, layers of a stack), one line per setting."""
 
 from __future__ import annotations
 

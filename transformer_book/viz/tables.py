@@ -1,8 +1,9 @@
 """Tables of computed values, for the chapters' outputs.
 
-The book renders a cell's Markdown output without table syntax (myst-nb reads outputs as CommonMark), so a table a
-cell computes is written as HTML: the same in the static book, in Jupyter and in Colab, and styled by the book's theme
-like the tables of its text.
+A table a cell computes may be Markdown (``Markdown("| a | b |\n|---|---|...")``: the book parses Markdown outputs
+as its Markdown cells, tables included, ``book/_ext/computed_markdown.py``) or, where its cells hold text that Markdown
+would read as syntax (``<s>``, pipes) or it must be a named region the Tab key reaches, HTML: the same in the static
+book, in Jupyter and in Colab, and styled by the book's theme like the tables of its text.
 """
 
 from __future__ import annotations
