@@ -84,9 +84,37 @@ EVERYWHERE = [
     (r"<(?:pad|unk|s|/s|bos|eos)>", "a special token"),
 ]
 
+# Dates and numbers in words (the dates chapter's sources, transformer.train.dates): a run of month and weekday names,
+# number words, ordinals, "the", "of", "and", and the tokenizer's "st", "nd", "rd", "th", with digits and commas between.
+_NUMBER = (
+    "zero|oh|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand"
+)
+_ORDINAL = (
+    "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|"
+    "fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth"
+)
+_CALENDAR = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+)
+_TENS = "(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-"
+_DATE_WORD = rf"(?:{_TENS})?(?:{_NUMBER}|{_ORDINAL}|{_CALENDAR}|and|the|of|st|nd|rd|th)"
+DATES_IN_WORDS = rf"(?i)\b{_DATE_WORD}\b(?:[\s,;\d-]+{_DATE_WORD}\b)*"
+DATES = "dates and numbers in words: the dates chapter's data (transformer.train.dates)"
+
 # Data per chapter and cell: {chapter: {cell id: [(pattern, why it is data)]}}. A pattern is removed from each line
 # of that cell's outputs before the line is read.
-DATA: dict[str, dict[str, list[tuple[str, str]]]] = {}
+DATA: dict[str, dict[str, list[tuple[str, str]]]] = {
+    "09_dates": {
+        "d13-styles": [(DATES_IN_WORDS, DATES + ", one date in each style, and years")],
+        "d13-examples": [(DATES_IN_WORDS, DATES + ": training examples")],
+        "d13-vocab-build": [(DATES_IN_WORDS, DATES + ": the source vocabulary, their words")],
+        "d13-encode": [(DATES_IN_WORDS, DATES + ": an example, its tokens")],
+        "d13-unk-code": [(DATES_IN_WORDS, DATES + ": a date with a word the vocabulary does not have")],
+        "d13-greedy-code": [(DATES_IN_WORDS, DATES + ": test dates the model gets wrong")],
+    }
+}
 
 # Pages not yet converted, each with its reason: expected to fail (strict), so that this list is emptied when they are.
 NOT_YET = {
