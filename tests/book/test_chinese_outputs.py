@@ -102,6 +102,9 @@ _TENS = "(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-"
 _DATE_WORD = rf"(?:{_TENS})?(?:{_NUMBER}|{_ORDINAL}|{_CALENDAR}|and|the|of|st|nd|rd|th)"
 DATES_IN_WORDS = rf"(?i)\b{_DATE_WORD}\b(?:[\s,;\d-]+{_DATE_WORD}\b)*"
 DATES = "dates and numbers in words: the dates chapter's data (transformer.train.dates)"
+# A translation pair on one line: what follows the last Chinese character (a label), an arrow, the rest of the line.
+PAIR = r"[^\u3400-\u9fff\uff00-\uffef]* (?:->|→) .*$"
+PAIRS = "the English and German of translation pairs, or the model's German (transformer.train.translation)"
 
 # Data per chapter and cell: {chapter: {cell id: [(pattern, why it is data)]}}. A pattern is removed from each line
 # of that cell's outputs before the line is read.
@@ -113,7 +116,16 @@ DATA: dict[str, dict[str, list[tuple[str, str]]]] = {
         "d13-encode": [(DATES_IN_WORDS, DATES + ": an example, its tokens")],
         "d13-unk-code": [(DATES_IN_WORDS, DATES + ": a date with a word the vocabulary does not have")],
         "d13-greedy-code": [(DATES_IN_WORDS, DATES + ": test dates the model gets wrong")],
-    }
+    },
+    "10_translation": {
+        "d10-kinds": [(PAIR, PAIRS + ": an example of each kind")],
+        "d10-held-out": [(r"(?<=：).*$", "the English of test pairs: a date in every style, a list of countries")],
+        "d10-samples": [(PAIR, PAIRS + ": training pairs")],
+        "d10-vocab-split": [(PAIR, "English and German text and its subword tokens")],
+        "d10-vocab-prefix": [(r"(?<=id：).*$", "the subword pieces of a German number word")],
+        "d10-errors-code": [(PAIR, PAIRS + ": the model's mistakes, with the right German")],
+        "d10-ablation-code": [(PAIR, PAIRS + ": the mistakes of the model without one head, with the right German")],
+    },
 }
 
 # Pages not yet converted, each with its reason: expected to fail (strict), so that this list is emptied when they are.
@@ -315,3 +327,12 @@ def test_data_names_cells_that_exist() -> None:
 def test_what_counts_as_english(line: str, found: str | None) -> None:
     result = english_in(without_data(line, []))
     assert (result is None) if found is None else (result is not None and result.startswith(found)), result
+
+
+def test_a_column_of_chinese_and_english_labels_lines_up_with_ljust() -> None:
+    """What the chapters use to print a column whose labels may be Chinese (a Chinese character takes two columns)."""
+    from transformer_book.i18n import ljust, text_columns
+
+    labels = ["数字", "相对时间", "number", "relative"]
+    assert {text_columns(ljust(label, 9) + "|") for label in labels} == {10}
+    assert ljust("number", 9) == f"{'number':<9}" and ljust("a long label", 4) == "a long label"
