@@ -8,7 +8,7 @@ What that code shows a reader in words goes through this module, so that it come
 - :func:`say` ``("The loss fell to {loss:.2f}.", loss=loss)``: a sentence computed from results, shown as Markdown;
 - :func:`translatable` ``("pre-norm, warm-up")``: marks a string that is shown later through ``tr(name)``, where
   its value is not written out (a dictionary's key, say), so that the check below finds it;
-- :func:`ljust` ``(tr(kind), 9)``: a printed column that stays aligned when its labels are Chinese.
+- :func:`ljust` ``(tr(kind), 9)``, :func:`rjust`: a printed column that stays aligned when its labels are Chinese.
 
 The English text is the key: each language other than English has a catalogue, ``locale/<language>/*.json`` beside
 this module, of ``{"en": ..., "zh": ...}`` entries. ``tests/book/test_chinese_edition.py`` reads every ``tr``, ``say`` and
@@ -38,6 +38,7 @@ __all__ = [
     "language",
     "ljust",
     "notebook_language",
+    "rjust",
     "say",
     "set_language",
     "text_columns",
@@ -185,6 +186,11 @@ def ljust(text: str, width: int) -> str:
     """``text`` and spaces to fill ``width`` columns (:func:`text_columns`): ``str.ljust`` and ``f"{text:<9}"`` count
     characters, and a Chinese character takes two columns, so a column of translated labels would not line up."""
     return text + " " * max(0, width - text_columns(text))
+
+
+def rjust(text: str, width: int) -> str:
+    """Spaces and ``text`` to fill ``width`` columns: :func:`ljust`, right-aligned."""
+    return " " * max(0, width - text_columns(text)) + text
 
 
 NOT_A_TEMPLATE = "(braces that are not fields: shown as written, never formatted)"

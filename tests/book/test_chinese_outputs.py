@@ -331,8 +331,13 @@ def test_what_counts_as_english(line: str, found: str | None) -> None:
 
 def test_a_column_of_chinese_and_english_labels_lines_up_with_ljust() -> None:
     """What the chapters use to print a column whose labels may be Chinese (a Chinese character takes two columns)."""
-    from transformer_book.i18n import ljust, text_columns
+    from transformer_book.i18n import ljust, rjust, text_columns
 
     labels = ["数字", "相对时间", "number", "relative"]
-    assert {text_columns(ljust(label, 9) + "|") for label in labels} == {10}
-    assert ljust("number", 9) == f"{'number':<9}" and ljust("a long label", 4) == "a long label"
+    assert (
+        {text_columns(ljust(label, 9)) for label in labels}
+        == {text_columns(rjust(label, 9)) for label in labels}
+        == {9}
+    )
+    assert ljust("number", 9) == f"{'number':<9}" and rjust("all", 4) == f"{'all':>4}"
+    assert ljust("a long label", 4) == rjust("a long label", 4) == "a long label"
