@@ -47,11 +47,8 @@ _BERTVIZ_VIEWS = {  # what each bertviz view shows, for assistive technology (sh
 }
 BERTVIZ_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}  # bertviz's Attention menu entries
 # What a reader reads of a bertviz view's menus, shown through tr(): their captions and the Attention menu's entries.
-_BERTVIZ_WORDS = (
-    translatable("Layer:"),
-    translatable("Attention:"),
-    *map(translatable, ("Encoder", "Decoder", "Cross")),
-)
+_BERTVIZ_CAPTIONS = {"Layer": translatable("Layer:"), "Attention": translatable("Attention:")}
+_BERTVIZ_ENTRIES = (translatable("Encoder"), translatable("Decoder"), translatable("Cross"))  # BERTVIZ_NAMES' values
 _BERTVIZ_FIRST = '"default_filter": "0"'  # where bertviz's views start: the first attention type given
 _DECIMALS = 3  # bertviz weights
 _FIGURE_DECIMALS = 2  # plotly heatmaps (the hover shows two decimals too)
@@ -149,11 +146,11 @@ def accessible(view: HTML) -> HTML:
     vid = root.group(1)
     page = re.sub(
         r'(Layer|Attention): (<select id=")(layer|filter)(">.*?</select>)',
-        lambda m: f"<label>{tr(m.group(1) + ':')} {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>",
+        lambda m: f"<label>{tr(_BERTVIZ_CAPTIONS[m.group(1)])} {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>",
         page,
         flags=re.S,
     )
-    entries = "|".join(BERTVIZ_NAMES.values())
+    entries = "|".join(_BERTVIZ_ENTRIES)
     page = re.sub(
         rf"(<option value=\"\d+\"(?: selected)?>)({entries})</option>", lambda m: f"{m[1]}{tr(m[2])}</option>", page
     )
