@@ -126,6 +126,13 @@ DATA: dict[str, dict[str, list[tuple[str, str]]]] = {
         "d10-errors-code": [(PAIR, PAIRS + ": the model's mistakes, with the right German")],
         "d10-ablation-code": [(PAIR, PAIRS + ": the mistakes of the model without one head, with the right German")],
     },
+    "14_playground": {
+        "52f57c2c": [
+            (PAIR, "each playground model's sources (symbols, dates in words) and its greedy and beam outputs")
+        ],
+        "en-de-examples": [(PAIR, PAIRS + ": the playground's English examples, greedy and beam")],
+        "en-de-limits-code": [(PAIR, "English text unlike the training pairs and the model's German for it")],
+    },
 }
 
 # Pages not yet converted, each with its reason: expected to fail (strict), so that this list is emptied when they are.
