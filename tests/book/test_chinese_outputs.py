@@ -133,6 +133,9 @@ DATA: dict[str, dict[str, list[tuple[str, str]]]] = {
         "en-de-examples": [(PAIR, PAIRS + ": the playground's English examples, greedy and beam")],
         "en-de-limits-code": [(PAIR, "English text unlike the training pairs and the model's German for it")],
     },
+    "14a_in_the_browser": {
+        "pga-tokens": [(PAIR, "a text and its subword tokens (the translation chapter's vocabulary)")]
+    },
 }
 
 # Pages not yet converted, each with its reason: expected to fail (strict), so that this list is emptied when they are.
