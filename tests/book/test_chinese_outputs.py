@@ -61,8 +61,9 @@ CLOSING = ":;)]}>»”’\"'|=→←⟶?!"  # a token that ends with one of thes
 AROUND = "([{<«“‘\"'*_`,.:;)]}>»”’?!…"  # stripped from a token before it is read as a word
 LABEL = re.compile(r"^\s*(?P<label>[A-Za-z]+(?:[-'][A-Za-z]+)*(?: [A-Za-z]+(?:[-'][A-Za-z]+)*)?):(?:\s|$)")
 
-# Names of works, products and places the Chinese text writes in their own language.
+# Names of works, products, places and authors the Chinese text writes in their own language.
 NAMES = [
+    "Wu et al.",
     "The Annotated Transformer",
     "Attention Is All You Need",
     "ONNX Runtime Web",
