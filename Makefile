@@ -20,7 +20,7 @@ JUPYTER_BOOK ?= jupyter-book
 JOBS ?= 2
 TORCH_VERSION ?= 2.13.0
 # Marks the static build: transformer_book.viz writes figures as plain text/html and live_only() explorers as notes.
-# (book/_ext/offline_assets.py sets it too, so a bare `jupyter-book build .` behaves the same.)
+# (book/_ext/static_book sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
 # Debian packages (each named as its command) that make setup installs with apt when they are missing.
@@ -52,42 +52,46 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	colab-env nbval-colab colab-test refresh
 
 help:
-	@echo "make setup         create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION)"
-	@echo "                   (when no torch), the package with its extras (requirements.txt) under constraints.txt,"
-	@echo "                   chromium and npm"
-	@echo "make lock          re-resolve pyproject's extras in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
-	@echo "make vendor        fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web) into book/_vendor"
-	@echo "make book          setup + vendor + execute the notebooks (JOBS at a time; those make nbval-reader recorded are"
-	@echo "                   taken as they are) and build the book into _build/html (-W: warnings fail); then the"
-	@echo "                   Chinese edition (zh/, from make nbval-colab's recording) into _build/html/zh"
-	@echo "make lint          ruff check (the package, tests, benchmarks, scripts and the notebooks), ruff format --check"
+	@echo "What readers and contributors run:"
+	@echo "  make book        set everything up and build the book, both editions, into _build/html (open index.html)"
+	@echo "  make test        every check: make check, every chapter of both editions, both books built from those runs,"
+	@echo "                   then the book kit's tests, the built sites in a browser, JupyterLab and the classic Notebook"
+	@echo "  make check       lint + the core's and the wing's torch-only tests, without the slow ones: under two minutes"
+	@echo "  make refresh NB='book/04_masks.ipynb zh/book/04_masks.ipynb'   after editing a chapter: fold its say cells,"
+	@echo "                   re-execute it, keep only checked outputs and say cells' paragraphs (no NB: every notebook)"
+	@echo "  make format      rewrite the Python files as ruff format writes them (and sort their imports)"
+	@echo "  make clean       remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
+	@echo ""
+	@echo "What they are made of (make test runs them in this order; each also runs alone):"
+	@echo "  make setup       create .venv (unless a virtual environment is active), install torch $(TORCH_VERSION) (when"
+	@echo "                   no torch), the package with its extras (requirements.txt) under constraints.txt, chromium, npm"
+	@echo "  make lint        ruff check (the package, tests, benchmarks, scripts and the notebooks), ruff format --check"
 	@echo "                   (the Python files), actionlint"
-	@echo "make format        rewrite the Python files as ruff format writes them (and sort their imports)"
-	@echo "make check         lint + the core tests without the slow ones (tests/core -m 'not slow'): under two minutes"
-	@echo "make sync-url      copy repository.url of _config.yml into the notebooks' install lines and the README"
-	@echo "make nbval         run every notebook live in this environment; compare cells tagged nbval-check-output"
-	@echo "make reader-env    make _build/reader-venv as README.md's local path says (only torch, pip install -e .[lab])"
-	@echo "make nbval-reader  every chapter in a live kernel of the reader's environment, with the CPU's vector instructions"
-	@echo "                   one level down (AVX-512 -> AVX2 -> none); compare cells tagged nbval-check-output; record"
-	@echo "                   each passing notebook's static outputs in _build/recorded for make book"
-	@echo "make lab-test      the chapters' live explorers in JupyterLab, started from the reader's environment (in make test)"
-	@echo "make colab-env     _build/colab-venv: Colab's Python and packages (tests/colab/, a dated copy of Colab's list),"
+	@echo "  make reader-env  _build/reader-venv as README.md's local path says (only torch, pip install -e .[lab])"
+	@echo "  make vendor      fetch the book's offline JavaScript (MathJax, RequireJS, d3, jQuery, ONNX Runtime Web)"
+	@echo "  make nbval-reader  every chapter in a live kernel of the reader's environment, with the CPU's vector"
+	@echo "                   instructions one level down; compare checked outputs; record them in _build/recorded"
+	@echo "  make colab-env   _build/colab-venv: Colab's Python and packages (tests/colab/, a dated copy of Colab's list),"
 	@echo "                   then the chapters' first cell, which must install the package without moving any of them"
-	@echo "make nbval-colab   every chapter of the Chinese edition in that environment's kernel, as on Colab; compare cells"
-	@echo "                   tagged nbval-check-output; record each passing notebook in _build/recorded-zh for make book"
-	@echo "make colab-test    the explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment"
-	@echo "make test          check + nbval-reader + nbval-colab + book (from their recordings) + the other tests (slow core,"
-	@echo "                   book kit, the Chinese edition, browser, JupyterLab, the classic Notebook)"
-	@echo "make refresh NB='book/04_masks.ipynb zh/book/04_masks.ipynb'   fold the say cells, re-execute, keep only"
-	@echo "                   checked outputs and say cells' paragraphs (without NB: every notebook of both editions)"
-	@echo "make clean         remove _build (and the jupyter-cache in it); clean-all also removes book/_vendor"
+	@echo "  make nbval-colab every chapter of the Chinese edition in that environment, as on Colab; compare checked"
+	@echo "                   outputs; record them in _build/recorded-zh"
+	@echo "  make lab-test    the chapters' live explorers in JupyterLab, from the reader's environment"
+	@echo "  make colab-test  the explorers in the classic Notebook 6.5 with ipywidgets 7.7, from the Colab-like one"
+	@echo "  make browser-test  the built books in headless Chromium"
+	@echo ""
+	@echo "Now and then:"
+	@echo "  make nbval       every notebook live in this environment; compare cells tagged nbval-check-output"
+	@echo "  make lock        re-resolve pyproject's extras in a fresh LOCK_PYTHON environment, rewrite constraints.txt"
+	@echo "  make sync-url    copy repository.url of _config.yml into the notebooks' install lines and the README"
 
 setup: $(SETUP_STAMP)
 
-# Re-run when the requirements change; quick and idempotent when everything is installed already.
+# Re-run when the requirements change; quick and idempotent when everything is installed already. bertviz comes
+# without its declared dependencies, as with every install of the live extra (pyproject.toml says why).
 $(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
+	$(PIP_INSTALL) --no-deps "bertviz>=1.4"
 	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	fc-list :lang=zh family 2>/dev/null | grep -q . || missing="$$missing $(CJK_FONTS)"; \
 	if [ -n "$$missing" ]; then \
@@ -107,6 +111,7 @@ LOCK_PYTHON ?= python3.11
 lock:
 	rm -rf _build/lock-venv && $(LOCK_PYTHON) -m venv _build/lock-venv
 	_build/lock-venv/bin/python -m pip install -q "torch==$(TORCH_VERSION)" -r requirements.txt -e ".[lab]"
+	_build/lock-venv/bin/python -m pip install -q --no-deps "bertviz>=1.4"
 	_build/lock-venv/bin/python scripts/lock_constraints.py > constraints.txt
 	rm -rf _build/lock-venv
 
@@ -117,7 +122,9 @@ vendor:
 # build then finds them cached. Both in the static build's environment. Notebooks that make nbval-reader recorded
 # (_build/recorded) go into the cache as they are instead: make test builds the book from its one run of them.
 # The Chinese edition (zh/: the same code, Chinese prose and words) the same way, built into _build/zh/_build and
-# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one).
+# published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one). Its
+# pages load the English site's vendored assets (../_static/vendor/ from zh/): the site holds one copy, and the Chinese
+# build none (book/_ext/static_book/vendor.py).
 ZH_BUILD := _build/zh/_build
 book: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)
@@ -134,7 +141,7 @@ clean-all: clean
 	rm -rf book/_vendor
 
 # The Python files as `ruff format` writes them (pyproject.toml: 120 columns; the notebooks are left as written).
-FORMATTED := transformer transformer_book tests benchmarks scripts
+FORMATTED := transformer transformer_book tests benchmarks scripts book/_ext
 
 lint: setup
 	$(PYTHON) -m ruff check transformer transformer_book tests benchmarks scripts book zh
@@ -147,7 +154,7 @@ format: setup
 
 # The quick loop while changing the package: what needs only torch, minus training runs, compiling and subprocesses.
 check: lint
-	$(PYTHON) -m pytest tests/core -m "not slow" -q -n $(JOBS)
+	$(PYTHON) -m pytest tests/core tests/train -m "core and not slow" -q -n $(JOBS)
 
 # Rewrite the copies of the repository's address (notebooks' install lines, README) from _config.yml.
 sync-url:
@@ -158,7 +165,7 @@ nbval: setup
 
 # Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
 # check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel, as
-# tests/book/test_jupyterlab.py does (make lab-test; make test runs it with the other book tests).
+# tests/notebooks/test_jupyterlab.py does (make lab-test; make test runs it with the other book tests).
 reader-env:
 	$(BOOTSTRAP_PYTHON) scripts/reader_env.py $(READER_VENV)
 
@@ -174,10 +181,10 @@ nbval-reader: setup reader-env
 	@$(PERTURBED_CPU); \
 	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/_build/html/_static/playground \
-		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/book/test_first_cells.py
+		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/notebooks/test_first_cells.py
 
 browser-test:
-	$(PYTHON) -m pytest tests/book/test_book_browser.py tests/book/test_book_navigation.py tests/book/test_playground_browser.py
+	$(PYTHON) -m pytest tests/site/test_book_browser.py tests/site/test_book_navigation.py tests/site/test_playground_browser.py
 
 # Colab at the versions it ships (scripts/colab_env.py says how the environment is made; python
 # scripts/colab_packages.py refreshes tests/colab/ from Colab's published list). The chapters then run in its kernel,
@@ -198,13 +205,13 @@ nbval-colab: colab-env
 		$(NBVAL) --nbval-kernel-name transformer-colab zh/book/
 
 # The explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment: the open front end closest to
-# Colab's (tests/book/test_notebook_classic.py says why and how).
-COLAB_TEST := tests/book/test_notebook_classic.py
+# Colab's (tests/notebooks/test_notebook_classic.py says why and how).
+COLAB_TEST := tests/notebooks/test_notebook_classic.py
 colab-test: colab-env
 	TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) $(PYTHON) -m pytest $(COLAB_TEST)
 
 lab-test: setup reader-env
-	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/book/test_jupyterlab.py
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) $(PYTHON) -m pytest tests/notebooks/test_jupyterlab.py
 
 # `make check` first (lint, the quick core tests; the reader's environment is made meanwhile: pip mostly waits on the
 # disk and the network), then the chapters, once, in that environment, which also gives the static book its outputs

@@ -14,7 +14,7 @@ first result.
   layout-shift entries, grouped as its CLS groups them: the largest burst of shifts less than 1 s apart, at most
   5 s long), with the reference page's at the same width, in the same run. Google calls <= 0.1 good. (What shifts at
   the top of a page is mostly not the figures, which lie below the first screen, but the formulas MathJax typesets;
-  tests/book/test_page_speed.py measures the shift that drawing the figures causes beside them.)
+  tests/site/test_page_speed.py measures the shift that drawing the figures causes beside them.)
 - playground: the playground's page opened the same way for each of its models; the reader stays 10 s on the page
   (``--dwell``) at its top, scrolls to the playground and asks for a result: Decode for the model the page shows,
   else choosing the model in its menu (which decodes its first example). Recorded: the seconds from that request to
@@ -279,8 +279,8 @@ def main() -> None:
         sys.exit(f"{site / REFERENCE}.html missing: build the book first (make book)")
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT / "tests" / "book"))
-    from test_book_browser import CHROMIUM_ARGS, PREFIX, toc_pages
+    sys.path.insert(0, str(ROOT / "tests"))
+    from chromium import CHROMIUM_ARGS, PREFIX, toc_pages
 
     rounds = args.rounds or (1 if args.quick else 3)
     pages = args.pages or (PAGES[:1] if args.quick else PAGES)
@@ -360,7 +360,8 @@ def main() -> None:
         extra=extra,
         out_dir=args.out,
         sources=[
-            "book/_ext/offline_assets.py",
+            "book/_ext/static_book/figures.py",
+            "book/_ext/static_book/playground.py",
             "book/_ext/figures.js",
             "book/_ext/playground.js",
             "book/_ext/playground_engine.js",

@@ -17,7 +17,7 @@
 - asset sizes: the bytes the playground downloads.
 
 Needs the built book (``make book``) and Chromium (``--chromium``, default /usr/bin/chromium). The page is served on
-127.0.0.1 under the site's sub-path, as tests/book/test_book_browser.py serves it. ``--quick``: one round each;
+127.0.0.1 under the site's sub-path, as tests/site/test_book_browser.py serves it. ``--quick``: one round each;
 ``--throttled-only``: the two throttled readers alone (to repeat them, with ``--out``). Writes ``results/playground.json``.
 """
 
@@ -155,8 +155,8 @@ def main() -> None:
         sys.exit(f"{SITE / PAGE} missing: build the book first (make book)")
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT / "tests" / "book"))
-    from test_book_browser import CHROMIUM_ARGS, PREFIX
+    sys.path.insert(0, str(ROOT / "tests"))
+    from chromium import CHROMIUM_ARGS, PREFIX
 
     rounds = args.rounds or (1 if args.quick else 5)
     throttle = {

@@ -19,7 +19,7 @@
 5. **The kernel**: registered as ``transformer-colab`` inside the environment, with ``COLAB_RELEASE_TAG`` set as on
    Colab (the book's figures then use plotly's Colab renderer); ``make nbval-colab`` runs every chapter in it.
 6. **The widgets' front end for the classic Notebook**: widgetsnbextension 3.6.6's files in ``classic-front-end``
-   inside the environment (not importable; tests/book/test_notebook_classic.py puts its ``share/jupyter`` first on
+   inside the environment (not importable; tests/notebooks/test_notebook_classic.py puts its ``share/jupyter`` first on
    ``JUPYTER_PATH``). Colab draws widgets with a manager of its own; the open front end closest to it is the classic
    Notebook with widgetsnbextension 3.6, and 3.6.7 to 3.6.10 (Colab's list has 3.6.10) cannot create an Output
    widget there (the page says ``TypeError: n._deserialize_state is not a function``), which every ``interactive``
@@ -259,12 +259,12 @@ def digest(python: str) -> str:
 
 def package_digest(base: str) -> str:
     """What step 4 installs: the environment it starts from (``base``), the first cell, and the package's files (its
-    modules and catalogues)."""
+    modules, catalogues and the JavaScript its bertviz views carry)."""
     h = hashlib.sha256(base.encode())
     h.update(first_cell(FIRST_CHAPTER, ROOT.as_uri()).encode())
     for folder in ("transformer", "transformer_book"):
         for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix in (".py", ".json"):  # the modules, and the Chinese edition's catalogues
+            if path.suffix in (".py", ".json", ".js"):  # the modules, the Chinese edition's catalogues, d3 and jQuery
                 h.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
     return h.hexdigest()
 

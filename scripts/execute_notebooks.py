@@ -55,7 +55,7 @@ class Edition(NamedTuple):
         return self.build / ".jupyter_cache"
 
     @property
-    def playground(self) -> Path:  # book/_ext/offline_assets.py: outdir / PLAYGROUND_OUT
+    def playground(self) -> Path:  # book/_ext/static_book/playground.py: outdir / PLAYGROUND_OUT
         return self.build / "html" / "_static" / "playground"
 
 

@@ -18,7 +18,7 @@ chapter's results, and its code, a template and the values that fill it, is hidd
 On the web pages nothing changes: the build executes the chapters (or takes the recorded run) and shows that run's
 outputs; the title line is dropped from a ``hide-input`` cell's code there (``book/_ext/computed_markdown.py``).
 nbval (``--nbval-lax``) compares only cells tagged ``nbval-check-output``, never a say cell, and jupyter-cache keys on
-code, not outputs. ``tests/book/test_say_cells.py`` checks every say cell of both editions.
+code, not outputs. ``tests/notebooks/test_say_cells.py`` checks every say cell of both editions.
 
     python scripts/refresh_notebooks.py                 # fold and refresh every notebook of both editions
     python scripts/refresh_notebooks.py --fold-only     # fold only (seconds; the stored outputs need the run)

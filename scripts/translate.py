@@ -4,7 +4,8 @@ Each English chapter ``book/NN_name.ipynb`` has a twin ``zh/book/NN_name.ipynb``
 order, under the same ids: its code cells are the English ones, character for character (with their own checked
 outputs); each markdown cell is a translation that records, in ``metadata.transformer_book.translates``, the SHA-256
 of the English cell it translates. What the code shows in words (``tr``, ``say``, ``translatable`` of
-:mod:`transformer_book.i18n`, in the book kit and in the chapters) is translated in ``transformer_book/locale/zh/``.
+:mod:`transformer_book.i18n`, in the book kit and in the chapters; ``tr`` and ``translatable`` in the book's Sphinx
+extension and the scripts of its pages, ``book/_ext``) is translated in ``transformer_book/locale/zh/``.
 
     python scripts/translate.py status [NN ...]     # what is missing or stale, by chapter and cell; exit 1 if any
     python scripts/translate.py sync NN [NN ...]    # make the twin follow the English cells (code copied, prose kept;
@@ -13,7 +14,7 @@ of the English cell it translates. What the code shows in words (``tr``, ``say``
     python scripts/translate.py import NN f.txt     # write the Chinese of f.txt back; each cell now translates the
                                                     # English it stands beside
 
-``NN`` is a chapter's number or its file's stem. ``tests/book/test_chinese_edition.py`` fails on what ``status`` lists.
+``NN`` is a chapter's number or its file's stem. ``tests/notebooks/test_chinese_edition.py`` fails on what ``status`` lists.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
 KIT = ROOT / "transformer_book"
 LOCALE = KIT / "locale"
+SITE = ROOT / "book" / "_ext"  # the book's Sphinx extension (static_book) and the scripts its pages load
 KEY = "transformer_book"  # the metadata key of a notebook (language) and of a translated cell (translates)
 FUNCTIONS = ("tr", "say", "translatable")  # transformer_book.i18n: their first argument is an English template
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -212,10 +214,12 @@ class Template:
 
 
 def code_sources() -> list[tuple[str, str]]:
-    """(where, Python source) of the book kit's modules and of every English chapter's code cells."""
+    """(where, Python source) of the book kit's modules, the book's Sphinx extension's and every English chapter's
+    code cells."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    sources = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in sorted(KIT.rglob("*.py"))]
+    modules = sorted(KIT.rglob("*.py")) + sorted((SITE / "static_book").glob("*.py"))
+    sources = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in modules]
     cleaner = TransformerManager()
     for path in english_chapters():
         for index, cell in enumerate(nbformat.read(path, 4).cells):
@@ -248,12 +252,35 @@ def templates() -> tuple[list[Template], list[Problem]]:
     return found, problems
 
 
+def script_templates() -> tuple[list[Template], list[Problem]]:
+    """Every English template the scripts of the book's pages (``book/_ext/*.js``) pass to ``tr``, ``translatable``
+    (and the playground's ``InputError``), and the calls whose English cannot be read off the source: read by the
+    book's Sphinx extension (``static_book.words``), which gives the pages their translations from the catalogue."""
+    sys.path.insert(0, str(SITE))
+    from static_book import words
+
+    found, problems = [], []
+    for path in words.scripts():
+        texts, unreadable = words.script_templates(path)
+        where = str(path.relative_to(ROOT))
+        found += [Template(text, f"{where} line {line}") for text, line in texts]
+        problems += [Problem(f"{where} line {line}", what) for line, what in unreadable]
+    return found, problems
+
+
 def catalogue_entries(language: str = "zh") -> list[tuple[Path, dict]]:
     return [
         (path, entry)
         for path in sorted((LOCALE / language).glob("*.json"))
         for entry in json.loads(path.read_text("utf-8"))
     ]
+
+
+def entry_lines(path: Path) -> list[int]:
+    """The line of each entry of a catalogue file, in order: where its ``"en"`` starts (a JSON string holds no line
+    break, so each key is on a line of its own)."""
+    text = path.read_text("utf-8")
+    return [text.count("\n", 0, m.start()) + 1 for m in re.finditer(r'^\s*"en"\s*:', text, re.M)]
 
 
 def catalogue_problems(language: str = "zh") -> list[Problem]:
@@ -263,6 +290,8 @@ def catalogue_problems(language: str = "zh") -> list[Problem]:
     from transformer_book.i18n import fields
 
     used, problems = templates()
+    scripts, unreadable = script_templates()
+    used, problems = used + scripts, problems + unreadable
     entries = catalogue_entries(language)
     known = {entry["en"] for _, entry in entries}
     asked = {t.text for t in used}
@@ -271,8 +300,9 @@ def catalogue_problems(language: str = "zh") -> list[Problem]:
             problems.append(Problem(template.where, f"no {language} translation of {template.text!r}"))
             known.add(template.text)  # named once, where it is first asked for
     first: dict[str, tuple[Path, str]] = {}
+    lines = {path: iter(entry_lines(path)) for path, _ in entries}
     for path, entry in entries:
-        where = str(path.relative_to(ROOT))
+        where = f"{path.relative_to(ROOT)} line {next(lines[path])}"
         earlier = first.setdefault(entry["en"], (path, entry[language]))
         if earlier[1] != entry[language]:
             problems.append(

@@ -1,8 +1,10 @@
+import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
 import torch
+from chromium import browser, server  # noqa: F401 (fixtures of every test that opens pages)
 
 from transformer import Transformer, TransformerConfig
 from transformer.train import loop
@@ -13,11 +15,27 @@ from transformer.train.recipes import small_model_config
 torch.set_num_threads(1)
 
 
+# The tests mirror the code: core/ the model core, train/ the training wing (both need only torch, numpy, pytest and
+# hypothesis, but for the translation task's tests, marked ``live``: they need the live extra), kit/ the book kit,
+# notebooks/ the chapters as notebooks (their editions, first cells, the front ends that run them), site/ the built
+# book in a browser.
+TORCH_ONLY = {"core", "train"}
+# ... and in an environment without the live extra (`pytest tests/core tests/train` where only torch, numpy, pytest and
+# hypothesis are installed), the translation task's tests are not collected.
+LIVE_EXTRA = ("babel", "num2words", "tokenizers")
+collect_ignore = (
+    []
+    if all(importlib.util.find_spec(name) for name in LIVE_EXTRA)
+    else ["train/test_translation.py", "train/test_translation_cli.py"]
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test under tests/core with ``core``: ``make check`` runs those that are not ``slow``, and ``make
-    test`` runs everything else (``-m "not core or slow"``) after it, so that no test runs twice."""
+    """Mark the tests of tests/core and tests/train that need only torch with ``core``: ``make check`` runs those that
+    are not ``slow``, and ``make test`` runs everything else (``-m "not core or slow"``) after it, so that no test runs
+    twice."""
     for item in items:
-        if "core" in item.path.parent.parts[-1:]:
+        if item.path.parent.name in TORCH_ONLY and item.get_closest_marker("live") is None:
             item.add_marker(pytest.mark.core)
 
 

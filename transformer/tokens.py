@@ -6,7 +6,7 @@ own; every data set of this package pads with ``PAD_ID``.) The ids from ``FIRST_
 and its vocabulary alone says what each means: the synthetic tasks' symbols are the ids ``FIRST_SYMBOL ..
 vocab_size - 1`` (id 3 is the symbol 3), and the vocabularies of text put ``<unk>`` first (``UNK_ID``), for a token
 they do not hold. A model learns one vocabulary and nothing outside the vocabularies of text reads ``UNK_ID``, so the
-two meanings of id 3 never meet (``tests/core/test_tasks.py``).
+two meanings of id 3 never meet (``tests/train/test_tasks.py``).
 """
 
 PAD_ID = 0

@@ -11,7 +11,7 @@ What that code shows a reader in words goes through this module, so that it come
 - :func:`ljust` ``(tr(kind), 9)``, :func:`rjust`: a printed column that stays aligned when its labels are Chinese.
 
 The English text is the key: each language other than English has a catalogue, ``locale/<language>/*.json`` beside
-this module, of ``{"en": ..., "zh": ...}`` entries. ``tests/book/test_chinese_edition.py`` reads every ``tr``, ``say`` and
+this module, of ``{"en": ..., "zh": ...}`` entries. ``tests/notebooks/test_chinese_edition.py`` reads every ``tr``, ``say`` and
 ``translatable`` of the book kit and the chapters and fails on a template with no translation (the English changed,
 or is new) and on a translation whose English no longer occurs; ``scripts/translate.py status`` lists both.
 

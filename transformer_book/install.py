@@ -7,7 +7,15 @@ installs the package's ``live`` extra with every installed distribution held at 
 as torch's ``2.11.0+cpu`` hold too). Colab's kernel packages (IPython, ipykernel, ipywidgets, traitlets, tornado)
 must never be upgraded under a running kernel: the runtime then asks for a restart, and an IPython that pulls a newer
 traitlets can keep Colab's runtime from starting again (googlecolab/colabtools#5580). With every installed version
-held, pip adds what is missing or fails; it never replaces anything, so no restart is needed.
+held, pip adds what is missing or fails; it never replaces anything, so no restart is needed. When it fails, the
+error names the installed packages that stand in the way and the versions that would do (from pip's resolution with
+nothing held), not pip's backtracking through old releases of some dependency.
+
+A few libraries come with the extra without the dependencies they declare (:data:`WITHOUT_DEPENDENCIES`), which an
+extra cannot say: bertviz's ``head_view`` and ``model_view``, all the chapters use of it, import only IPython and
+torch, while bertviz declares ``transformers`` (129 MB installed), ``boto3`` (with ``botocore``, 32 MB),
+``sentencepiece``, ``regex`` and ``requests`` for its neuron view. README.md's local path, ``make setup`` and
+``make lock`` install them the same way (``pip install --no-deps``; tests/notebooks/test_install.py keeps them in step).
 
 This module uses the standard library only: the first cell imports it before the extra's libraries are installed.
 """
@@ -16,16 +24,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
-__all__ = ["InstallConflict", "install_extra", "installed_versions"]
+__all__ = ["WITHOUT_DEPENDENCIES", "InstallConflict", "install_extra", "installed_versions"]
 
 DISTRIBUTION = "transformer-interactive"
+# (distribution, extra) -> requirements installed with that extra, each without the dependencies it declares
+WITHOUT_DEPENDENCIES = {(DISTRIBUTION, "live"): ("bertviz>=1.4",)}
 
 
 class InstallConflict(RuntimeError):
@@ -68,39 +80,57 @@ def conflict_lines(pip_output: str) -> str:
     return "\n".join(line for line in lines if line.startswith("ERROR")) or pip_output.strip()[-2000:]
 
 
-def install_extra(extra: str = "live", distribution: str = DISTRIBUTION) -> dict[str, str]:
+def pip_install(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *args], capture_output=True, text=True
+    )
+
+
+def changes_needed(requirements: Sequence[str], installed: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """The installed distributions that pip would replace to install ``requirements`` with nothing held, each with
+    its installed version and the one pip would install: ``{name: (installed, wanted)}``; empty where pip finds no
+    way at all (nothing is installed: pip only resolves)."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        if pip_install("--dry-run", "--quiet", "--report", report, *requirements).returncode != 0:
+            return {}
+        with open(report, encoding="utf-8") as f:
+            items = json.load(f)["install"]
+    wanted = {normalized(item["metadata"]["name"]): item["metadata"]["version"] for item in items}
+    return {name: (installed[name], wanted[name]) for name in sorted(wanted) if name in installed}
+
+
+def install_extra(
+    extra: str = "live", distribution: str = DISTRIBUTION, without_dependencies: Sequence[str] | None = None
+) -> dict[str, str]:
     """Install what ``distribution[extra]`` requires into this Python, holding every installed distribution at its
-    version. Returns what was installed (name -> version) and prints it; raises :class:`InstallConflict`, naming
-    what conflicts, when that is impossible (then nothing was changed)."""
+    version, then ``without_dependencies`` (by default, this package's :data:`WITHOUT_DEPENDENCIES` for ``extra``)
+    without their declared dependencies. Returns what was installed (name -> version) and prints it; raises
+    :class:`InstallConflict`, naming what stands in the way, when that is impossible (nothing was changed where the
+    extra itself could not be installed)."""
     try:
         importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         raise ValueError(f"install_extra: {distribution!r} must be installed first (pip install --no-deps)") from None
+    if without_dependencies is None:
+        without_dependencies = WITHOUT_DEPENDENCIES.get((distribution, extra), ())
     before = installed_versions()
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         held = os.path.join(folder, "held.txt")
         with open(held, "w", encoding="utf-8") as f:
             f.write(held_constraints(before))
-        pip = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "-c",
-                held,
-                f"{distribution}[{extra}]",
-            ],
-            capture_output=True,
-            text=True,
-        )
-    if pip.returncode != 0:
-        raise InstallConflict(
-            f"pip cannot install the {extra!r} extra of {distribution} without replacing packages this Python already "
-            f"has, and nothing was changed. What conflicts (from pip):\n{conflict_lines(pip.stdout + pip.stderr)}"
-        )
+        requirement = f"{distribution}[{extra}]"
+        pip = pip_install("-c", held, requirement)
+        if pip.returncode != 0:
+            raise InstallConflict(conflict_message(extra, distribution, before, pip.stdout + pip.stderr))
+        if without_dependencies:
+            pip = pip_install("--no-deps", "-c", held, *without_dependencies)
+            if pip.returncode != 0:
+                raise InstallConflict(
+                    f"pip installed {requirement} but cannot install {', '.join(without_dependencies)} (without "
+                    f"their dependencies). From pip:\n{conflict_lines(pip.stdout + pip.stderr)}"
+                )
     importlib.invalidate_caches()
     after = installed_versions()
     changed = sorted(name for name in before if after.get(name) != before[name])
@@ -110,3 +140,23 @@ def install_extra(extra: str = "live", distribution: str = DISTRIBUTION) -> dict
     listed = ", ".join(f"{name} {version}" for name, version in added.items()) or "nothing (all was there)"
     print(f"Installed in {time.monotonic() - started:.0f} s, every package that was here kept at its version: {listed}")
     return added
+
+
+def conflict_message(extra: str, distribution: str, installed: dict[str, str], pip_output: str) -> str:
+    """Why ``distribution[extra]`` cannot be installed with every installed distribution held: the ones pip would
+    have to replace (and with which versions), found by resolving again with nothing held; pip's own explanation only
+    where that names none (pip's message about a held version can be a search through a dependency's old releases,
+    which names packages that are not the cause)."""
+    start = (
+        f"pip cannot install the {extra!r} extra of {distribution} without replacing packages this Python already "
+        "has, and nothing was changed."
+    )
+    changes = changes_needed([f"{distribution}[{extra}]"], installed)
+    if not changes:
+        return f"{start} What conflicts (from pip):\n{conflict_lines(pip_output)}"
+    names = ", ".join(f"{name} (here {have}; it needs {want})" for name, (have, want) in changes.items())
+    pins = " ".join(f'"{name}=={want}"' for name, (_, want) in changes.items())
+    return (
+        f"{start} It needs other versions of: {names}. Install those (pip install {pins}), restart the kernel and "
+        "run this cell again, or use a fresh environment."
+    )

@@ -11,7 +11,7 @@ texts. ``<folder>/manifest.json`` lists the models, their vocabularies and shape
 Web. The book's browser test runs the page on
 the reference sources and compares.
 
-In the static book build, ``book/_ext/offline_assets.py`` names the folder (``TRANSFORMER_BOOK_PLAYGROUND``, the
+In the static book build, ``book/_ext/static_book/playground.py`` names the folder (``TRANSFORMER_BOOK_PLAYGROUND``, the
 built site's ``_static/playground``); elsewhere (Jupyter, Colab, nbval) :func:`playground_dir` is a temporary folder.
 """
 
@@ -42,7 +42,7 @@ from transformer.train.translation import translation_train_config
 from .ablation import KINDS, ablate_heads
 from .i18n import tr
 
-PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/offline_assets.py in the static build
+PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/static_book/playground.py in the static build
 DIGITS = 7  # significant digits of the reference values: far below the page's 1e-4 tolerance
 
 

@@ -1,6 +1,7 @@
 """What dropout and label smoothing buy when the data run out: a synthetic task learned from a fixed, small training
-set, read again epoch after epoch, trained with and without the paper's two regularisers (dropout 0.1 and label
-smoothing 0.1, section 5.4), several seeds each, and scored on the training set and on held-out sequences.
+set, read again epoch after epoch, trained with and without the paper's regularisers (dropout 0.1 and label smoothing
+0.1, section 5.4), several seeds each, and scored on the training set and on held-out sequences; and how often a
+stream of fresh random sequences comes back to one it has drawn before.
 
 - :func:`split_sequences`: a training set of ``n_train`` distinct sequences of a task, drawn with a seed, and held-out
   sequences from the evaluation generator with every source of the training set left out;
@@ -9,13 +10,16 @@ smoothing 0.1, section 5.4), several seeds each, and scored on the training set 
 - :func:`train_regularised`: the chapter's small model with a given dropout, trained on that stream with a given label
   smoothing by the package's own loop, and scored on both sets with the plain (unsmoothed) cross-entropy in evaluation
   mode (dropout off), so that the four combinations are compared on the same measure;
-- :func:`regularisation_runs`: every combination of :data:`REGULARISERS`, on every seed.
+- :func:`regularisation_runs`: every combination of :data:`REGULARISERS`, on every seed;
+- :func:`sources` and :func:`count_repeats`: the sequences a run trained on, and how many of them (and of a test set)
+  it had drawn before, by length.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -52,6 +56,65 @@ def _rows(batch: Batch, rows: torch.Tensor) -> Batch:
 def _symbols(row: list[int]) -> tuple[int, ...]:
     """A source row without its padding: the same sequence whatever width its batch was padded to."""
     return tuple(token for token in row if token != PAD_ID)
+
+
+def sources(batch: Batch) -> list[tuple[int, ...]]:
+    """The source sequences of ``batch``, in order, each without its padding."""
+    return [_symbols(row) for row in batch.src.tolist()]
+
+
+@dataclass
+class Repeats:
+    """How often a run's training sequences repeat one drawn before them, and how many sequences of a test set the run
+    trained on, by length (each a ``Counter`` from a sequence's length to a number of sequences)."""
+
+    trained: Counter  # training sequences of each length
+    repeated: Counter  # ... of which an earlier training sequence was the same
+    tested: Counter  # test sequences of each length
+    seen: Counter  # ... of which some training sequence was the same
+
+    @property
+    def repeated_share(self) -> float:
+        """The share of the training sequences that repeat an earlier one."""
+        return sum(self.repeated.values()) / sum(self.trained.values())
+
+    @property
+    def seen_share(self) -> float:
+        """The share of the test sequences that the run trained on."""
+        if not self.tested:
+            raise ValueError("no test sequences were counted: pass them to count_repeats as tested")
+        return sum(self.seen.values()) / sum(self.tested.values())
+
+    def share_repeated(self, length: int) -> float:
+        """The share of the training sequences of ``length`` that repeat an earlier one."""
+        return self.repeated[length] / self.trained[length]
+
+    @property
+    def longest_repeated(self) -> int:
+        """The longest length of which some training sequence repeats an earlier one (0: none repeats)."""
+        return max((length for length, n in self.repeated.items() if n), default=0)
+
+    @property
+    def longest_seen(self) -> int:
+        """The longest length of which some test sequence was trained on (0: none was)."""
+        return max((length for length, n in self.seen.items() if n), default=0)
+
+
+def count_repeats(trained_on: Iterable[tuple[int, ...]], tested: Iterable[tuple[int, ...]] = ()) -> Repeats:
+    """:class:`Repeats` of the training sequences ``trained_on`` (in the order the run read them) and of the test
+    sequences ``tested`` (sequences as :func:`sources` gives them)."""
+    drawn: set[tuple[int, ...]] = set()
+    counts = Repeats(Counter(), Counter(), Counter(), Counter())
+    for sequence in trained_on:
+        counts.trained[len(sequence)] += 1
+        counts.repeated[len(sequence)] += sequence in drawn
+        drawn.add(sequence)
+    for sequence in tested:
+        counts.tested[len(sequence)] += 1
+        counts.seen[len(sequence)] += sequence in drawn
+    if not counts.trained:
+        raise ValueError("trained_on must hold at least one sequence; got none")
+    return counts
 
 
 def split_sequences(
@@ -205,7 +268,10 @@ __all__ = [
     "REGULARISERS",
     "EpochStream",
     "RegularisedRun",
+    "Repeats",
+    "count_repeats",
     "regularisation_runs",
+    "sources",
     "split_sequences",
     "summary",
     "train_regularised",

@@ -12,7 +12,7 @@ book's Markdown cells (tables, dollar math), as JupyterLab and Colab render it, 
 
 This extension guards that: once a page is resolved, a paragraph that holds a Markdown table's delimiter row
 (``| --- | --- |``, its dashes perhaps made em dashes by Sphinx's smart quotes) is a table left as text, and the build
-warns, naming the page and the cell (``jupyter-book build -W`` fails). ``tests/book/test_book_browser.py`` checks the
+warns, naming the page and the cell (``jupyter-book build -W`` fails). ``tests/site/test_book_browser.py`` checks the
 built pages of both editions with :func:`tables_left_as_text` too.
 
 A generated paragraph's cell (``say(...)``: ``scripts/say_cells.py``) starts with a Colab form title, ``#@title ...``,

@@ -1,5 +1,5 @@
-/* The book's plotly figures on every screen, from the keyboard and for screen readers (book/_ext/offline_assets.py
-   adds this file to pages with a figure).
+/* The book's plotly figures on every screen, from the keyboard and for screen readers
+   (book/_ext/static_book/figures.py adds this file to pages with a figure).
 
    1. Controls above the figure, never on it, each reachable and operable from the keyboard: each plotly dropdown
       (layout.updatemenus) becomes an HTML <select>, a row of plotly buttons HTML buttons (a choice among them, such
@@ -16,11 +16,11 @@
       hover label; the figure's height fits what it draws (no empty band where a control was, nothing cut off).
    5. Figures follow their column's width when it changes (rotation, the sidebar opening).
    While it adjusts a figure, the figure's data-book-figure attribute is "busy"; then "ready".
-   0. First of all, plotly.js itself (_static/vendor/plotly.min.js, 4.8 MB): this file is deferred and loads it without
+   0. First of all, plotly.js itself (_static/vendor/plotly.min.js of the English site, 4.8 MB): this file is deferred and loads it without
       holding up the page's first paint: after that paint, when a figure comes within a screen of the view or once the
       page has loaded, whichever is first; through RequireJS where the page has it (a bertviz view), since plotly.js 2
       registers as an anonymous AMD module where it finds one (plotly.js 3 and 4 set window.Plotly). The build queued each figure's drawing script on window.bookFigures
-      (book/_ext/offline_assets.py); each runs, in its own task, once plotly.js is in. window.bookPlotly() gives a
+      (book/_ext/static_book/figures.py); each runs, in its own task, once plotly.js is in. window.bookPlotly() gives a
       promise of plotly.js (the playground draws with it).
    Live notebooks (Jupyter, Colab) do not load this file: there plotly draws its own menus, where the figures put them. */
 (function () {
@@ -69,7 +69,7 @@
   function ready(gd) { gd.setAttribute("data-book-figure", "ready"); }
 
   /* 1. Controls: HTML controls in a bar before the figure. The build put the bar in the page with the figure's menus
-     and sliders (offline_assets.py): they are shown as soon as this file runs, long before plotly.js is in, so that
+     and sliders (static_book/figures.py): they are shown as soon as this file runs, long before plotly.js is in, so that
      the text below does not move when it arrives; each control waits, disabled, until the figure is drawn, then runs
      its entry's plotly call, found in the drawn figure. A figure without that bar gets one once it is drawn. */
   function fillReservedBars() {
@@ -847,7 +847,9 @@
   }
 
   /* 0. plotly.js, loaded once. */
-  var PLOTLY_URL = new URL("vendor/plotly.min.js", document.currentScript.src).href;
+  // The vendor folder, relative to this file, is its data-vendor (book/_ext/static_book/vendor.py): "vendor/" beside it
+  // in the English site, the English site's in the Chinese, which is published under it and holds no copy of its own.
+  var PLOTLY_URL = new URL(document.currentScript.dataset.vendor + "plotly.min.js", document.currentScript.src).href;
   var plotlyLoaded = null;
 
   function loadPlotly() {

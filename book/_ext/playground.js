@@ -13,130 +13,27 @@
 (function () {
   "use strict";
   const Engine = window.TransformerPlaygroundEngine;
-  const {KINDS, KIND_NAMES, MAX_PADDING, InputError} = Engine;
-  const playground = Engine.createPlayground(new URL(".", document.currentScript.src).href); // .../_static/
+  const {KINDS, KIND_NAMES, MAX_PADDING, InputError, translatable} = Engine;
+  const script = document.currentScript; // in _static/; its data-vendor: the vendor folder, relative to it
+  const playground = Engine.createPlayground(new URL(".", script.src).href,
+    new URL(script.dataset.vendor, script.src).href);
   window.transformerPlayground = playground;
-  // Every word the page writes, in the page's language (<html lang="zh-CN"> on the Chinese site): the English text is
-  // the key, as in transformer_book.i18n; tr(text, values) fills its {names}. English pages use the text as it is.
-  const LANGUAGE = (document.documentElement.lang || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
-  const TRANSLATIONS = {zh: {
-    // the models, by their names in the manifest, and what each reads
-    "copy": "复制",
-    "reverse": "反转",
-    "dates": "日期",
-    "English → German": "英语 → 德语",
-    "symbols, separated by spaces": "符号，以空格分隔",
-    "a date in words": "用英文单词写的日期",
-    "characters": "字符",
-    "an English number, date, amount or list": "英文的数字、日期、金额或列表",
-    "encoder self-attention": "编码器自注意力",
-    "decoder masked self-attention": "解码器带掩码的自注意力",
-    "cross-attention": "交叉注意力",
-    // the controls
-    "model ": "模型 ",
-    "try ": "示例 ",
-    "source ": "源序列 ",
-    "padding ": "填充 ",
-    "search ": "搜索 ",
-    "greedy": "贪心",
-    "beam of {k}": "束宽 {k}",
-    "Decode": "解码",
-    "attention ": "注意力 ",
-    "layer ": "层 ",
-    "Head switches: silence heads, watch the output change": "注意力头开关：让注意力头静默，观察输出如何变化",
-    "{kind}, layer {layer}": "{kind}，第 {layer} 层",
-    "{kind}, layer {layer}, head {head}": "{kind}，第 {layer} 层，第 {head} 个头",
-    "uncheck to silence this head": "取消勾选即让这个头静默",
-    // the result and its figures
-    "Out of date: this result is for the previous input. Press Decode (or Enter) to decode the new one.":
-      "已过时：这个结果对应的是之前的输入。按“解码”（或回车键）解码新的输入。",
-    "Output: {output}": "输出：{output}",
-    " … (no </s>)": " …（没有 </s>）",
-    "   (all heads: {output})": "   （所有头都开启时：{output}）",
-    "Tokens: {tokens}": "词元：{tokens}",
-    "   (not in the vocabulary, read as <unk>: {unknown})": "   （不在词表中，读作 <unk>：{unknown}）",
-    "The beam, step by step": "逐步展开的束",
-    "the final hypotheses, best first": "最终的候选序列，最好的在前",
-    "{output} — log-probability {logp} over {n} tokens, score {score}": "{output} —— {n} 个词元的对数概率 {logp}，得分 {score}",
-    " (returned)": "（返回的结果）",
-    "Each row is a query, each column a key; grey cells are masked.": "每一行是一个查询，每一列是一个键；灰色单元格被掩码遮住。",
-    "colour scale of the attention maps: white is a weight of 0, dark blue a weight of 1":
-      "注意力图的色标：白色表示权重 0，深蓝色表示权重 1",
-    "weight 0": "权重 0",
-    "Next-token probabilities": "下一个词元的概率",
-    "Next-token probabilities along the returned hypothesis": "沿返回的候选序列的下一个词元概率",
-    ", for the {n} most probable of the {V} tokens": "，取 {V} 个词元中概率最高的 {n} 个",
-    "step {step} → {token}": "第 {step} 步 → {token}",
-    "step {step}: {token} ({p})": "第 {step} 步：{token}（{p}）",
-    "Heatmap of the next-token probabilities of each step; the token chosen and its probability: {chosen}":
-      "每一步下一个词元概率的热力图；选中的词元及其概率：{chosen}",
-    "the decoder's first input": "解码器的第一个输入",
-    "step {step}, beam {beam}: {token}<br>summed log-probability {score}": "第 {step} 步，第 {beam} 束：{token}<br>累计对数概率 {score}",
-    "step {step}: {token} ends the returned hypothesis<br>score {score} (length-penalised)":
-      "第 {step} 步：{token} 结束了返回的候选序列<br>得分 {score}（经长度惩罚）",
-    "Tree of the beam search: {K} hypotheses kept at each of {steps} steps; the list above gives the final ones with their scores":
-      "束搜索树：{steps} 步中每一步保留 {K} 个候选序列；上面的列表给出最终的候选序列及其得分",
-    "beam (best first)": "束（最好的在前）",
-    "ended": "已结束",
-    "step": "步",
-    "{kind}, layer {layer}, head {head} (silenced)": "{kind}，第 {layer} 层，第 {head} 个头（已静默）",
-    "head {head}": "第 {head} 个头",
-    "head {head} (silenced)": "第 {head} 个头（已静默）",
-    "query %{y}<br>key %{x}<br>weight %{z:.3f}": "查询 %{y}<br>键 %{x}<br>权重 %{z:.3f}",
-    "{head}: weights of {queries} queries over {keys} keys": "{head}：{queries} 个查询对 {keys} 个键的权重",
-    // notes
-    "The {model} model knows only its task, {task}, and never learned {words}: this output is a guess, however confident its probabilities look.":
-      "“{model}”模型只懂它自己的任务（{task}），从未学过 {words}：这个输出只是猜测，不管它的概率看上去多么有把握。",
-    "\"{word}\"": "“{word}”",
-    ", ": "、",
-    "symbols": "个符号",
-    "tokens": "个词元",
-    "for the {model} model": "（“{model}”模型的预算）",
-    "(the source's {n} {unit} and 2 more)": "（源序列的 {n} {unit}再加 2）",
-    "Decoding stopped at the page's budget of {budget} tokens {why}, before any </s>.":
-      "解码在本页的 {budget} 个词元预算处停止{why}，还没有出现 </s>。",
-    " (here it ends after {n} tokens)": "（这里它在 {n} 个词元后结束）",
-    "The {model} model was trained on sources of {shortest} to {longest} {unit}; this one has {n}, so the output past what it learned is a guess{ends}.":
-      "“{model}”模型训练时的源序列为 {shortest} 到 {longest} {unit}；这一个有 {n} {unit}，所以超出它所学范围的输出只是猜测{ends}。",
-    "Padding: the page pads with 0 to {most} whole tokens, so {asked} became {count}.":
-      "填充：本页填充 0 到 {most} 个整数个词元，所以 {asked} 变成了 {count}。",
-    "Padding: {reason}.": "填充：{reason}。",
-    "Source: {reason}.": "源序列：{reason}。",
-    // what the engine rejects (its InputError templates)
-    "type at least one symbol": "请至少输入一个符号",
-    "type a few words": "请输入几个单词",
-    "at most {most} symbols; got {got}": "最多 {most} 个符号；实际为 {got} 个",
-    "at most {most} tokens; got {got}": "最多 {most} 个词元；实际为 {got} 个",
-    "the symbols are {known}; got {got}": "可用的符号是 {known}；实际输入了 {got}",
-    "padding is a whole number from 0 to {most}; got {got}": "填充是 0 到 {most} 之间的整数；实际输入了 {got}",
-    // status
-    "Loading ONNX Runtime Web and the {models} model: ": "正在加载 ONNX Runtime Web 和“{models}”模型：",
-    " and ": "”和“",
-    "{loaded} of {total} MB": "{loaded} / {total} MB",
-    "{loaded} MB": "{loaded} MB",
-    ", starting it…": "，正在启动…",
-    "The playground could not load: {error}": "演练场无法加载：{error}",
-    "The playground could not start: {error}": "演练场无法启动：{error}",
-    "The playground failed: {error}": "演练场出错了：{error}",
-    "Decoded already: the result below is for this input.": "已经解码过了：下面的结果就是这个输入的。",
-    "Decoding…": "正在解码…",
-    "Decoding once the {model} model is loaded…": "“{model}”模型加载完成后开始解码…",
-    "Decoded {n} tokens in {ms} ms in this page ({step} ms per step).": "在本页中解码了 {n} 个词元，用时 {ms} ms（每步 {step} ms）。",
-    "Beam search of {k} decoded {n} tokens in {ms} ms in this page ({step} ms per step).":
-      "束宽为 {k} 的束搜索在本页中解码了 {n} 个词元，用时 {ms} ms（每步 {step} ms）。",
-    "Type a source, or pick an example, and press Decode: the model runs in this page.":
-      "输入一个源序列，或选一个示例，然后按“解码”：模型就在本页中运行。",
-  }}[LANGUAGE] || {};
+  // Every word the page writes, in the page's language: the English text is the key, as in transformer_book.i18n, and
+  // the build gives the Chinese edition's page the translations of this file's and the engine's words, from the book's
+  // catalogue (transformer_book/locale/zh/), as window.bookWords (book/_ext/static_book/playground.py). tr(text,
+  // values) fills its {names}; translatable(text) marks English shown later through tr(name). Without bookWords (the
+  // English edition) the page writes the English as it is.
+  const WORDS = window.bookWords || {};
   function tr(text, values) {
-    const template = Object.prototype.hasOwnProperty.call(TRANSLATIONS, text) ? TRANSLATIONS[text] : text;
+    const template = Object.prototype.hasOwnProperty.call(WORDS, text) ? WORDS[text] : text;
     return values ? Engine.fill(template, values) : template;
   }
-  // A model's name as the page shows it.
+  // A model's name as the page shows it (its label in the manifest: the build gives the page its translation too).
   function label(info) {
     return tr(info.label);
   }
-  const PLACEHOLDERS = {symbols: "symbols, separated by spaces", word: "a date in words", char: "characters",
-    subword: "an English number, date, amount or list"};
+  const PLACEHOLDERS = {symbols: translatable("symbols, separated by spaces"), word: translatable("a date in words"),
+    char: translatable("characters"), subword: translatable("an English number, date, amount or list")};
   // Not plotly's `responsive` (its own resizing, which nothing awaits): followResize resizes the figures in turn.
   const PLOT_CONFIG = {displayModeBar: false, scrollZoom: false};
 
@@ -581,7 +478,8 @@
       if (!p.total) bar.removeAttribute("value"); // indeterminate while a size is unknown
       const labels = [...loadingNames].map((name) => label(manifest.models[name]));
       const loaded = megabytes(p.loaded);
-      loadingText.textContent = tr("Loading ONNX Runtime Web and the {models} model: ", {models: labels.join(tr(" and "))})
+      const models = labels.length ? labels.reduce((first, second) => tr("{first} and {second}", {first, second})) : "";
+      loadingText.textContent = tr("Loading ONNX Runtime Web and the {models} model: ", {models})
         + (p.total ? tr("{loaded} of {total} MB", {loaded, total: megabytes(p.total)}) : tr("{loaded} MB", {loaded}))
         + (p.total && p.loaded === p.total ? tr(", starting it…") : "");
     }

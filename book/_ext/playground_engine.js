@@ -1,7 +1,7 @@
 // The playground's engine: the book's trained models run in the page by ONNX Runtime Web (WebAssembly, one thread).
 //
 // No DOM: this file reads what a reader types, decodes and loads; book/_ext/playground.js draws it. It runs in a
-// page, a worker or Node (tests/book/test_playground_engine.py runs its tokenizer and searches there on their own).
+// page, a worker or Node (tests/site/test_playground_engine.py runs its tokenizer and searches there on their own).
 //
 // The models are the package's own, exported by transformer.export.export_onnx during the build into
 // _static/playground/<model>/{encoder,decoder_step}.onnx, listed in _static/playground/manifest.json.
@@ -26,8 +26,13 @@
 })(globalThis, function () {
   "use strict";
 
+  // Marks English that playground.js shows later through tr(name), as transformer_book.i18n.translatable marks the
+  // chapters' (book/_ext/static_book/words.py finds it, and InputError's template, for the book's catalogue).
+  const translatable = (text) => text;
+
   const KINDS = ["encoder", "decoder", "cross"];
-  const KIND_NAMES = {encoder: "encoder self-attention", decoder: "decoder masked self-attention", cross: "cross-attention"};
+  const KIND_NAMES = {encoder: translatable("encoder self-attention"),
+    decoder: translatable("decoder masked self-attention"), cross: translatable("cross-attention")};
   // What a reader may type, and pad, so that the attention maps stay readable: 30 positions at most, below the models'
   // max_positions (64), which the graphs allow.
   const MAX_SOURCE_TOKENS = 20;
@@ -137,7 +142,7 @@
 
   // An input the page rejects: `field` names the control ("source", "padding"), the message what is wrong.
   // A reader's input the page cannot use: `message` says why, in English; `template` and `values` let the page say it
-  // in its own language (playground.js keeps a dictionary keyed by these English templates).
+  // in its own language (playground.js's tr: the English template is the key).
   class InputError extends Error {
     constructor(field, template, values) {
       super(fill(template, values));
@@ -343,11 +348,12 @@
     return KINDS.some((kind) => masks[kind].some((layer) => layer.includes(0)));
   }
 
-  // The playground of the site whose _static/ folder is at `staticUrl`. Decoding a model loads what it needs first;
-  // load(name) starts that early. onProgress(listener) reports the downloads: {loaded, total} bytes (total null
-  // while a size is unknown).
-  function createPlayground(staticUrl) {
-    const ortDir = staticUrl + "vendor/ort/", modelDir = staticUrl + "playground/";
+  // The playground of the site whose _static/ folder is at `staticUrl` (its models, in playground/) and whose vendored
+  // assets are at `vendorUrl` (ONNX Runtime Web, in ort/: the English site's, which the Chinese shares). Decoding a
+  // model loads what it needs first; load(name) starts that early. onProgress(listener) reports the downloads:
+  // {loaded, total} bytes (total null while a size is unknown).
+  function createPlayground(staticUrl, vendorUrl) {
+    const ortDir = vendorUrl + "ort/", modelDir = staticUrl + "playground/";
     const timings = {}; // milliseconds since the page started: when loading started, ONNX Runtime and each model ready
     const downloads = new Map(), listeners = new Set(), graphs = {}, sessions = {}, warmed = {};
     let manifestPromise = null, runtimePromise = null;
@@ -585,7 +591,7 @@
   }
 
   return {
-    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, fill, tokenize, normalizeSubwords, preTokenize,
+    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, translatable, fill, tokenize, normalizeSubwords, preTokenize,
     encodeSubwords, splitWords, decodeSubwords, outputText, parseSource, unfamiliar, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
   };
 });

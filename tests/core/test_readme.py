@@ -29,3 +29,18 @@ def test_the_torch_version_the_readme_names_is_the_makefiles() -> None:
     version = re.search(r"^TORCH_VERSION \?= (\S+)$", makefile, re.MULTILINE)[1]
     named = set(re.findall(r"torch==([0-9][0-9.]*[0-9])", README.read_text()))
     assert named == {version}, f"the README names torch {sorted(named)}; the Makefile installs {version}"
+
+
+def test_the_readme_s_map_names_every_folder_and_only_paths_that_exist() -> None:
+    """The map under "Where things are": each path it names exists, and every folder of the repository is on it."""
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"^## Where things are\n\n```\n(.*?)^```", text, re.MULTILINE | re.DOTALL)[1]
+    named = {path.strip(",") for line in block.splitlines() if line[:1].strip() for path in line[:22].split()}
+    root = README.parent
+    missing = sorted(path for path in named if not (root / path).exists())
+    assert not missing, f"the README's map names {missing}, which do not exist"
+    folders = {
+        p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")) and "." not in p.name
+    }  # not the build's, the environments' or pip's (*.egg-info)
+    listed = {path.split("/")[0] for path in named}
+    assert folders <= listed, f"folders missing from the README's map: {sorted(folders - listed)}"

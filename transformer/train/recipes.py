@@ -25,9 +25,10 @@ def small_model_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> Tra
     d_model 32, 2 heads of 16, d_ff 128, 2 + 2 layers: 61k parameters, 1/240 of the Annotated Transformer's copy
     model, and plenty for 10 symbols and 10 positions (how the sizes were chosen: ``benchmarks/README.md``). Two
     heads, not more: on a CPU, at these short lengths, the fused attention kernel's time grows with the number of
-    heads, not with their width. No dropout: every batch is fresh random data, so there is nothing to overfit and
-    dropout would only add noise. Pre-norm: the identity path through every block keeps gradients well scaled, so a
-    high learning rate works after a short warm-up.
+    heads, not with their width. No dropout: every batch is drawn afresh, and though the shortest sequences come back
+    again and again, the longer ones do not, so there is little to learn by heart and dropout would mostly add noise.
+    Pre-norm: the identity path through every block keeps gradients well scaled, so a high learning rate works after a
+    short warm-up.
     """
     values = dict(
         src_vocab_size=vocab_size,

@@ -6,13 +6,17 @@ ends a cell with ``fig`` (preferred) or calls ``fig.show()``; there is no ``show
 carries:
 
 - **static book build** (``in_static_build()``: the environment variable ``TRANSFORMER_BOOK_STATIC=1``, which
-  ``make book`` and the book's Sphinx extension ``book/_ext/offline_assets.py`` set, so the kernels the build starts
+  ``make book`` and the book's Sphinx extension ``book/_ext/static_book`` set, so the kernels the build starts
   inherit it): a single ``text/html`` output, the figure's ``<div>`` and its ``Plotly.newPlot`` call, *without*
   plotly.js. The book loads one vendored plotly.js on each page that has a figure, so pages work with no network.
   Figures take the column's width; a ``layout.width`` only caps it (set ``height``; the column is 680-790 px).
 - **live**: ``application/vnd.plotly.v1+json`` (JupyterLab, Notebook 7 and VS Code draw it with plotly's extension)
   plus a ``text/html`` fallback that uses the page's ``Plotly`` when there is one and loads plotly.js from its CDN
   otherwise. On Colab, plotly's own ``"colab"`` renderer is used.
+
+bertviz views (:class:`.inspect.BertvizView`, what ``open_on`` and ``fit_width`` return) follow the same split: in the
+static book, bertviz's HTML of a few kilobytes, whose RequireJS, d3 and jQuery the page loads once from the book's
+own copies; live, the view with d3 and jQuery inside it, so that it draws with no network and no RequireJS.
 
 Build outputs are cached by jupyter-cache, keyed on the notebooks' code only: after changing this module (or any
 package code a chapter's outputs depend on) run ``make clean`` before ``make book``.

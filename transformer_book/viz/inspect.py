@@ -11,6 +11,8 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 
 import plotly.graph_objects as go
 import torch
@@ -27,6 +29,8 @@ from ..ablation import KINDS, AblationResult
 from ..i18n import tr, translatable
 from .attention import token_labels
 from .controls import MENU_LABEL, dropdown
+from .record import MIMETYPE, in_record_mode, static_outputs
+from .render import in_static_build
 from .style import MAX_WIDTH, WEIGHTS_SCALE, row_label_spacing, style
 
 KIND_TITLES = {  # shown through tr()
@@ -50,6 +54,34 @@ BERTVIZ_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}  
 _BERTVIZ_CAPTIONS = {"Layer": translatable("Layer:"), "Attention": translatable("Attention:")}
 _BERTVIZ_ENTRIES = (translatable("Encoder"), translatable("Decoder"), translatable("Cross"))  # BERTVIZ_NAMES' values
 _BERTVIZ_FIRST = '"default_filter": "0"'  # where bertviz's views start: the first attention type given
+_REQUIRE_TAG = re.compile(r'<script src="[^"]*/require(?:\.min)?\.js"></script>')  # bertviz's RequireJS from its CDN
+_VIEW_SCRIPT = re.compile(r'(<script type="text/javascript">\n)(.*?requirejs\(.*?)(\n</script>)', re.S)
+# d3 and jQuery, the versions the static book vendors (bertviz asks for d3 5.7.0 and jQuery 2.0.0; npm's last 2.x is
+# 2.2.4), shipped with the package (their licences beside them) for live views: module name -> file
+_LIBRARIES = {"d3": "d3.min.js", "jquery": "jquery.min.js"}
+# A live view's script: d3 and jQuery evaluated inside it with ``define``, ``module`` and ``exports`` hidden (so that
+# neither registers with a page's RequireJS nor sets a global: jQuery returns itself to ``module.exports``, d3 sets
+# ``this.d3``), then bertviz's script, unchanged, with ``require``/``requirejs`` standing for RequireJS. bertviz's
+# script looks its elements up in the document, so it runs once the view is in the page (the classic Notebook runs
+# an output's scripts before it inserts the output).
+_SELF_CONTAINED = """(function () {
+var libraries = {}, jq = {exports: {}};
+(function (define, module, exports) {
+__D3__
+}).call(libraries);
+(function (define, module, exports) {
+__JQUERY__
+}).call(libraries, undefined, jq, jq.exports);
+var modules = {d3: libraries.d3, jquery: jq.exports}, tries = 0;
+var require = {config: function () {}};
+var requirejs = function (names, draw) {
+  (function whenInPage() {
+    if (document.getElementById("__ROOT__")) draw.apply(null, names.map(function (name) { return modules[name]; }));
+    else if (++tries < 1200) setTimeout(whenInPage, 50);
+  })();
+};
+__VIEW__
+})();"""
 _DECIMALS = 3  # bertviz weights
 _FIGURE_DECIMALS = 2  # plotly heatmaps (the hover shows two decimals too)
 
@@ -105,7 +137,55 @@ class AttentionExample:
         return arguments
 
 
-def fit_width(view: HTML, width: int = 680) -> HTML:
+class BertvizView(HTML):
+    """A bertviz view that draws with no network wherever it is shown: JupyterLab, the classic Notebook, Colab and the
+    static book.
+
+    bertviz's HTML loads RequireJS, and through it d3 and jQuery, from a CDN when the view is drawn: with no network
+    nothing is drawn (JupyterLab's page has no RequireJS of its own: ``require is not defined``). ``data`` is the view
+    as bertviz wrote it (with this module's changes), which the static book shows: its pages load the book's own
+    RequireJS, d3 and jQuery (``book/_ext/offline_assets.py`` points bertviz's CDN addresses at them), so each view
+    stays a few kilobytes. Shown in a live kernel, the view carries d3 and jQuery itself instead
+    (:func:`self_contained`, about 320 kB), needs no RequireJS and leaves the page's own libraries and RequireJS alone.
+    A kernel that records the static book's outputs (:mod:`.record`) records ``data`` beside it.
+    """
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        if in_static_build():
+            return {"text/html": self.data}
+        bundle = {"text/html": self_contained(self.data)}
+        if in_record_mode():
+            from IPython.display import display
+
+            bundle[MIMETYPE] = {"outputs": static_outputs(lambda: display(self)), "widget_follows": False}
+        return bundle
+
+
+@cache
+def _library(name: str) -> str:
+    """The text of a JavaScript library shipped with the package (``vendor/``), safe inside a ``<script>`` element."""
+    return (
+        (files(__package__) / "vendor" / _LIBRARIES[name]).read_text(encoding="utf-8").replace("</script", "<\\/script")
+    )
+
+
+def self_contained(page: str) -> str:
+    """The HTML of a bertviz view (returned with ``html_action="return"``) that draws with no network and no RequireJS:
+    bertviz's ``<script>`` that loads RequireJS from its CDN is dropped and the view's script carries d3 and jQuery
+    (see :data:`_SELF_CONTAINED`). Raises ``ValueError`` for HTML that is not such a view."""
+    root = re.search(r'<div id="(bertviz-[0-9a-f]+)"', page)
+    script = _VIEW_SCRIPT.search(page)
+    if root is None or script is None:
+        raise ValueError(
+            "expected a bertviz view's HTML (html_action='return'), with its <div id='bertviz-...'> and script"
+        )
+    parts = {"D3": _library("d3"), "JQUERY": _library("jquery"), "ROOT": root.group(1), "VIEW": script.group(2)}
+    body = re.sub(r"__(D3|JQUERY|ROOT|VIEW)__", lambda m: parts[m.group(1)], _SELF_CONTAINED)
+    page = page[: script.start(2)] + body + page[script.end(2) :]
+    return _REQUIRE_TAG.sub("", page)
+
+
+def fit_width(view: HTML, width: int = 680) -> BertvizView:
     """A bertviz ``model_view`` returned with ``html_action="return"``, drawn to fit ``width`` pixels.
 
     ``model_view`` draws a fixed 970-pixel-wide picture whatever the number of heads, wider than the book's column
@@ -122,7 +202,7 @@ def fit_width(view: HTML, width: int = 680) -> HTML:
         drawn = min(BERTVIZ_MODEL_VIEW_WIDTH, _BERTVIZ_AXIS_WIDTH + BERTVIZ_THUMBNAIL_WIDTH * int(heads.group(1)))
         page = page.replace(f"const DIV_WIDTH = {BERTVIZ_MODEL_VIEW_WIDTH};", f"const DIV_WIDTH = {drawn};")
     scale = min(1.0, width / drawn)
-    return HTML(
+    return BertvizView(
         f'<div class="bertviz-frame"><div class="bertviz-fit" data-width="{drawn}" '
         f'style="zoom: {scale:.3f}">{accessible(HTML(page)).data}</div></div>'
     )
@@ -140,8 +220,10 @@ def accessible(view: HTML) -> HTML:
     """
     page = view.data
     root = re.search(r'<div id="(bertviz-[0-9a-f]+)"', page)
-    if root is None or 'class="bertviz-view"' in page:
+    if root is None:
         return HTML(page)
+    if 'class="bertviz-view"' in page:
+        return BertvizView(page)
     name = tr(_BERTVIZ_VIEWS["head" if 'id="layer"' in page else "model"])
     vid = root.group(1)
     page = re.sub(
@@ -157,10 +239,10 @@ def accessible(view: HTML) -> HTML:
     page = page.replace("<div id='vis'></div>", f"<div id='{vid}-vis' class='bertviz-vis'></div>")
     for part in ("layer", "filter", "vis"):
         page = page.replace(f"#${{config.rootDivId}} #{part}", f"#${{config.rootDivId}}-{part}")
-    return HTML(f'<div class="bertviz-view" role="figure" aria-label="{html.escape(name)}">{page}</div>')
+    return BertvizView(f'<div class="bertviz-view" role="figure" aria-label="{html.escape(name)}">{page}</div>')
 
 
-def open_on(view: HTML, kind: str) -> HTML:
+def open_on(view: HTML, kind: str) -> BertvizView:
     """A bertviz view returned with ``html_action="return"``, opening on attention type ``kind`` instead of the first,
     and made :func:`accessible`.
 
