@@ -279,8 +279,8 @@ def main() -> None:
         sys.exit(f"{site / REFERENCE}.html missing: build the book first (make book)")
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT / "tests" / "book"))
-    from test_book_browser import CHROMIUM_ARGS, PREFIX, toc_pages
+    sys.path.insert(0, str(ROOT / "tests"))
+    from chromium import CHROMIUM_ARGS, PREFIX, toc_pages
 
     rounds = args.rounds or (1 if args.quick else 3)
     pages = args.pages or (PAGES[:1] if args.quick else PAGES)

@@ -155,8 +155,8 @@ def main() -> None:
         sys.exit(f"{SITE / PAGE} missing: build the book first (make book)")
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT / "tests" / "book"))
-    from test_book_browser import CHROMIUM_ARGS, PREFIX
+    sys.path.insert(0, str(ROOT / "tests"))
+    from chromium import CHROMIUM_ARGS, PREFIX
 
     rounds = args.rounds or (1 if args.quick else 5)
     throttle = {

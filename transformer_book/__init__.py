@@ -40,13 +40,13 @@ def setup_notebook() -> None:
 def progress() -> Progress:
     """What a chapter passes as ``progress=`` when it trains: a live bar in Jupyter and Colab, and in the static
     book (which cannot redraw a line) one line when training ends (recorded beside the bar in a recording run:
-    :mod:`transformer_book.viz.record`)."""
+    :mod:`transformer_book.viz.record`); each in the notebook's language."""
     from .viz import in_static_build
-    from .viz.record import RecordedBar, in_record_mode
+    from .viz.record import RecordedBar, StaticLine, in_record_mode, live_bar
 
     if in_static_build():
-        return "text"
-    return RecordedBar if in_record_mode() else True
+        return StaticLine
+    return RecordedBar if in_record_mode() else live_bar
 
 
 @contextmanager

@@ -7,7 +7,8 @@ What that code shows a reader in words goes through this module, so that it come
   the values by :meth:`str.format`;
 - :func:`say` ``("The loss fell to {loss:.2f}.", loss=loss)``: a sentence computed from results, shown as Markdown;
 - :func:`translatable` ``("pre-norm, warm-up")``: marks a string that is shown later through ``tr(name)``, where
-  its value is not written out (a dictionary's key, say), so that the check below finds it.
+  its value is not written out (a dictionary's key, say), so that the check below finds it;
+- :func:`ljust` ``(tr(kind), 9)``, :func:`rjust`: a printed column that stays aligned when its labels are Chinese.
 
 The English text is the key: each language other than English has a catalogue, ``locale/<language>/*.json`` beside
 this module, of ``{"en": ..., "zh": ...}`` entries. ``tests/notebooks/test_chinese_edition.py`` reads every ``tr``, ``say`` and
@@ -27,11 +28,23 @@ import json
 import os
 import string
 import sys
+import unicodedata
 import warnings
 from functools import cache
 from pathlib import Path
 
-__all__ = ["LANGUAGES", "language", "notebook_language", "say", "set_language", "tr", "translatable"]
+__all__ = [
+    "LANGUAGES",
+    "language",
+    "ljust",
+    "notebook_language",
+    "rjust",
+    "say",
+    "set_language",
+    "text_columns",
+    "tr",
+    "translatable",
+]
 
 LANGUAGES = ("en", "zh")  # English, Simplified Chinese
 LANGUAGE_ENV = "TRANSFORMER_BOOK_LANGUAGE"
@@ -161,6 +174,23 @@ def say(text: str, **values: object):
 def translatable(text: str) -> str:
     """``text`` unchanged: marks a string that is shown later through ``tr(...)`` of a name that holds it."""
     return text
+
+
+def text_columns(text: str) -> int:
+    """How many columns ``text`` takes as a terminal counts them: two for each wide (East Asian) character, one for
+    any other. On screen a Chinese character is about as wide as two average Latin letters with their spaces."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def ljust(text: str, width: int) -> str:
+    """``text`` and spaces to fill ``width`` columns (:func:`text_columns`): ``str.ljust`` and ``f"{text:<9}"`` count
+    characters, and a Chinese character takes two columns, so a column of translated labels would not line up."""
+    return text + " " * max(0, width - text_columns(text))
+
+
+def rjust(text: str, width: int) -> str:
+    """Spaces and ``text`` to fill ``width`` columns: :func:`ljust`, right-aligned."""
+    return " " * max(0, width - text_columns(text)) + text
 
 
 NOT_A_TEMPLATE = "(braces that are not fields: shown as written, never formatted)"

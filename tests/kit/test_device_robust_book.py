@@ -81,8 +81,8 @@ def test_every_chapter_that_trains_picks_its_device_once_says_which_and_trains_a
     from pathlib import Path
 
     trains = re.compile(r"(?<![.\w])train(_task)?\(")
-    # says which device: through the catalogue, or with an f-string where the prints are not converted yet
-    says_device = re.compile(r'print\((?:tr\("device: \{device\}", device=device\)|f"device: \{device\}")\)')
+    # says which device, through the catalogue
+    says_device = re.compile(r'print\(tr\("device: \{device\}", device=device\)\)')
     chapters = sorted((Path(__file__).resolve().parents[2] / "book").glob("*.ipynb"))
     training = []
     for path in chapters:

@@ -8,7 +8,6 @@ import pytest
 import torch
 from bertviz_drawing import DRAWINGS, drawing_defects
 from conftest import small_model
-from test_book_browser import browser  # noqa: F401 (the fixture)
 
 from transformer.attention import scaled_dot_product_attention
 from transformer.decoding import greedy_decode

@@ -1,3 +1,6 @@
+import re
+
+import pytest
 import torch
 
 from transformer.tokens import PAD_ID
@@ -61,8 +64,34 @@ def test_seeds_figure_draws_one_legend_entry_per_configuration_and_every_seeds_f
 def test_the_book_asks_for_a_final_line_in_the_static_build_and_a_live_bar_otherwise(monkeypatch):
     import transformer_book
     from transformer_book.viz import BOOK_ENV
+    from transformer_book.viz.record import StaticLine, live_bar
 
     monkeypatch.setenv(BOOK_ENV, "1")
-    assert transformer_book.progress() == "text"
+    assert transformer_book.progress() is StaticLine
     monkeypatch.delenv(BOOK_ENV)
-    assert transformer_book.progress() is True
+    assert transformer_book.progress() is live_bar
+
+
+@pytest.mark.parametrize(
+    ("language", "line"),
+    [
+        ("en", "training copy: 3 steps in <time> s, loss 0.500, exact_match 75.0%"),
+        ("zh", "训练 copy：3 步，用时 <time> 秒，损失 0.500，完全匹配率 75.0%"),
+    ],
+)
+def test_the_static_books_training_line_is_the_loops_in_the_readers_language(monkeypatch, capsys, language, line):
+    from transformer.train.progress import FinalLine
+    from transformer_book import i18n
+    from transformer_book.viz.record import StaticLine
+
+    monkeypatch.setattr(i18n, "_language", language)
+    bars = [StaticLine(range(1, 4), "training copy"), FinalLine(range(1, 4), "training copy")]
+    for bar in bars:
+        for _ in bar:
+            pass
+        bar.set_postfix(loss="0.500", exact_match="75.0%")
+        bar.close()
+    ours, loops = (re.sub(r"\d+\.\d(?= s| 秒)", "<time>", out) for out in capsys.readouterr().out.splitlines())
+    assert ours == line
+    if language == "en":
+        assert ours == loops

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from book_toc import toc_files  # noqa: E402
 from sync_repository_url import repository_url  # noqa: E402
 
-RUNNER = ROOT / "tests" / "book" / "first_cell_runner.py"
+RUNNER = ROOT / "tests" / "notebooks" / "first_cell_runner.py"
 READER_PYTHON = os.environ.get("TRANSFORMER_BOOK_READER_PYTHON")  # set by `make nbval-reader`
 PACKAGES = ("transformer", "transformer_book")  # the repository's own, installed together as transformer-interactive
 COMES_WITH = {"torch", "numpy", "IPython"}  # the package's own requirements, and what every Jupyter kernel has

@@ -79,7 +79,9 @@ def test_no_page_blocks_its_parser_on_plotly_and_every_figure_is_queued() -> Non
             f"{name}: a figure drawn before plotly.js is in"
         )
         if figures or 'class="transformer-playground"' in text:
-            assert re.search(r'<script defer="defer" src="[^"]*figures\.js', text), f"{name}: figures.js not deferred"
+            assert re.search(r'<script [^>]*defer="defer" [^>]*src="[^"]*figures\.js', text), (
+                f"{name}: figures.js not deferred"
+            )
 
 
 @built

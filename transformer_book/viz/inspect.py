@@ -50,6 +50,9 @@ _BERTVIZ_VIEWS = {  # what each bertviz view shows, for assistive technology (sh
     "model": translatable("bertviz model view: the attention of every layer (rows) and head (columns) as a thumbnail"),
 }
 BERTVIZ_NAMES = {"encoder": "Encoder", "decoder": "Decoder", "cross": "Cross"}  # bertviz's Attention menu entries
+# What a reader reads of a bertviz view's menus, shown through tr(): their captions and the Attention menu's entries.
+_BERTVIZ_CAPTIONS = {"Layer": translatable("Layer:"), "Attention": translatable("Attention:")}
+_BERTVIZ_ENTRIES = (translatable("Encoder"), translatable("Decoder"), translatable("Cross"))  # BERTVIZ_NAMES' values
 _BERTVIZ_FIRST = '"default_filter": "0"'  # where bertviz's views start: the first attention type given
 _REQUIRE_TAG = re.compile(r'<script src="[^"]*/require(?:\.min)?\.js"></script>')  # bertviz's RequireJS from its CDN
 _VIEW_SCRIPT = re.compile(r'(<script type="text/javascript">\n)(.*?requirejs\(.*?)(\n</script>)', re.S)
@@ -210,8 +213,9 @@ def accessible(view: HTML) -> HTML:
 
     bertviz gives every view's menus and drawing the same ids (``layer``, ``filter``, ``vis``), so a page with two
     views has duplicate ids, and its menus have no label. Here each id is prefixed with the view's own unique id (in
-    the view's HTML and in the selectors of its script), each menu is wrapped in a ``<label>`` with its caption, and
-    the view gets ``role="figure"`` and a name saying what it draws. (The static book's ``figures.js`` also makes the
+    the view's HTML and in the selectors of its script), each menu is wrapped in a ``<label>`` with its caption (the
+    captions and the menu's entries in the reader's language), and the view gets ``role="figure"`` and a name saying
+    what it draws. (The static book's ``figures.js`` also makes the
     view's head squares and thumbnails reachable and operable from the keyboard.) Idempotent.
     """
     page = view.data
@@ -224,9 +228,13 @@ def accessible(view: HTML) -> HTML:
     vid = root.group(1)
     page = re.sub(
         r'(Layer|Attention): (<select id=")(layer|filter)(">.*?</select>)',
-        lambda m: f"<label>{m.group(1)}: {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>",
+        lambda m: f"<label>{tr(_BERTVIZ_CAPTIONS[m.group(1)])} {m.group(2)}{vid}-{m.group(3)}{m.group(4)}</label>",
         page,
         flags=re.S,
+    )
+    entries = "|".join(_BERTVIZ_ENTRIES)
+    page = re.sub(
+        rf"(<option value=\"\d+\"(?: selected)?>)({entries})</option>", lambda m: f"{m[1]}{tr(m[2])}</option>", page
     )
     page = page.replace("<div id='vis'></div>", f"<div id='{vid}-vis' class='bertviz-vis'></div>")
     for part in ("layer", "filter", "vis"):

@@ -12,8 +12,10 @@ the static book's: recorded outputs in place of the widgets, every figure as the
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 
+from ..i18n import tr, translatable
 from .render import BOOK_ENV, figure_html
 
 RECORD_ENV = "TRANSFORMER_BOOK_RECORD"
@@ -56,14 +58,60 @@ def static_outputs(show: Callable[[], None]) -> list[dict]:
     ]
 
 
+# The training loop's words (transformer.train.loop): the names of the values its bar reports.
+LOOP_VALUES = (translatable("loss"), translatable("exact_match"))
+
+
+def training_description(description: str) -> str:
+    """The training loop's description of a run, ``"training"`` or ``"training {task}"``, in the reader's language."""
+    task = description.removeprefix("training").strip()
+    return tr("training {task}", task=task) if task else tr("training")
+
+
+def live_bar(steps: range, description: str) -> Iterable[int]:
+    """The reader's live tqdm bar (the loop's ``progress=True``), its description in the reader's language."""
+    from transformer.train.progress import progress_bar
+
+    return progress_bar(steps, training_description(description), True)
+
+
+class StaticLine:
+    """What the static book shows of a training run in place of its bar: one line when it ends, as the loop's
+    ``progress="text"`` prints it, in the reader's language."""
+
+    def __init__(self, steps: range, description: str):
+        self.steps, self.description, self.postfix, self.done = steps, description, {}, 0
+        self.start = time.perf_counter()
+
+    def __iter__(self) -> Iterator[int]:
+        for step in self.steps:
+            self.done = step
+            yield step
+
+    def set_postfix(self, **values: object) -> None:
+        self.postfix = values
+
+    def line(self) -> str:
+        values = "".join(tr(", {name} {value}", name=tr(name), value=value) for name, value in self.postfix.items())
+        seconds = time.perf_counter() - self.start
+        line = tr(
+            "{description}: {steps} steps in {seconds:.1f} s",
+            description=training_description(self.description),
+            steps=self.done,
+            seconds=seconds,
+        )
+        return line + values
+
+    def close(self) -> None:
+        print(self.line(), flush=True)
+
+
 class RecordedBar:
     """A live tqdm bar (the reader's) that records the line the static book prints in its place when it closes."""
 
     def __init__(self, steps: range, description: str):
-        from transformer.train.progress import FinalLine, progress_bar
-
-        self.live = progress_bar(steps, description, True)
-        self.final = FinalLine(steps, description)
+        self.live = live_bar(steps, description)
+        self.final = StaticLine(steps, description)
 
     def __iter__(self) -> Iterator[int]:
         for step in self.live:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import html
 import re
 import textwrap
-import unicodedata
 
 import plotly.graph_objects as go
 import plotly.io as pio
+
+from ..i18n import text_columns
 
 FIGURE_NOTE = "figure-note"  # names an annotation about the whole figure (the same name as in book/_ext/figures.js)
 MAX_WIDTH = 680  # the book's text column is about 700 px wide: wider figures are clipped
@@ -99,12 +100,6 @@ def text_width(text: str, font_size: float) -> float:
 
 
 _CLOSING = frozenset("，。、；：！？）》」』”’")  # never at the start of a line
-
-
-def text_columns(text: str) -> int:
-    """How many columns ``text`` takes as a terminal counts them: two for each wide (East Asian) character, one for
-    any other. On screen a Chinese character is about as wide as two average Latin letters with their spaces."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def wrap_text(text: str, columns: int) -> list[str]:
