@@ -181,7 +181,8 @@ nbval-reader: setup reader-env
 	@$(PERTURBED_CPU); \
 	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/_build/html/_static/playground \
-		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) book/ tests/notebooks/test_first_cells.py
+		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) $$($(PYTHON) scripts/book_toc.py . --last-first) \
+		tests/notebooks/test_first_cells.py
 
 browser-test:
 	$(PYTHON) -m pytest tests/site/test_book_browser.py tests/site/test_book_navigation.py tests/site/test_playground_browser.py
@@ -202,7 +203,7 @@ nbval-colab: colab-env
 	rm -rf $(RECORDED_ZH)
 	env -u TRANSFORMER_BOOK_STATIC $(COLAB) TRANSFORMER_BOOK_RECORD=$(RECORDED_ZH) TRANSFORMER_BOOK_STRICT_LANGUAGE=1 \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/$(ZH_BUILD)/html/_static/playground \
-		$(NBVAL) --nbval-kernel-name transformer-colab zh/book/
+		$(NBVAL) --nbval-kernel-name transformer-colab $$($(PYTHON) scripts/book_toc.py zh --last-first)
 
 # The explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment: the open front end closest to
 # Colab's (tests/notebooks/test_notebook_classic.py says why and how).
