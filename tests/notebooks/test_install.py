@@ -124,7 +124,7 @@ def test_a_conflict_is_explained_in_the_notebook_s_language(monkeypatch: pytest.
     monkeypatch.setattr(install, "changes_needed", lambda requirements, installed: {"held-lib": ("1.0+cpu", "2.0")})
     monkeypatch.setattr(i18n, "_language", "zh")
     message = install.conflict_message("live", "demo-book", {"held-lib": "1.0+cpu"}, "")
-    assert message.startswith("pip 无法在不替换这个 Python 已有软件包的情况下安装 demo-book 的 'live' 附加依赖")
+    assert message.startswith("pip 无法在不替换这个 Python 已有的包的情况下安装 demo-book 的 'live' 附加依赖")
     assert "held-lib（这里是 1.0+cpu，需要 2.0）" in message and 'pip install "held-lib==2.0"' in message
     monkeypatch.setattr(i18n, "_language", "en")
     assert install.conflict_message("live", "demo-book", {"held-lib": "1.0+cpu"}, "").startswith(
