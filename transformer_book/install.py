@@ -17,7 +17,10 @@ torch, while bertviz declares ``transformers`` (129 MB installed), ``boto3`` (wi
 ``sentencepiece``, ``regex`` and ``requests`` for its neuron view. README.md's local path, ``make setup`` and
 ``make lock`` install them the same way (``pip install --no-deps``; tests/notebooks/test_install.py keeps them in step).
 
-This module uses the standard library only: the first cell imports it before the extra's libraries are installed.
+This module uses the standard library only: the first cell imports it before the extra's libraries are installed. What
+it says to a reader comes in the notebook's language (:func:`tr`): the first cell imports it from the package that pip
+has just installed, whose :mod:`transformer_book.i18n` needs nothing else either; run on its own (``runpy``, as
+``scripts/colab_env.py`` runs it in a Python without the package), it speaks English.
 """
 
 from __future__ import annotations
@@ -38,6 +41,17 @@ __all__ = ["WITHOUT_DEPENDENCIES", "InstallConflict", "install_extra", "installe
 DISTRIBUTION = "transformer-interactive"
 # (distribution, extra) -> requirements installed with that extra, each without the dependencies it declares
 WITHOUT_DEPENDENCIES = {(DISTRIBUTION, "live"): ("bertviz>=1.4",)}
+
+
+def tr(text: str, **values: object) -> str:
+    """``text`` in the reader's language, filled with ``values``: :func:`transformer_book.i18n.tr` where this module
+    was imported from the package (the templates are in the book's catalogue with the chapters'); the English where it
+    runs on its own, without the package."""
+    if __package__:
+        from .i18n import tr as translated
+
+        return translated(text, **values)
+    return text.format(**values) if values else text
 
 
 class InstallConflict(RuntimeError):
@@ -128,17 +142,31 @@ def install_extra(
             pip = pip_install("--no-deps", "-c", held, *without_dependencies)
             if pip.returncode != 0:
                 raise InstallConflict(
-                    f"pip installed {requirement} but cannot install {', '.join(without_dependencies)} (without "
-                    f"their dependencies). From pip:\n{conflict_lines(pip.stdout + pip.stderr)}"
+                    tr(
+                        "pip installed {requirement} but cannot install {packages} (without their dependencies). "
+                        "From pip:\n{pip}",
+                        requirement=requirement,
+                        packages=tr(", ").join(without_dependencies),
+                        pip=conflict_lines(pip.stdout + pip.stderr),
+                    )
                 )
     importlib.invalidate_caches()
     after = installed_versions()
     changed = sorted(name for name in before if after.get(name) != before[name])
     if changed:  # pip honours the constraints; a change here means something else ran meanwhile
-        raise InstallConflict(f"installing {distribution}[{extra}] changed {', '.join(changed)}")
+        raise InstallConflict(
+            tr("installing {requirement} changed {names}", requirement=requirement, names=tr(", ").join(changed))
+        )
     added = {name: after[name] for name in sorted(set(after) - set(before))}
-    listed = ", ".join(f"{name} {version}" for name, version in added.items()) or "nothing (all was there)"
-    print(f"Installed in {time.monotonic() - started:.0f} s, every package that was here kept at its version: {listed}")
+    listed = tr(", ").join(f"{name} {version}" for name, version in added.items()) or tr("nothing (all was there)")
+    seconds = time.monotonic() - started
+    print(
+        tr(
+            "Installed in {seconds:.0f} s, every package that was here kept at its version: {listed}",
+            seconds=seconds,
+            listed=listed,
+        )
+    )
     return added
 
 
@@ -147,16 +175,24 @@ def conflict_message(extra: str, distribution: str, installed: dict[str, str], p
     have to replace (and with which versions), found by resolving again with nothing held; pip's own explanation only
     where that names none (pip's message about a held version can be a search through a dependency's old releases,
     which names packages that are not the cause)."""
-    start = (
-        f"pip cannot install the {extra!r} extra of {distribution} without replacing packages this Python already "
-        "has, and nothing was changed."
+    start = tr(
+        "pip cannot install the {extra!r} extra of {distribution} without replacing packages this Python already has, "
+        "and nothing was changed.",
+        extra=extra,
+        distribution=distribution,
     )
     changes = changes_needed([f"{distribution}[{extra}]"], installed)
     if not changes:
-        return f"{start} What conflicts (from pip):\n{conflict_lines(pip_output)}"
-    names = ", ".join(f"{name} (here {have}; it needs {want})" for name, (have, want) in changes.items())
+        return tr("{start} What conflicts (from pip):\n{pip}", start=start, pip=conflict_lines(pip_output))
+    names = tr(", ").join(
+        tr("{name} (here {have}; it needs {want})", name=name, have=have, want=want)
+        for name, (have, want) in changes.items()
+    )
     pins = " ".join(f'"{name}=={want}"' for name, (_, want) in changes.items())
-    return (
-        f"{start} It needs other versions of: {names}. Install those (pip install {pins}), restart the kernel and "
-        "run this cell again, or use a fresh environment."
+    return tr(
+        "{start} It needs other versions of: {names}. Install those (pip install {pins}), restart the kernel and run "
+        "this cell again, or use a fresh environment.",
+        start=start,
+        names=names,
+        pins=pins,
     )

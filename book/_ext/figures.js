@@ -22,6 +22,8 @@
       registers as an anonymous AMD module where it finds one (plotly.js 3 and 4 set window.Plotly). The build queued each figure's drawing script on window.bookFigures
       (book/_ext/static_book/figures.py); each runs, in its own task, once plotly.js is in. window.bookPlotly() gives a
       promise of plotly.js (the playground draws with it).
+   Every word this file writes into the page (a control's or a figure's name) is written through tr: in the page's
+   language, as the playground's are (book/_ext/playground.js).
    Live notebooks (Jupyter, Colab) do not load this file: there plotly draws its own menus, where the figures put them. */
 (function () {
   "use strict";
@@ -31,6 +33,19 @@
   var BERTVIZ_MIN_ZOOM = 0.7; // bertviz's 13 px token labels stay at least 9 px
   var MENU_LABEL = "menu-label"; // annotation name of a label the Python side drew beside a plotly menu
   var FIGURE_NOTE = "figure-note"; // annotation name of a note about the whole figure, under its panels
+  // The English text is the key, as in transformer_book.i18n: the Chinese edition's pages carry the translations of
+  // this file's words, from the book's catalogue (transformer_book/locale/zh/), as window.bookWords
+  // (book/_ext/static_book/figures.py); without them (the English edition) the English is written as it is.
+  var WORDS = window.bookWords || {};
+
+  /* `text` in the page's language, each {name} of it replaced by values[name]. */
+  function tr(text, values) {
+    var template = Object.prototype.hasOwnProperty.call(WORDS, text) ? WORDS[text] : text;
+    if (!values) return template;
+    return template.replace(/\{(\w+)\}/g, function (whole, name) {
+      return name in values ? String(values[name]) : whole;
+    });
+  }
 
   function plainText(label) {
     var tmp = document.createElement("span");
@@ -157,7 +172,7 @@
   function select(gd, menu, buttons, i) {
     var wrap = document.createElement("label");
     var name = document.createElement("span");
-    name.textContent = plainText(menu.name) || "show";
+    name.textContent = plainText(menu.name) || tr("show");
     wrap.appendChild(name);
     var el = document.createElement("select");
     buttons.forEach(function (b, k) { el.appendChild(new Option(plainText(b.label), String(k))); });
@@ -177,13 +192,15 @@
     var row = document.createElement("span");
     row.className = "book-figure-buttons";
     row.setAttribute("role", "group");
-    row.setAttribute("aria-label", plainText(menu.name) || (choice ? "show" : "animation"));
+    row.setAttribute("aria-label", plainText(menu.name) || tr(choice ? "show" : "animation"));
     var elements = buttons.map(function (b, k) {
       var el = document.createElement("button");
       el.type = "button";
       el.textContent = plainText(b.label);
       // a label of symbols only (⏸) is named; letters of any script (Chinese too) name themselves
-      if (/^[^\p{L}\p{N}]*$/u.test(el.textContent)) el.setAttribute("aria-label", b.method === "animate" ? "pause" : "button " + k);
+      if (/^[^\p{L}\p{N}]*$/u.test(el.textContent)) {
+        el.setAttribute("aria-label", b.method === "animate" ? tr("pause") : tr("button {k}", {k: k}));
+      }
       if (choice) el.setAttribute("aria-pressed", String(k === (menu.active || 0)));
       el.addEventListener("click", function () {
         if (choice) elements.forEach(function (other) { other.setAttribute("aria-pressed", String(other === el)); });
@@ -206,7 +223,7 @@
     var wrap = document.createElement("label");
     wrap.className = "book-figure-slider";
     var name = document.createElement("span");
-    name.textContent = prefix || plainText(slider.name) || "step";
+    name.textContent = prefix || plainText(slider.name) || tr("step");
     var input = document.createElement("input");
     input.type = "range";
     input.min = "0";
@@ -254,11 +271,11 @@
       var axes = Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\d*$/.test(k); }).sort()
         .map(function (k) { return plainText(get(gd._fullLayout[k], "title.text")); })
         .filter(function (t, i, all) { return t && all.indexOf(t) === i; });
-      name = panels.slice(0, 6).join(", ");
-      if (axes.length) name += (name ? ": " : "") + axes.join(" and ");
+      var titles = panels.slice(0, 6).join(tr(", ")), axisTitles = axes.join(tr(" and "));
+      name = titles && axisTitles ? tr("{panels}: {axes}", {panels: titles, axes: axisTitles}) : titles || axisTitles;
     }
     gd.setAttribute("role", "img");
-    gd.setAttribute("aria-label", "Figure: " + (name || "an interactive plot"));
+    gd.setAttribute("aria-label", tr("Figure: {name}", {name: name || tr("an interactive plot")}));
   }
 
   /* The title at the top, left-aligned, then whatever sits above the plot, then the plot: margin.t to fit, the plot
@@ -819,7 +836,7 @@
     }).forEach(function (square, i) {
       square.setAttribute("tabindex", "0");
       square.setAttribute("role", "checkbox");
-      square.setAttribute("aria-label", "head " + i);
+      square.setAttribute("aria-label", tr("head {h}", {h: i}));
       square.setAttribute("aria-checked", String((square.getAttribute("fill") || "").toLowerCase() === HEAD_COLOURS[i % 10]));
       clickOnKeys(square);
     });
@@ -829,7 +846,8 @@
     thumbnails.forEach(function (thumbnail, i) {
       thumbnail.setAttribute("tabindex", "0");
       thumbnail.setAttribute("role", "button");
-      thumbnail.setAttribute("aria-label", "layer " + layers[i] + ", head " + heads[i] + ": enlarge or close");
+      var name = tr("layer {layer}, head {head}: enlarge or close", {layer: layers[i], head: heads[i]});
+      thumbnail.setAttribute("aria-label", name);
       clickOnKeys(thumbnail);
     });
   }

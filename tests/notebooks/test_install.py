@@ -70,8 +70,8 @@ def env(tmp_path: Path):
     def pip(*args: str) -> None:
         subprocess.run([python, "-m", "pip", "install", "-q", *args], check=True, env=pip_env)
 
-    def run(code: str) -> subprocess.CompletedProcess:
-        return subprocess.run([python, "-c", code], capture_output=True, text=True, env=pip_env)
+    def run(code: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run([python, "-c", code], capture_output=True, text=True, env={**pip_env, **env})
 
     def versions() -> dict[str, str]:
         out = run("import json; from transformer_book.install import installed_versions as v; print(json.dumps(v()))")
@@ -101,6 +101,35 @@ def test_the_extra_is_installed_and_what_was_installed_is_kept(env) -> None:
     after = versions()
     assert after["held-lib"] == "1.0" and after["new-lib"] == "1.0"
     assert {name: after[name] for name in before} == before
+
+
+def test_a_chinese_notebook_s_first_cell_says_what_it_installed_in_chinese(env) -> None:
+    """The first cell imports the module from the package pip has just installed: it speaks the notebook's language
+    (here set by TRANSFORMER_BOOK_LANGUAGE, as the book's builds set it; strict: a missing translation is an error)."""
+    wheels, pip, run, versions = env
+    make_wheel(wheels, "new-lib", "1.0")
+    make_wheel(wheels, "demo-book", "0.1", extras={"live": ["new-lib"]})
+    pip("--no-deps", "demo-book")
+
+    out = run(INSTALL, TRANSFORMER_BOOK_LANGUAGE="zh", TRANSFORMER_BOOK_STRICT_LANGUAGE="1")
+
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^安装用时 \d+ 秒，.*新装的：new-lib 1\.0$", out.stdout, re.MULTILINE), out.stdout
+    assert "Installed in" not in out.stdout
+
+
+def test_a_conflict_is_explained_in_the_notebook_s_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformer_book import i18n, install
+
+    monkeypatch.setattr(install, "changes_needed", lambda requirements, installed: {"held-lib": ("1.0+cpu", "2.0")})
+    monkeypatch.setattr(i18n, "_language", "zh")
+    message = install.conflict_message("live", "demo-book", {"held-lib": "1.0+cpu"}, "")
+    assert message.startswith("pip 无法在不替换这个 Python 已有的包的情况下安装 demo-book 的 'live' 附加依赖")
+    assert "held-lib（这里是 1.0+cpu，需要 2.0）" in message and 'pip install "held-lib==2.0"' in message
+    monkeypatch.setattr(i18n, "_language", "en")
+    assert install.conflict_message("live", "demo-book", {"held-lib": "1.0+cpu"}, "").startswith(
+        "pip cannot install the 'live' extra of demo-book without replacing packages this Python already has"
+    )
 
 
 def test_an_extra_that_needs_a_newer_installed_package_fails_clearly_and_changes_nothing(env) -> None:
@@ -204,11 +233,12 @@ def test_conflict_lines_keep_pips_explanation_only() -> None:
 
 def test_the_module_needs_only_the_standard_library() -> None:
     """The first cell imports it before the live extra's libraries are installed: it loads in a Python that sees
-    the standard library alone (-S: no site-packages)."""
+    the standard library alone (-S: no site-packages), and there, outside the package, speaks English."""
     path = ROOT / "transformer_book" / "install.py"
     code = (
         f"import importlib.util; spec = importlib.util.spec_from_file_location('install', {str(path)!r}); "
-        "spec.loader.exec_module(importlib.util.module_from_spec(spec)); print('ok')"
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+        "print(module.tr('{name} (here {have}; it needs {want})', name='a', have='1', want='2'))"
     )
-    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip() == "ok", out.stderr
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=ROOT / "zh" / "book")
+    assert out.stdout.strip() == "a (here 1; it needs 2)", out.stderr

@@ -18,7 +18,8 @@ run takes seconds, and what it checks does not depend on the width); every plotl
 build's executed notebook made (and at least ``MIN_FIGURES``); operating each control of each figure from the
 keyboard (a slider step with an arrow key, a button with Enter, a menu entry) changes what the figure draws and
 leaves its text readable; a choice of view (a head picker) says which one is shown; every bertviz view drawn, its
-controls reachable and operable from the keyboard; MathJax typeset the math and put none of it in the tab order.
+controls reachable and operable from the keyboard; on a Chinese page, no figure and none of those controls named in
+figures.js's English (``figure_names.py``); MathJax typeset the math and put none of it in the tab order.
 With ``BOOK_SCREENSHOTS=dir`` each page is saved as a full-page PNG there.
 
 The site is served under a sub-path, ``/<repository>/``, as GitHub Pages serves it, so a link that assumes the site
@@ -36,6 +37,7 @@ import nbformat
 import pytest
 from category_labels import unlabelled_categories
 from chromium import CONTEXTS, PREFIX, ROOT, SITE, VIEWPORTS, PageRun, _load, build_folder, edition_pages, toc_pages
+from figure_names import english_names, figure_name_prefixes, untitled_names
 
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "")
 # Pages that must show at least this many plotly figures (every figure a page has must render in any case).
@@ -97,9 +99,11 @@ PLOTLY_CONTROLS_SHOWN = """() => [...document.querySelectorAll('.plotly-graph-di
   ({figure: i, menus: gd.querySelectorAll('g.updatemenu-header-group').length,
     sliders: gd.querySelectorAll('g.slider-group').length})).filter(f => f.menus || f.sliders)"""
 # Every figure named for assistive technology; every control above a figure reachable with the Tab key.
-UNNAMED_FIGURES = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
-  ({figure: i, role: gd.getAttribute('role'), name: gd.getAttribute('aria-label')}))
-  .filter(f => f.role !== 'img' || !(f.name || '').replace(/^Figure:\\s*/, '').trim())"""
+# (prefixes): what a figure's name starts with before its title, in either edition ("Figure: ", "图：").
+UNNAMED_FIGURES = """(prefixes) => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) =>
+  ({figure: i, role: gd.getAttribute('role'), name: gd.getAttribute('aria-label') || ''}))
+  .filter(f => f.role !== 'img'
+    || !prefixes.reduce((name, p) => name.startsWith(p) ? name.slice(p.length) : name, f.name).trim())"""
 UNREACHABLE_CONTROLS = """() => [...document.querySelectorAll('.book-figure-controls')].flatMap(bar =>
   [...bar.querySelectorAll('select, input, button')].filter(el => el.tabIndex < 0 || el.disabled)
   .map(el => el.outerHTML.slice(0, 80)))"""
@@ -111,11 +115,12 @@ CHOICE_SHOWN = """(i) => {
           named: pressed.length === 1 && title.includes(pressed[0].textContent.trim())};
 }"""
 # A figure's accessible name is its title: a figure without one is named from its axes, which plotly fills with its
-# editing placeholder ("Click to enter X axis title"), or not at all ("an interactive plot").
-UNTITLED_FIGURES = """() => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) => {
+# editing placeholder ("Click to enter X axis title"), or not at all (`untitled`: "an interactive plot" in either
+# edition).
+UNTITLED_FIGURES = """(untitled) => [...document.querySelectorAll('.plotly-graph-div')].map((gd, i) => {
   const title = gd.layout.title, text = title ? (typeof title === 'string' ? title : title.text || '') : '';
   return {figure: i, title: text, name: gd.getAttribute('aria-label') || ''};
-}).filter((f) => !f.title.trim() || /click to enter|an interactive plot/i.test(f.name))"""
+}).filter((f) => !f.title.trim() || /click to enter/i.test(f.name) || untitled.some((u) => f.name.includes(u)))"""
 # The HTML controls above a figure inside the figure's box (a menu as wide as its longest entry ran past it).
 CONTROLS_OUTSIDE = """() => [...document.querySelectorAll('.book-figure-controls')].flatMap((bar, i) => {
   const box = bar.parentElement, style = getComputedStyle(box), frame = box.getBoundingClientRect();
@@ -304,6 +309,10 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
             timeout=5_000,
         )
 
+    if name.startswith("zh/"):  # figures.js's words, translated: no figure or control is named in its English
+        english = english_names(page)
+        assert not english, f"{name}: figures or their controls named in English (figures.js's words): {english}"
+
     if re.search(r'class="math notranslate nohighlight"', source):
         page.wait_for_selector("mjx-container", state="attached", timeout=30_000)
         page.evaluate("() => window.MathJax.startup.promise")
@@ -362,13 +371,13 @@ def check_fits_the_screen(run: PageRun, name: str, size: str, scheme: str = "lig
         assert not defects, f"{name} at {size} width: figure text a reader cannot read: {defects}"
         shown = page.evaluate(PLOTLY_CONTROLS_SHOWN)
         assert not shown, f"{name} at {size} width: plotly menus or sliders drawn on a figure, not above it: {shown}"
-        unnamed = page.evaluate(UNNAMED_FIGURES)
+        unnamed = page.evaluate(UNNAMED_FIGURES, figure_name_prefixes())
         assert not unnamed, f"{name} at {size} width: figures without an accessible name: {unnamed}"
         unreachable = page.evaluate(UNREACHABLE_CONTROLS)
         assert not unreachable, f"{name} at {size} width: figure controls the Tab key cannot reach: {unreachable}"
         unlabelled = unlabelled_categories(page)
         assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
-        untitled = page.evaluate(UNTITLED_FIGURES)
+        untitled = page.evaluate(UNTITLED_FIGURES, untitled_names())
         assert not untitled, f"{where}: figures not named by a title of their own: {untitled}"
         outside = page.evaluate(CONTROLS_OUTSIDE)
         assert not outside, f"{where}: figure controls running past the figure's box (px): {outside}"

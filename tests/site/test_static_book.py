@@ -9,8 +9,10 @@ the published site, and those of the Chinese pages also where their build made t
 output links to the English build's copy); a Chinese build with no English build to link to fails, saying why. In
 headless Chromium a Chinese page served from ``zh/`` draws its figure and typesets its formulas with no request failing
 or leaving the machine. The Chinese playground page carries the Chinese of its scripts' words (``window.bookWords``),
-the English page none; the Chinese toggles of hidden cells speak Chinese. The published site's checks run on the real
-one too, ``_build/html``, once ``make book`` has built it.
+the English page none; so does every Chinese page with a figure, of figures.js's words, and there figures.js names the
+figure, its menu and bertviz's controls in Chinese (in English on the English page); the Chinese toggles of hidden
+cells speak Chinese. The published site's checks run on the real one too, ``_build/html``, once ``make book`` has
+built it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -34,23 +37,32 @@ import plotly.graph_objects as go
 import pytest
 import yaml
 from chromium import PageRun
+from figure_names import english_names
 from static_book import playground, vendor
+from static_book.figures import figure_words
 
+from transformer_book.i18n import catalogue
 from transformer_book.playground import playground_html
 from transformer_book.viz.render import figure_html
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"  # the real site, once `make book` has built it
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+# What figures.js makes keyboard stops of in a bertviz view's SVG (bertviz draws them with d3): a head view's square
+# of head 0, in its colour (shown), and a model view's thumbnail (transparent until hovered) of layer 0, head 0.
+BERTVIZ_CONTROLS = (
+    '<div class="bertviz-vis"><svg width="120" height="40"><g><rect x="0" y="0" width="20" height="20" '
+    'fill="#1f77b4"></rect><rect x="40" y="0" width="60" height="30" style="opacity: 0"></rect></g></svg></div>'
+)
 # What the outputs of a chapter carry that the build points at the vendored copy: bertviz's RequireJS, d3 and jQuery,
-# ipywidgets' embed manager and plotly.js, each from its CDN.
+# ipywidgets' embed manager and plotly.js, each from its CDN (and a bertviz view's controls).
 CDN_SCRIPTS = """<script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js"
  integrity="sha512-x" crossorigin="anonymous"></script>
-<div id="bertviz-1" class="bertviz-view"></div>
+<div id="bertviz-1" class="bertviz-view">BERTVIZ_CONTROLS</div>
 <script>require.config({paths: {d3: 'https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min',
  jquery: 'https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min'}});</script>
 <script src="https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@1.0.0/dist/embed-amd.js"></script>
-<script src="https://cdn.plot.ly/plotly-2.35.2.min.js"></script>"""
+<script src="https://cdn.plot.ly/plotly-2.35.2.min.js"></script>""".replace("BERTVIZ_CONTROLS", BERTVIZ_CONTROLS)
 WIDGET_STATE = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2, "version_minor": 0}}
 
 
@@ -60,7 +72,8 @@ def _figure() -> str:
         dict(label="line", method="update", args=[{"visible": [True, False]}]),
         dict(label="bars", method="update", args=[{"visible": [False, True]}]),
     ]
-    fig.update_layout(title="A figure with a menu", height=400, updatemenus=[dict(name="show", buttons=buttons)])
+    # a menu without a name: figures.js names it
+    fig.update_layout(title="A figure with a menu", height=400, updatemenus=[dict(buttons=buttons)])
     return figure_html(fig)
 
 
@@ -215,17 +228,41 @@ def test_a_chinese_build_without_an_english_build_to_load_the_assets_from_fails_
     assert "build the English book first" in done.stdout + done.stderr
 
 
+def page_words(page: Path) -> dict[str, str] | None:
+    """The words the build gave a page's scripts (``window.bookWords``), or None where it gave none; fails where it
+    gave them twice (a second would replace the first)."""
+    found = re.findall(r"<script>window\.bookWords = (\{.*?\});</script>", page.read_text(encoding="utf-8"))
+    assert len(found) <= 1, f"{page.name}: window.bookWords written {len(found)} times"
+    return json.loads(found[0].replace("<\\/", "</")) if found else None
+
+
 def test_the_chinese_playground_page_carries_its_scripts_words_in_chinese_and_the_english_page_none(book: Path) -> None:
     site = book / "_build" / "html"
-    english = (site / "book" / "14_playground.html").read_text(encoding="utf-8")
     chinese = (site / "zh" / "book" / "14_playground.html").read_text(encoding="utf-8")
-    assert "bookWords" not in english
-    found = re.search(r"<script>window\.bookWords = (\{.*?\});</script>", chinese)
-    assert found and "</s>" not in found.group(1)  # "</s>" written "<\/s>": it cannot end the script
-    words = json.loads(found.group(1).replace("<\\/", "</"))
+    assert page_words(site / "book" / "14_playground.html") is None
+    assert "</s>" not in re.search(r"window\.bookWords = .*?</script>", chinese).group()  # "<\/s>": no end of script
+    words = page_words(site / "zh" / "book" / "14_playground.html")
     assert words["Decode"] == "解码" and words["copy"] == "复制"  # a script's word, a model's name (the manifest's)
     assert words[" … (no </s>)"] == " …（没有 </s>）"
-    assert chinese.index("window.bookWords") < chinese.index("_static/playground.js")
+    assert words["Figure: {name}"] == "图：{name}"  # and those of figures.js, which the page loads too: one bookWords
+    scripts = [chinese.index(script) for script in ("window.bookWords", "_static/figures.js", "_static/playground.js")]
+    assert scripts == sorted(scripts)
+
+
+def test_a_chinese_page_with_figures_carries_the_translation_of_every_word_figures_js_writes_and_no_other(
+    book: Path,
+) -> None:
+    """figures.js names figures and their controls through its ``tr``: a Chinese page that loads it carries the
+    Chinese of each of its words (from the book's catalogue, as the build found them in the script), an English page
+    none (figures.js writes its English)."""
+    site = book / "_build" / "html"
+    assert "figures.js" in (site / "book" / "01_first.html").read_text(encoding="utf-8")
+    assert page_words(site / "book" / "01_first.html") is None
+    words = page_words(site / "zh" / "book" / "01_first.html")
+    assert words is not None and set(words) == set(figure_words())
+    assert words == {english: catalogue("zh")[english] for english in figure_words()}
+    assert words["Figure: {name}"] == "图：{name}" and words["head {h}"] == "头 {h}" and words["show"] == "显示"
+    assert page_words(site / "zh" / "book" / "glossary.html") is None  # no figure: no figures.js, no words
 
 
 def test_the_chinese_toggles_of_hidden_cells_speak_chinese_and_are_named_by_their_words(book: Path) -> None:
@@ -237,32 +274,73 @@ def test_the_chinese_toggles_of_hidden_cells_speak_chinese_and_are_named_by_thei
     assert ">开始阅读</a>" in (site / "zh" / "index.html").read_text(encoding="utf-8")
 
 
-def test_a_chinese_page_served_from_zh_draws_its_figure_and_formulas_with_every_request_answered(
-    book: Path,
-    browser: object,  # noqa: F811
-) -> None:
+@pytest.fixture(scope="module")
+def served(book: Path) -> Iterator[str]:
+    """The small book's published site served on 127.0.0.1: the URL of its folder (``.../html``)."""
     site = book / "_build" / "html"
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.parent))
     handler.log_message = lambda *args: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/{site.name}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_chinese_page_served_from_zh_draws_its_figure_and_formulas_with_every_request_answered(
+    served: str,
+    browser: object,  # noqa: F811
+) -> None:
+    run = PageRun(browser, f"{served}/zh/book/01_first.html")
     try:
-        run = PageRun(browser, f"http://127.0.0.1:{server.server_address[1]}/{site.name}/zh/book/01_first.html")
-        try:
-            run.page.wait_for_function(
-                "() => document.querySelector('.plotly-graph-div .main-svg') && document.querySelector('mjx-container')",
-                timeout=30_000,
-            )
-            loaded = run.page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-            assert any(url.endswith(f"/{site.name}/_static/vendor/plotly.min.js") for url in loaded), loaded
-            assert not run.errors, run.errors
-            assert not run.external, run.external
-            assert not run.failed, run.failed
-        finally:
-            run.close()
+        run.page.wait_for_function(
+            "() => document.querySelector('.plotly-graph-div .main-svg') && document.querySelector('mjx-container')",
+            timeout=30_000,
+        )
+        loaded = run.page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+        assert any(url.endswith(f"{urlsplit(served).path}/_static/vendor/plotly.min.js") for url in loaded), loaded
+        assert not run.errors, run.errors
+        assert not run.external, run.external
+        assert not run.failed, run.failed
     finally:
-        server.shutdown()
-        server.server_close()
+        run.close()
+
+
+# () => the names figures.js gave the page's figure, its menu and the bertviz view's two controls, once it has.
+NAMES_GIVEN = """() => {
+  const gd = document.querySelector('.plotly-graph-div'), stops = document.querySelectorAll('.bertviz-vis [aria-label]');
+  if (!gd || gd.dataset.bookFigure !== 'ready' || stops.length < 2) return null;
+  return {figure: gd.getAttribute('aria-label'), menu: document.querySelector('.book-figure-controls label > span')
+    .textContent, bertviz: [...stops].map((el) => el.getAttribute('aria-label'))};
+}"""
+
+
+@pytest.mark.parametrize(
+    ("edition", "expected"),
+    [
+        ("", {"figure": "Figure: A figure with a menu", "menu": "show"}),
+        ("zh/", {"figure": "图：A figure with a menu", "menu": "显示"}),
+    ],
+)
+def test_figures_js_names_the_figures_and_controls_of_a_page_in_its_edition_s_language(
+    served: str,
+    browser: object,  # noqa: F811
+    edition: str,
+    expected: dict,
+) -> None:
+    """The words figures.js writes in a Chinese page (a figure's name around its title, a menu the figure does not
+    name, bertviz's head and thumbnail) are Chinese, none of its English; an English page's are its English."""
+    run = PageRun(browser, f"{served}/{edition}book/01_first.html")
+    try:
+        run.page.wait_for_function(NAMES_GIVEN, timeout=30_000)
+        names = run.page.evaluate(NAMES_GIVEN)
+        bertviz = ["头 0", "第 0 层的头 0：放大或关闭"] if edition else ["head 0", "layer 0, head 0: enlarge or close"]
+        assert names == {**expected, "bertviz": bertviz}
+        english = english_names(run.page)
+        assert (english == []) if edition else (len(english) == 4), english
+        assert not run.errors, run.errors
+    finally:
+        run.close()
 
 
 built = pytest.mark.skipif(not (SITE / "index.html").is_file(), reason=f"the book is not built ({SITE} missing)")

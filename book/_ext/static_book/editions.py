@@ -4,12 +4,16 @@ built one after the other and published together, the Chinese under ``zh/`` of t
 Each puts a link to the same page in the other edition at the top of every article (and a ``<link rel="alternate"
 hreflang>`` in its head), so that a reader switches language without losing their place. The Chinese edition's toggles
 of hidden cells say what they do in Chinese: myst-nb writes them in English whatever the language. Every word the
-site's own code shows comes from the book's catalogue (:mod:`.words`, :func:`translated`).
+site's own code shows comes from the book's catalogue (:mod:`.words`, :func:`translated`): a Chinese page that loads
+a script of ``book/_ext`` carries the translations of that script's words (:func:`ask_page_words`), as
+``window.bookWords``, which the script's ``tr`` reads.
 """
 
 from __future__ import annotations
 
 import html
+import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -62,6 +66,27 @@ def translated(app: Sphinx, texts: list[str]) -> dict[str, str]:
     return {**{text: text for text in missing}, **found}
 
 
+# The page's context (html-page-context) holds, under this key, the English whose translations its scripts need.
+PAGE_WORDS = "book_page_words"
+
+
+def ask_page_words(context: dict, texts: Iterable[str]) -> None:
+    """Give the page whose html-page-context ``context`` is the edition's words for ``texts`` (English that a script
+    it loads writes through ``tr``): one ``window.bookWords`` for all of its scripts, written by
+    :func:`_add_page_words`."""
+    context.setdefault(PAGE_WORDS, set()).update(texts)
+
+
+def _add_page_words(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    """In an edition other than English, the words the page's scripts asked for (:func:`ask_page_words`), as
+    ``window.bookWords``, in a script before theirs; an English page has none, and its scripts write their English."""
+    texts = context.get(PAGE_WORDS)
+    if not texts or edition(app) == "en":
+        return
+    words = json.dumps(translated(app, sorted(texts)), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    app.add_js_file(None, body=f"window.bookWords = {words};", priority=200)
+
+
 def twin_url(app: Sphinx, pagename: str) -> str:
     """The URL, relative to page ``pagename``, of the same page in the other edition (of its first page, where that
     edition has no such page: the glossary, the search and index pages)."""
@@ -105,4 +130,5 @@ def _translate_cell_toggles(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> None:
     app.connect("html-page-context", _add_language_switch)
+    app.connect("html-page-context", _add_page_words, priority=900)  # after the handlers that add the scripts
     app.connect("build-finished", _translate_cell_toggles)

@@ -8,20 +8,24 @@ the build queued on ``window.bookFigures`` (:func:`defer_plotly_figures`), in th
 figure. It also makes the figures' menus and sliders HTML controls above each figure (whose bar the build puts in the
 page: :func:`reserve_controls`), operable from the keyboard, names figures for screen readers, stacks panels and wraps
 titles in a narrow column, fits text to its cell or box, makes figures follow their column's width, and makes
-bertviz's SVG controls reachable from the keyboard.
+bertviz's SVG controls reachable from the keyboard. A Chinese page gets the translations of the words it writes there
+(:func:`figure_words`, as ``window.bookWords``: :func:`.editions.ask_page_words`).
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 
 from sphinx.application import Sphinx
 
-from .output import copy_to_static, is_html, rewrite_pages
+from .editions import ask_page_words
+from .output import EXT, copy_to_static, is_html, rewrite_pages
 from .playground import PLAYGROUND_CLASS
 from .vendor import vendor_url_for_static
+from .words import script_templates
 
 FIGURE_SCRIPT = "figures.js"  # in book/_ext, copied to _static/: controls above figures, narrow layouts
 
@@ -31,13 +35,21 @@ def _copy_script(app: Sphinx) -> None:
         copy_to_static(app, FIGURE_SCRIPT)
 
 
+@functools.cache
+def figure_words() -> tuple[str, ...]:
+    """The English ``figures.js`` writes into a page through its ``tr``: controls' and figures' accessible names."""
+    return tuple(sorted({text for text, _ in script_templates(EXT / FIGURE_SCRIPT)[0]}))
+
+
 def _add_figure_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     """``figures.js`` (which loads plotly.js itself, see :func:`defer_plotly_figures`, from the vendor folder its
-    ``data-vendor`` names), deferred: it does not hold up the page's first paint."""
+    ``data-vendor`` names), deferred: it does not hold up the page's first paint; in an edition other than the
+    English, the words it writes, before it."""
     body = context.get("body", "")
     if "plotly-graph-div" in body or "bertviz-view" in body or PLAYGROUND_CLASS in body:
         vendor = {"data-vendor": vendor_url_for_static(app)}
         app.add_js_file(FIGURE_SCRIPT, priority=201, loading_method="defer", **vendor)
+        ask_page_words(context, figure_words())
 
 
 # plotly's HTML for a figure is a <div> of the figure's height (its room in the page, kept while plotly.js loads)

@@ -6,7 +6,8 @@ beam search, loading; no DOM) and ``playground.js`` (the controls and figures), 
 the page that has a playground (``figures.js``, which loads plotly.js, comes with them: :mod:`.figures`). Once the
 page has loaded, they load ONNX Runtime Web (``ort/`` of the vendored copy, which ``playground.js``'s ``data-vendor``
 names: :mod:`.vendor`) and the models, one after the other. The
-Chinese edition's page carries the Chinese of every word they write (:func:`page_words`), as ``window.bookWords``.
+Chinese edition's page carries the Chinese of every word they write (:func:`page_texts`), as ``window.bookWords``
+(:func:`.editions.ask_page_words`).
 
 When that folder holds no models (a fresh output folder with a kept jupyter-cache, as in CI, which caches only
 ``_build/.jupyter_cache``), the playground notebooks (those that call ``write_playground(``) are dropped from
@@ -24,7 +25,7 @@ from fresh_outputs import cache_path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from .editions import edition, translated
+from .editions import ask_page_words
 from .output import EXT, copy_to_static, is_html
 from .vendor import vendor_url_for_static
 from .words import script_templates
@@ -70,23 +71,21 @@ def _copy_scripts(app: Sphinx) -> None:
         copy_to_static(app, *PLAYGROUND_SCRIPTS)
 
 
-def page_words(app: Sphinx) -> dict[str, str]:
-    """The edition's words for what the playground's scripts write (their ``tr`` and ``translatable`` strings) and for
-    the models' names (their labels in the exported manifest), from the book's catalogue."""
+def page_texts(app: Sphinx) -> set[str]:
+    """The English the playground's page writes: its scripts' ``tr`` and ``translatable`` strings and the models'
+    names (their labels in the exported manifest)."""
     texts = {text for script in PLAYGROUND_SCRIPTS for text, _ in script_templates(EXT / script)[0]}
     manifest = Path(app.outdir) / PLAYGROUND_OUT / "manifest.json"
     if manifest.is_file():
         texts |= {model["label"] for model in json.loads(manifest.read_text(encoding="utf-8"))["models"].values()}
-    return translated(app, sorted(texts))
+    return texts
 
 
 def _add_playground_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     """The playground's scripts, deferred: they do not hold up the page's first paint; in an edition other than the
     English, the words they write, before them."""
     if PLAYGROUND_CLASS in context.get("body", ""):
-        if edition(app) != "en":
-            words = json.dumps(page_words(app), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-            app.add_js_file(None, body=f"window.bookWords = {words};", priority=202)
+        ask_page_words(context, page_texts(app))
         for priority, script in enumerate(PLAYGROUND_SCRIPTS, start=202):
             vendor = {"data-vendor": vendor_url_for_static(app)} if script == PAGE_SCRIPT else {}
             app.add_js_file(script, priority=priority, loading_method="defer", **vendor)

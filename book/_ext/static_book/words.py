@@ -4,8 +4,9 @@ The English text is the key, as for what the chapters show (:mod:`transformer_bo
 ``book/_ext`` write English through ``tr("...")``, and mark English they show later through ``tr(name)`` with
 ``translatable("...")``; the engine's ``InputError`` takes its English as its second argument. This extension's own
 modules mark theirs with ``transformer_book.i18n.translatable`` (the toggles of hidden cells, the index page's link).
-The build looks each up in the catalogue of the edition's language (:func:`translations`): the Chinese playground's
-page carries the translations of its scripts' words (:mod:`.playground`), and the Chinese pages' toggles say theirs.
+The build looks each up in the catalogue of the edition's language (:func:`translations`): a Chinese page carries the
+translations of the words of the scripts it loads (``figures.js``: :mod:`.figures`; the playground's:
+:mod:`.playground`; both through :func:`.editions.ask_page_words`), and the Chinese pages' toggles say theirs.
 
 :func:`script_templates` reads every such string out of a script, with its line, for ``scripts/translate.py status``
 and ``tests/notebooks/test_chinese_edition.py``, which fail on a string with no translation and on a translation that no
