@@ -9,10 +9,15 @@ another run than the one the tests check.
 myst-nb keeps, for each page it read, the time the cache record it read was made (``exec_data["mtime"]``). Before
 Sphinx reads anything (``env-get-outdated``), each notebook page is matched against the cache again; a page whose
 record is another one now, or is gone, is read and written again with the others that changed.
+
+What the book's own extensions write into every page (the figures' controls, the playground, the editions' words from
+the catalogue) changes when their code does, and Sphinx does not look at it: a digest of that code and catalogue is a
+configuration value of the build (``book_extensions_digest``), so a change to it reads and writes every page again.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -20,6 +25,19 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
+EXTENSIONS = Path(__file__).resolve().parent  # book/_ext: the extensions, their scripts and styles
+CATALOGUE = EXTENSIONS.parents[1] / "transformer_book" / "locale"  # the words the extensions put into pages
+
+
+def extensions_digest(folders: tuple[Path, ...] = (EXTENSIONS, CATALOGUE)) -> str:
+    """SHA-256 of the code, scripts, styles and catalogue files under ``folders`` (their paths and contents)."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        files = [path for path in folder.rglob("*") if path.suffix in (".py", ".js", ".css", ".json")]
+        for path in sorted(files):
+            digest.update(f"{path.relative_to(folder).as_posix()}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def cache_path(app: Sphinx) -> Path:
@@ -61,4 +79,5 @@ def pages_with_new_outputs(app: Sphinx, env: BuildEnvironment, added: set, chang
 
 def setup(app: Sphinx) -> dict:
     app.connect("env-get-outdated", pages_with_new_outputs)
+    app.add_config_value("book_extensions_digest", extensions_digest(), "env")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

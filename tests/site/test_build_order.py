@@ -37,13 +37,13 @@ def _load(path: Path, name: str) -> object:
     return module
 
 
-def small_book(folder: Path) -> Path:
+def small_book(folder: Path, extensions: Path = EXTENSIONS) -> Path:
     """A book of one notebook page, configured as the book's _config.yml is where it matters here."""
     (folder / "_config.yml").write_text(
         "title: order\n"
         "execute:\n  execute_notebooks: cache\n  run_in_temp: false\n"
         "sphinx:\n"
-        f"  local_extensions:\n    fresh_outputs: {EXTENSIONS}\n"
+        f"  local_extensions:\n    fresh_outputs: {extensions}\n"
     )
     (folder / "_toc.yml").write_text("format: jb-book\nroot: page\n")
     (folder / "shown.txt").write_text("the first run")
@@ -91,6 +91,28 @@ def test_a_build_after_a_recorded_run_shows_the_recorded_outputs(tmp_path: Path)
     written = (tmp_path / "_build" / "html" / "page.html").stat().st_mtime_ns
     assert "the recorded run" in build(tmp_path)  # make book again: nothing changed
     assert (tmp_path / "_build" / "html" / "page.html").stat().st_mtime_ns == written
+
+
+def test_a_change_to_the_books_extensions_writes_every_page_again(tmp_path: Path) -> None:
+    """What the extensions write into pages changes with their code: a build after a change to one of their scripts
+    writes the page again, though neither the page nor its outputs changed."""
+    extensions = tmp_path / "_ext"
+    extensions.mkdir()
+    (extensions / "fresh_outputs.py").write_bytes((EXTENSIONS / "fresh_outputs.py").read_bytes())
+    script = extensions / "figures.js"
+    script.write_text("// the first version\n")
+    book = tmp_path / "book"
+    book.mkdir()
+    small_book(book, extensions)
+    build(book)
+    build(book)
+    page = book / "_build" / "html" / "page.html"
+    written = page.stat().st_mtime_ns
+    build(book)
+    assert page.stat().st_mtime_ns == written  # nothing changed: nothing written
+    script.write_text("// the second version\n")
+    build(book)
+    assert page.stat().st_mtime_ns > written, "a change to the extensions' code left the page as it was"
 
 
 EDITIONS = {"en": ROOT / "_build", "zh": ROOT / "_build" / "zh" / "_build"}  # each edition's build folder
