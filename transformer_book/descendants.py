@@ -433,7 +433,7 @@ class PublishedCount:
 
     model: str
     parameters: int
-    includes: str  # shown through tr()
+    includes: str  # shown through tr(), as source is
     source: str
 
 
@@ -442,15 +442,19 @@ PUBLISHED = {
         "GPT-2 small",
         124_439_808,
         translatable("token and position embeddings, 12 blocks, the final layer norm; the output layer is tied"),
-        "OpenAI's released 124M checkpoint, counted by Hugging Face transformers' GPT2Model (Radford et al., 2019, "
-        "table 2, rounded it to 117M)",
+        translatable(
+            "OpenAI's released 124M checkpoint, counted by Hugging Face transformers' GPT2Model (Radford et al., "
+            "2019, table 2, rounded it to 117M)"
+        ),
     ),
     "bert": PublishedCount(
         "BERT-base (uncased)",
         109_482_240,
         translatable("embeddings and their layer norm, 12 layers, the pooler; not the pre-training heads"),
-        "google-research/bert's BERT-Base, Uncased, counted by Hugging Face transformers' BertModel (Devlin et al., "
-        "2019, section 3: 110M)",
+        translatable(
+            "google-research/bert's BERT-Base, Uncased, counted by Hugging Face transformers' BertModel (Devlin et "
+            "al., 2019, section 3: 110M)"
+        ),
     ),
 }
 
@@ -588,7 +592,7 @@ DIFFERENCES = (
     Difference(
         translatable("initialisation"),
         translatable("not stated"),
-        translatable("N(0, 0.02); projections into the residual stream scaled by 1/sqrt(2 N)"),
+        translatable("N(0, 0.02); projections into the residual stream scaled by 1/sqrt(2 N) for N blocks"),
         translatable("N(0, 0.02), truncated at 2 standard deviations"),
         "",
         False,

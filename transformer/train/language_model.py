@@ -12,8 +12,8 @@ learns from both sides of each gap; :func:`mask_tokens` corrupts rows as BERT do
 applies it to the same rows ``x <sep> y``. There the right-hand context decides: a symbol masked in ``x`` is written
 again in ``y``, to its right (copy: ``len(x) + 1`` positions on; reverse: mirrored; sort: the one symbol of ``y``
 that ``x`` lacks), which a model that reads only the left cannot see. (Sorted sequences alone make a weak test at
-these sizes: with 10 symbols and rows of 1 to 10, the right-hand neighbour of one masked symbol raises the best
-possible accuracy only from about 34 % to 39 %.)
+these sizes: with 10 symbols and rows of 1 to 10, seeing the right-hand side raises the best possible accuracy on
+one hidden symbol only from about 34 % to 39 %, ``tests/train/test_language_model.py``.)
 """
 
 from __future__ import annotations
