@@ -14,9 +14,10 @@ from transformer.interop import copy_from_torch
 from transformer.masks import causal_mask, padding_mask
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train import RunConfig, TaskConfig, TrainConfig
+from transformer.train.evaluation import evaluate_batches
 from transformer.train.language_model import decoder_only_batch
 from transformer.train.recipes import train_decoder_only, train_masked_tokens
-from transformer.train.tasks import make_batch
+from transformer.train.tasks import make_batch, task_eval_batches
 from transformer_book.descendants import (
     BERT,
     DIFFERENCES,
@@ -327,6 +328,13 @@ def test_a_small_gpt_learns_the_copy_written_as_one_row_and_its_attention_moves_
     after = induction_scores(model.attention_maps(rows), separator_positions(rows))
     assert history.eval_token_accuracy[-1] > 0.8 and history.eval_exact_match[-1] > 0.4  # 10 % by chance
     assert float(before.max()) < 0.15 and float(after.max()) > 0.25
+    held_out = decoder_only_batch(task_eval_batches("copy", 60)[0])
+    generated = []  # the exact match of generating each copy, against the one-pass score of evaluate_batches
+    for row in held_out.tokens:
+        n = int(separator_positions(row[None]))
+        copy = model.generate(row[None, : n + 1], max_new_tokens=n + 1)[0]
+        generated.append(copy.tolist() == [*row[:n].tolist(), EOS_ID])
+    assert 0 < sum(generated) < 60 and evaluate_batches(model, [held_out]).exact_match == sum(generated) / 60
 
 
 def test_a_small_bert_learns_to_fill_in_masked_symbols():

@@ -52,8 +52,8 @@ def evaluate_batches(model: Transformer, batches: Iterable[Batch]) -> EvalResult
     are padded with the model's ``config.pad_id``.
 
     A model of one stack (:class:`~transformer.train.language_model.LMBatch`) reads each row whole, so one pass
-    decides its exact match: greedy decoding reproduces the target if and only if the argmax at every scored position
-    is the target token (each step then sees the prefix teacher forcing gave it)."""
+    decides its exact match: greedy decoding (the argmax at every step) reproduces the target if and only if the
+    argmax at every scored position is the target token (each step then sees the prefix teacher forcing gave it)."""
     device, pad_id = next(model.parameters()).device, model.config.pad_id
     matches, correct, total, loss_sum, n = 0, 0.0, 0, 0.0, 0
     with eval_mode(model), torch.no_grad():
