@@ -11,22 +11,24 @@ from .checks import check_length, checking_inputs
 
 
 class TokenEmbedding(nn.Module):
-    """Looks up a ``d_model`` vector per token and scales it by ``sqrt(d_model)``.
+    """Looks up a ``d_model`` vector per token and scales it by ``sqrt(d_model)`` (the paper, section 3.4).
 
     Weights start as N(0, 1/d_model), so the scaled embeddings have unit variance per dimension: the same scale as
-    the sinusoidal positional encoding added to them, and (when tied) a well-scaled output projection.
+    the sinusoidal positional encoding added to them, and (when tied) a well-scaled output projection. GPT-2 and BERT
+    use the rows as they are: ``scale=False``.
     """
 
-    def __init__(self, vocab_size: int, d_model: int):
+    def __init__(self, vocab_size: int, d_model: int, scale: bool = True):
         super().__init__()
         self.vocab_size = vocab_size
         self.d_model = d_model
+        self.scale = math.sqrt(d_model) if scale else 1.0
         self.weight = nn.Parameter(torch.empty(vocab_size, d_model))
         nn.init.normal_(self.weight, std=d_model**-0.5)
 
     def forward(self, tokens: Tensor) -> Tensor:
         """``(B, S)`` ids -> ``(B, S, d_model)``."""
-        return nn.functional.embedding(tokens, self.weight) * math.sqrt(self.d_model)  # (B, S, d_model)
+        return nn.functional.embedding(tokens, self.weight) * self.scale  # (B, S, d_model)
 
 
 def sinusoidal_table(max_positions: int, d_model: int) -> Tensor:

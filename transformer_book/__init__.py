@@ -8,6 +8,8 @@ needs, and imports the model, never the other way round:
 - :mod:`transformer_book.pitfalls`: the mistakes of popular write-ups as faulty variants, and the checks that catch
   them;
 - :mod:`transformer_book.ablation`: silencing heads and measuring what the model loses, and alignment scores;
+- :mod:`transformer_book.descendants`: GPT's decoder-only and BERT's encoder-only models built from the package's
+  layers, their published parameter counts and how they differ; :mod:`transformer_book.induction`: induction heads;
 - :mod:`transformer_book.exercises`: the chapters' exercises, checks that run a reader's function against the model;
 - :mod:`transformer_book.results`: telling current benchmark results from stale ones.
 

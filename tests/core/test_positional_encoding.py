@@ -72,6 +72,12 @@ def test_token_embedding_lookup_is_one_hot_times_table_times_sqrt_d_model():
     assert torch.allclose(embed(ids), expected, atol=1e-6)
 
 
+def test_token_embedding_without_scale_returns_the_table_s_rows_as_gpt_and_bert_do():
+    embed = TokenEmbedding(11, 8, scale=False)
+    ids = torch.tensor([[1, 4, 4, 10], [0, 2, 3, 5]])
+    assert torch.equal(embed(ids), embed.weight[ids])
+
+
 @pytest.mark.parametrize("d_model", [64, 512])
 def test_scaled_embeddings_have_unit_variance_and_raw_weights_one_over_d_model(d_model):
     embed = TokenEmbedding(4000, d_model)

@@ -7,7 +7,8 @@ training checkpoints that resume a run exactly (:mod:`.resume`), the tasks (:mod
 :mod:`.dates`: dates in words; :mod:`.translation`: English to German from CLDR and num2words, which needs Babel,
 num2words and tokenizers and is not imported here), text to ids (:mod:`.tokenizer`: words; :mod:`.subwords`:
 byte-pair encoding), batching by length (:mod:`.bucketing`), the tasks by name behind one interface
-(:mod:`.registry`) and the command line (:mod:`.cli`).
+(:mod:`.registry`), the command line (:mod:`.cli`), and the tasks' rows for models of one stack, decoder-only or
+masked for an encoder-only model (:mod:`.language_model`).
 """
 
 from .config import RunConfig, TrainConfig

@@ -13,6 +13,7 @@ from ..checks import check_int
 from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
 from ..utils import eval_mode
+from .language_model import LMBatch
 from .objective import exact_match, sequence_loss, token_accuracy
 from .tasks import DEFAULT_VOCAB_SIZE, EVAL_SEED, MAX_SEQ_LEN, MIN_SEQ_LEN, Batch, check_task_padding, task_eval_batches
 
@@ -48,17 +49,24 @@ def evaluate(
 def evaluate_batches(model: Transformer, batches: Iterable[Batch]) -> EvalResult:
     """Score ``model`` on ``batches`` of any task: teacher-forced loss and token accuracy over the real target
     tokens, and exact match of greedy decoding (up to the target's length plus EOS) over the sequences. The batches
-    are padded with the model's ``config.pad_id``."""
+    are padded with the model's ``config.pad_id``.
+
+    A model of one stack (:class:`~transformer.train.language_model.LMBatch`) reads each row whole, so one pass
+    decides its exact match: greedy decoding (the argmax at every step) reproduces the target if and only if the
+    argmax at every scored position is the target token (each step then sees the prefix teacher forcing gave it)."""
     device, pad_id = next(model.parameters()).device, model.config.pad_id
     matches, correct, total, loss_sum, n = 0, 0.0, 0, 0.0, 0
     with eval_mode(model), torch.no_grad():
         for batch in batches:
             batch = batch.to(device)
-            logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask).float()  # (B, T, V)
+            logits = model(*batch.inputs()).float()  # (B, T, V)
             loss_sum += float(sequence_loss(logits, batch.tgt_out, pad_id)) * batch.n_tokens
             correct += token_accuracy(logits, batch.tgt_out, pad_id) * batch.n_tokens
             total += batch.n_tokens
-            predicted = greedy_decode(model, batch.src, batch.tgt_out.size(1), src_mask=batch.src_mask)
+            if isinstance(batch, LMBatch):
+                predicted = logits.argmax(dim=-1).masked_fill(batch.tgt_out == pad_id, pad_id)  # (B, T)
+            else:
+                predicted = greedy_decode(model, batch.src, batch.tgt_out.size(1), src_mask=batch.src_mask)
             matches += int(exact_match(predicted, batch.tgt_out, pad_id).sum())
             n += len(batch)
     if not n:

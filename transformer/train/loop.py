@@ -75,15 +75,17 @@ def train_step(
     bf16: bool = False,
     loss_weight: float = 1.0,
 ) -> tuple[float, float]:
-    """One optimisation step on ``batch``; returns its (loss, token accuracy).
+    """One optimisation step on ``batch``; returns its (loss, token accuracy). The model reads ``batch.inputs()``:
+    source, decoder input and masks of a :class:`~transformer.train.tasks.Batch` for the encoder-decoder model, the
+    tokens and padding mask of a :class:`~transformer.train.language_model.LMBatch` for a model of one stack.
 
     The gradient is that of ``loss_weight`` times the loss: a data-parallel rank weights the mean over its own tokens
     by its share of the global batch's tokens times the number of ranks, so that the gradients DDP averages add up to
     the gradient of the mean over all the batch's tokens (ranks hold different numbers of real tokens).
     """
     pad_id = getattr(model, "module", model).config.pad_id  # DistributedDataParallel wraps the model as .module
-    with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=bf16):
-        logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
+    with torch.autocast(batch.tgt_out.device.type, dtype=torch.bfloat16, enabled=bf16):
+        logits = model(*batch.inputs())  # (B, T, V)
     loss = sequence_loss(logits.float(), batch.tgt_out, pad_id, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
     (loss * loss_weight).backward()

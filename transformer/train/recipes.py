@@ -7,11 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from torch import nn
+
 from ..config import TransformerConfig
 from ..model import Transformer
 from ..utils import make_rng, seeded
 from .bucketing import batch_stream
 from .config import RunConfig, TrainConfig
+from .language_model import (
+    MASK_RATE,
+    DecoderOnlyStream,
+    MaskedTokenStream,
+    decoder_only_batch,
+    masked_token_eval_batches,
+)
 from .loop import History, train
 from .progress import Progress
 from .schedule import noam_lr
@@ -132,6 +141,64 @@ def train_task(
         model, data.stream(config.batch_size, run.seed), data.eval_batches(), config, run, progress, task=data.task
     )
     return model, history
+
+
+def train_decoder_only(
+    model: nn.Module,
+    data: TaskConfig | str = "copy",
+    config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    progress: Progress = True,
+) -> History:
+    """Train a decoder-only ``model`` (``model(tokens, mask) -> logits``, such as the book kit's
+    :class:`~transformer_book.descendants.GPT`) on the synthetic task ``data`` written as ``x <sep> y </s>``
+    (:func:`~.language_model.decoder_only_batch`), with ``config``. With the same ``config`` and ``run`` as
+    :func:`train_task`, it trains on the same sequences, drawn in the same order, and is scored on the same held-out
+    ones: a comparison of the two layouts, nothing else changed. Returns the :class:`History`."""
+    data = TaskConfig(data) if isinstance(data, str) else data
+    config, run = config or TrainConfig(), run or RunConfig()
+    check_one_stack_model(model, data.vocab_size, f"the task's {data.vocab_size} ids")
+    sizes = {name: getattr(data, name) for name in ("vocab_size", "min_seq_len", "max_seq_len")}
+    stream = DecoderOnlyStream(data.task, config.batch_size, **sizes, rng=make_rng(run.seed))
+    eval_batches = [decoder_only_batch(batch) for batch in data.eval_batches()]
+    return train(model, stream, eval_batches, config, run, progress, task=data.task)
+
+
+def train_masked_tokens(
+    model: nn.Module,
+    data: TaskConfig | str = "copy",
+    config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    progress: Progress = True,
+    rate: float = MASK_RATE,
+) -> History:
+    """Train ``model`` (``model(tokens, mask) -> logits``: the book kit's encoder-only
+    :class:`~transformer_book.descendants.BERT`, or a causal model for comparison) to fill in the masked symbols of
+    the synthetic task's rows ``x <sep> y`` (:func:`~.language_model.masked_token_batch`; ``rate`` of each row's
+    symbols chosen), scored on ``data.eval_size`` held-out rows. The model's vocabulary needs one id more than the
+    task's, the mask (id ``data.vocab_size``). Returns the :class:`History`; its exact match is the share of rows
+    whose every chosen symbol is predicted right."""
+    data = TaskConfig(data) if isinstance(data, str) else data
+    config, run = config or TrainConfig(), run or RunConfig()
+    check_one_stack_model(model, data.vocab_size + 1, f"the task's {data.vocab_size} ids and the mask")
+    sizes = {name: getattr(data, name) for name in ("vocab_size", "min_seq_len", "max_seq_len")}
+    stream = MaskedTokenStream(data.task, config.batch_size, **sizes, rate=rate, rng=make_rng(run.seed))
+    eval_batches = masked_token_eval_batches(data.task, data.eval_size, **sizes, rate=rate)
+    return train(model, stream, eval_batches, config, run, progress, task=data.task)
+
+
+def check_one_stack_model(model: nn.Module, ids: int, which: str) -> None:
+    """Raise a clear error unless ``model`` (a model of one stack: its ``config`` has ``vocab_size`` and ``pad_id``)
+    pads as the synthetic tasks do and its vocabulary holds the ``ids`` their rows use (``which``, in words)."""
+    config = getattr(model, "config", None)
+    if not (hasattr(config, "vocab_size") and hasattr(config, "pad_id")):
+        raise TypeError(
+            "model must be a model of one stack whose config has vocab_size and pad_id (transformer_book.descendants' "
+            f"GPT or BERT); got {type(model).__name__}"
+        )
+    check_task_padding(config.pad_id)
+    if config.vocab_size < ids:
+        raise ValueError(f"the model's vocabulary must hold {which}: vocab_size >= {ids}; got {config.vocab_size}")
 
 
 def train_on_pairs(

@@ -51,6 +51,11 @@ class Batch:
     def __len__(self) -> int:
         return self.src.size(0)
 
+    def inputs(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """What the model reads: ``model(*batch.inputs())`` gives the logits that ``tgt_out`` scores (the training
+        loop and the evaluation call it; a batch for a model of one stack answers with its own inputs)."""
+        return self.src, self.tgt_in, self.src_mask, self.tgt_mask
+
 
 def random_sequences(
     n: int,
@@ -167,13 +172,17 @@ class TaskStream:
     def __next__(self) -> Batch:
         return task_batch(**self.sizes, rng=self.rng)
 
+    def source(self) -> dict:
+        """What the stream draws, as plain values: a stream resumes only from the state of one that drew the same."""
+        return dict(self.sizes)
+
     def state_dict(self) -> dict:
         """``{"source": what is drawn, "rng": the generator's state}``: plain values and one tensor."""
-        return {"source": dict(self.sizes), "rng": self.rng.get_state()}
+        return {"source": self.source(), "rng": self.rng.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
         """Continue from ``state`` (a :meth:`state_dict`), which must come from a stream of the same task and sizes."""
-        check_same_source(state["source"], self.sizes)
+        check_same_source(state["source"], self.source())
         self.rng.set_state(state["rng"])
 
 
