@@ -1,6 +1,7 @@
 """The README's Python examples run as printed."""
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,15 @@ def test_the_torch_version_the_readme_names_is_the_makefiles() -> None:
     assert named == {version}, f"the README names torch {sorted(named)}; the Makefile installs {version}"
 
 
+def tracked_files(root: Path) -> list[str]:
+    """The repository's files as git tracks them (not what builds and installs leave beside them: _build, build,
+    *.egg-info); every file under ``root`` where it is not a git checkout."""
+    listed = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=False)
+    if listed.returncode == 0:
+        return listed.stdout.splitlines()
+    return [path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()]
+
+
 def test_the_readme_s_map_names_every_folder_and_only_paths_that_exist() -> None:
     """The map under "Where things are": each path it names exists, and every folder of the repository is on it."""
     text = README.read_text(encoding="utf-8")
@@ -39,8 +49,7 @@ def test_the_readme_s_map_names_every_folder_and_only_paths_that_exist() -> None
     root = README.parent
     missing = sorted(path for path in named if not (root / path).exists())
     assert not missing, f"the README's map names {missing}, which do not exist"
-    folders = {
-        p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")) and "." not in p.name
-    }  # not the build's, the environments' or pip's (*.egg-info)
+    folders = {path.split("/")[0] for path in tracked_files(root) if "/" in path}
+    folders = {name for name in folders if not name.startswith((".", "_"))}  # not .ci, .github: the machinery's
     listed = {path.split("/")[0] for path in named}
     assert folders <= listed, f"folders missing from the README's map: {sorted(folders - listed)}"
