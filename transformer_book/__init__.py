@@ -9,7 +9,9 @@ needs, and imports the model, never the other way round:
   them;
 - :mod:`transformer_book.ablation`: silencing heads and measuring what the model loses, and alignment scores;
 - :mod:`transformer_book.exercises`: the chapters' exercises, checks that run a reader's function against the model;
-- :mod:`transformer_book.results`: telling current benchmark results from stale ones.
+- :mod:`transformer_book.results`: telling current benchmark results from stale ones;
+- :mod:`transformer_book.runs`: trained runs kept on disk, so that a chapter loads the model an earlier chapter trained
+  with the same settings instead of training it again.
 
 Importing this package loads no plotly: a chapter calls :func:`setup_notebook` in its first cell.
 """
