@@ -186,8 +186,8 @@ def _feed(digest: hashlib._Hash, value: object, where: str) -> None:
             _feed(digest, getattr(value, field.name), f"{where}.{field.name}")
     elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
         digest.update(_function_identity(value, where).encode())
-    else:  # any other object by what pickling it would keep, e.g. a vocabulary's tokens
-        state = value.__getstate__()
+    else:  # any other object by what pickling it would keep, e.g. a vocabulary's tokens (Python 3.10: its __dict__)
+        state = value.__getstate__() if hasattr(value, "__getstate__") else getattr(value, "__dict__", None)
         if not state:
             raise TypeError(
                 f"{where} is a {kind.__name__}, whose value trained() cannot read to make a key (no dataclass "
