@@ -160,8 +160,14 @@ check: lint
 sync-url:
 	$(PYTHON) scripts/sync_repository_url.py
 
+# The runs the chapters train (transformer_book.runs: a later chapter loads the model an earlier one trained with the
+# same settings) go to a folder of each notebook run's own, made afresh: within a run each model trains once, and no
+# run reuses what an earlier one trained (nor what a reader's own runs keep in ~/.cache).
+RUNS := $(CURDIR)/_build/runs
+
 nbval: setup
-	env -u TRANSFORMER_BOOK_STATIC $(NBVAL) --nbval-current-env book/
+	rm -rf $(RUNS)/nbval
+	env -u TRANSFORMER_BOOK_STATIC TRANSFORMER_BOOK_RUNS=$(RUNS)/nbval $(NBVAL) --nbval-current-env book/
 
 # Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
 # check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel, as
@@ -177,9 +183,9 @@ reader-env:
 # notebooks in `make test`.
 RECORDED := $(CURDIR)/_build/recorded
 nbval-reader: setup reader-env
-	rm -rf $(RECORDED)
+	rm -rf $(RECORDED) $(RUNS)/reader
 	@$(PERTURBED_CPU); \
-	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) \
+	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) TRANSFORMER_BOOK_RUNS=$(RUNS)/reader \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/_build/html/_static/playground \
 		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) $$($(PYTHON) scripts/book_toc.py . --last-first) \
 		tests/notebooks/test_first_cells.py
@@ -200,8 +206,9 @@ colab-env: setup
 # the English: so every chapter's code runs twice in make test, once per edition, each at one end of what is supported.
 RECORDED_ZH := $(CURDIR)/_build/recorded-zh
 nbval-colab: colab-env
-	rm -rf $(RECORDED_ZH)
+	rm -rf $(RECORDED_ZH) $(RUNS)/colab
 	env -u TRANSFORMER_BOOK_STATIC $(COLAB) TRANSFORMER_BOOK_RECORD=$(RECORDED_ZH) TRANSFORMER_BOOK_STRICT_LANGUAGE=1 \
+		TRANSFORMER_BOOK_RUNS=$(RUNS)/colab \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/$(ZH_BUILD)/html/_static/playground \
 		$(NBVAL) --nbval-kernel-name transformer-colab $$($(PYTHON) scripts/book_toc.py zh --last-first)
 
@@ -227,7 +234,8 @@ test:
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
 	$(MAKE) --no-print-directory nbval-colab
 	$(MAKE) --no-print-directory book
-	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) \
+	rm -rf $(RUNS)/tests
+	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) TRANSFORMER_BOOK_RUNS=$(RUNS)/tests \
 		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadscope
 
 refresh: setup

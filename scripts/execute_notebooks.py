@@ -17,6 +17,10 @@ The Chinese edition (``--edition zh``: ``zh/``, built into ``_build/zh/_build``)
 with ``zh/book/`` as its working directory (which makes its words Chinese: :mod:`transformer_book.i18n`), from the
 recording that ``make nbval-colab`` leaves in ``_build/recorded-zh``.
 
+The runs the chapters train and keep (:mod:`transformer_book.runs`: a chapter that needs a model an earlier one trained
+with the same settings loads it) go to a folder of the edition's own, emptied first: each model trains once per
+execution, and never comes from an earlier build or from the runs a reader keeps in ``~/.cache``.
+
     python scripts/execute_notebooks.py [--jobs 2] [--edition zh]
 """
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -49,6 +54,7 @@ class Edition(NamedTuple):
     root: Path  # the book's folder: _config.yml, _toc.yml
     build: Path  # jupyter-book's _build folder for it (its cache and html/)
     recorded: Path  # where its recording run leaves the notebooks it ran (TRANSFORMER_BOOK_RECORD)
+    runs: Path  # where its chapters keep the runs they train (TRANSFORMER_BOOK_RUNS), emptied before they execute
 
     @property
     def cache(self) -> Path:  # where jupyter-book points myst-nb's cache
@@ -62,8 +68,13 @@ class Edition(NamedTuple):
 # The English book (make nbval-reader records it); the Chinese one, built with --path-output _build/zh, whose
 # chapters make nbval-colab runs and records.
 EDITIONS = {
-    "en": Edition(ROOT, ROOT / "_build", ROOT / "_build" / "recorded"),
-    "zh": Edition(ROOT / "zh", ROOT / "_build" / "zh" / "_build", ROOT / "_build" / "recorded-zh"),
+    "en": Edition(ROOT, ROOT / "_build", ROOT / "_build" / "recorded", ROOT / "_build" / "runs" / "book"),
+    "zh": Edition(
+        ROOT / "zh",
+        ROOT / "_build" / "zh" / "_build",
+        ROOT / "_build" / "recorded-zh",
+        ROOT / "_build" / "runs" / "book-zh",
+    ),
 }
 
 
@@ -106,6 +117,8 @@ def main() -> None:
     os.environ["TRANSFORMER_BOOK_STATIC"] = "1"
     os.environ["TRANSFORMER_BOOK_PLAYGROUND"] = str(edition.playground)
     os.environ["TRANSFORMER_BOOK_STRICT_LANGUAGE"] = "1"  # a missing translation fails the Chinese chapter's run
+    shutil.rmtree(edition.runs, ignore_errors=True)
+    os.environ["TRANSFORMER_BOOK_RUNS"] = str(edition.runs)  # transformer_book.runs.RUNS_ENV
     cache = get_cache(str(edition.cache))
     root = edition.root
     notebooks = [root / f"{name}.ipynb" for name in toc_files(root) if (root / f"{name}.ipynb").is_file()]

@@ -22,6 +22,10 @@ metadata names (``python3``: the Python this script runs with, as in the book bu
 - every other cell loses its outputs and execution count; execution timings and the notebook-level widget state are
   dropped.
 
+The runs the chapters train and keep (:mod:`transformer_book.runs`) go to a new temporary folder for each use of the
+script: what a chapter prints comes from models trained in this refresh, never from an earlier one's or from the runs
+a reader keeps in ``~/.cache``.
+
 So committed notebooks stay small and diff well, and the book build executes them itself (cached by jupyter-cache).
 A notebook that raises stops the script with the error and is not written.
 
@@ -39,6 +43,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -52,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECK_TAG = "nbval-check-output"
 STATIC_ENV = "TRANSFORMER_BOOK_STATIC"  # transformer_book.viz.BOOK_ENV
 STRICT_LANGUAGE_ENV = "TRANSFORMER_BOOK_STRICT_LANGUAGE"  # transformer_book.i18n.STRICT_ENV
+RUNS_ENV = "TRANSFORMER_BOOK_RUNS"  # transformer_book.runs.RUNS_ENV
 
 
 def toc_notebooks() -> list[Path]:
@@ -149,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = [str(p) for p in notebooks if not p.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
-    for path in notebooks:
-        refresh(path, args.timeout, run=not args.fold_only)
+    with tempfile.TemporaryDirectory(prefix="transformer-runs-") as runs:
+        os.environ[RUNS_ENV] = runs
+        for path in notebooks:
+            refresh(path, args.timeout, run=not args.fold_only)
     return 0
 
 

@@ -11,7 +11,9 @@ needs, and imports the model, never the other way round:
 - :mod:`transformer_book.descendants`: GPT's decoder-only and BERT's encoder-only models built from the package's
   layers, their published parameter counts and how they differ; :mod:`transformer_book.induction`: induction heads;
 - :mod:`transformer_book.exercises`: the chapters' exercises, checks that run a reader's function against the model;
-- :mod:`transformer_book.results`: telling current benchmark results from stale ones.
+- :mod:`transformer_book.results`: telling current benchmark results from stale ones;
+- :mod:`transformer_book.runs`: trained runs kept on disk, so that a chapter loads the model an earlier chapter trained
+  with the same settings instead of training it again.
 
 Importing this package loads no plotly: a chapter calls :func:`setup_notebook` in its first cell.
 """

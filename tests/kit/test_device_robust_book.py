@@ -80,7 +80,7 @@ def test_every_chapter_that_trains_picks_its_device_once_says_which_and_trains_a
     import re
     from pathlib import Path
 
-    trains = re.compile(r"(?<![.\w])train(_task)?\(")
+    trains = re.compile(r"(?<![.\w])train(ed|_task)?\(")  # trained(): transformer_book.runs
     # says which device, through the catalogue
     says_device = re.compile(r'print\(tr\("device: \{device\}", device=device\)\)')
     chapters = sorted((Path(__file__).resolve().parents[2] / "book").glob("*.ipynb"))
@@ -97,7 +97,7 @@ def test_every_chapter_that_trains_picks_its_device_once_says_which_and_trains_a
         assert all("device=" in call for call in placed), (path.name, [c for c in placed if "device=" not in c])
         # Every training call is given a run: a RunConfig made there, or one made before (a name that ends in run).
         runs = re.findall(
-            r"(?<![.\w])train(?:_task|_dates|_translation)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", code
+            r"(?<![.\w])train(?:ed|_task|_dates|_translation)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", code
         )
         given = re.compile(r"RunConfig\(|\brun\b|_run\b")
         assert all(given.search(call) for call in runs), (path.name, [c for c in runs if not given.search(c)])

@@ -1,0 +1,267 @@
+"""Trained runs kept on disk, so that a chapter which needs a model that an earlier chapter trained with the same
+settings loads it instead of training it again: "load the checkpoint if it exists, else train", keyed so that what
+it loads is always what training would give.
+
+    model, history = trained(train_task, "copy", TrainConfig(eval_every=50), RunConfig(seed=0, device="cpu"))
+
+The first call runs ``train_task(...)`` and saves the trained model (its configuration and weights, with
+:func:`transformer.save_checkpoint`) and its :class:`~transformer.train.History` in one file; a later call with the
+same key loads them, on the device and in the mode a fresh run leaves the model in, and says so in one line. The key
+is a hash of everything that decides the result: the function's qualified name, its arguments (all but
+``progress``; data by content, however large), the source of the ``transformer`` package (an edit trains again), the
+PyTorch version and where it trains (the device "auto" picks, its CPU instructions or GPU model). Training is
+deterministic given these (:func:`transformer.utils.seeded`), so a loaded run is the run.
+
+The files go to ``TRANSFORMER_BOOK_RUNS`` if set, else ``$XDG_CACHE_HOME/transformer-interactive/runs`` (by default
+``~/.cache/...``); delete a file, or the folder, to train again. Writes are atomic, and two processes that need the
+same run at once (two notebooks) train it once: the second waits for the first and loads its file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import fractions
+import hashlib
+import inspect
+import os
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePath
+
+import torch
+
+import transformer
+from transformer import Transformer, load_checkpoint, save_checkpoint
+from transformer.checkpoint import read_checkpoint
+from transformer.train import History
+from transformer.utils import seeded, select_device
+
+from .i18n import tr, translatable
+from .results import file_digest
+
+__all__ = ["RUNS_ENV", "run_key", "run_path", "runs_folder", "trained"]
+
+RUNS_ENV = "TRANSFORMER_BOOK_RUNS"
+FORMAT = "transformer-book/run-v1"  # part of every key: files of another layout are never read
+NOT_IN_KEY = ("progress",)  # how a run is shown, not what it learns
+# what the message calls a model: a task's name, or the function's without "train_" (shown through tr(name))
+RUN_NAMES = (
+    translatable("copy"),
+    translatable("reverse"),
+    translatable("sort"),
+    translatable("dates"),
+    translatable("translation"),
+)
+
+
+def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[Transformer, History]:
+    """``train_fn(*args, **kwargs)``, a function that returns ``(model, history)`` such as
+    :func:`~transformer.train.train_task`, trained once: the run is saved under its key (:func:`run_key`), and a
+    later call with the same key loads it and says so. ``retrain=True`` trains even when the run is saved, and saves
+    this one."""
+    if not callable(train_fn):
+        raise TypeError(f"train_fn must be a function that trains and returns (model, history); got {train_fn!r}")
+    if not isinstance(retrain, bool):
+        raise TypeError(f"retrain must be True or False; got {retrain!r}")
+    path = run_path(train_fn, *args, **kwargs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _only_one_trainer(path):
+        if path.is_file() and not retrain:
+            model, history = _load(path)
+            print(
+                tr(
+                    "loaded the {name} model trained earlier with these settings ({path}; delete it to train again)",
+                    name=_run_name(train_fn, *args, **kwargs),
+                    path=_shown(path),
+                )
+            )
+            return model, history
+        model, history = train_fn(*args, **kwargs)
+        _check_result(train_fn, model, history)
+        save_checkpoint(
+            model,
+            path,
+            history=history.to_dict(),
+            training=model.training,
+            device=str(next(model.parameters()).device),
+            call=_qualified_name(train_fn),
+        )
+    return model, history
+
+
+def run_path(train_fn: Callable, *args, **kwargs) -> Path:
+    """The file that holds the run of ``train_fn(*args, **kwargs)``: :func:`run_key` in :func:`runs_folder`."""
+    return runs_folder() / f"{run_key(train_fn, *args, **kwargs)}.pt"
+
+
+def runs_folder() -> Path:
+    """``TRANSFORMER_BOOK_RUNS`` if set, else ``transformer-interactive/runs`` in the user's cache folder
+    (``XDG_CACHE_HOME`` if set to an absolute path, else ``~/.cache``)."""
+    chosen = os.environ.get(RUNS_ENV, "").strip()
+    if chosen:
+        return Path(chosen).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(cache) if os.path.isabs(cache) else Path.home() / ".cache"
+    return root / "transformer-interactive" / "runs"
+
+
+def run_key(train_fn: Callable, *args, **kwargs) -> str:
+    """16 hex digits that change whenever the run of ``train_fn(*args, **kwargs)`` could: the function, its arguments
+    as it binds them (defaults filled in, ``progress`` left out), the ``transformer`` package's source, the PyTorch
+    version and the machine it trains on (:func:`_machine`). Equal on every process and machine where these are."""
+    try:
+        bound = inspect.signature(train_fn).bind(*args, **kwargs)
+    except TypeError as error:
+        raise TypeError(f"{_qualified_name(train_fn)} cannot be called with these arguments: {error}") from None
+    bound.apply_defaults()
+    digest = hashlib.sha256()
+    for part in (FORMAT, _function_identity(train_fn), package_source(), torch.__version__, _machine()):
+        digest.update(f"{part}\0".encode())
+    for name, value in bound.arguments.items():
+        if name not in NOT_IN_KEY:
+            digest.update(f"{name}=".encode())
+            _feed(digest, value, name)
+    return digest.hexdigest()[:16]
+
+
+def package_source() -> str:
+    """A digest of every ``.py`` file of the ``transformer`` package (its paths and text, line endings normalised)."""
+    root = Path(transformer.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(f"{path.relative_to(root).as_posix()}\0{file_digest(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def _machine() -> str:
+    """Where a run trains, as far as its numbers can depend on it: the device "auto" picks (a run names its own in
+    its arguments), the CPU instructions PyTorch uses, and the GPU's model."""
+    device = select_device("auto")
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else ""
+    return f"{device.type} {torch.backends.cpu.get_cpu_capability()} {gpu}"
+
+
+def _feed(digest: hashlib._Hash, value: object, where: str) -> None:
+    """Add a canonical form of ``value`` to ``digest``: the same for equal values in any process (no ``id()``, no
+    memory address, no hash seed); ``where`` names the value in an error (``"data.train[3]"``)."""
+    kind = type(value)
+    digest.update(f"<{kind.__module__}.{kind.__qualname__}>".encode())
+    if isinstance(value, enum.Enum):
+        digest.update(value.name.encode())
+    elif value is None or isinstance(
+        value, (bool, int, float, complex, str, bytes, decimal.Decimal, fractions.Fraction)
+    ):
+        digest.update(repr(value).encode())  # repr keeps every bit of a float
+    elif isinstance(value, (datetime.date, datetime.time, datetime.timedelta, PurePath)):
+        digest.update(str(value).encode())
+    elif isinstance(value, torch.Tensor):
+        flat = value.detach().cpu().reshape(-1).contiguous()
+        digest.update(f"{value.dtype}{tuple(value.shape)}".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    elif isinstance(value, torch.nn.Module):
+        raise TypeError(
+            f"{where} is a {kind.__name__}: trained() keeps runs whose function builds its own model (a model passed "
+            "in is trained in place, which loading a saved run would not do); leave it out"
+        )
+    elif isinstance(value, (list, tuple)):
+        digest.update(f"{len(value)}[".encode())
+        for i, item in enumerate(value):
+            _feed(digest, item, f"{where}[{i}]")
+    elif isinstance(value, (dict, set, frozenset)):  # equal however they were filled: their parts in sorted order
+        items = value.items() if isinstance(value, dict) else ((item, None) for item in value)
+        parts = []
+        for key, item in items:
+            part = hashlib.sha256()
+            _feed(part, key, f"{where} key {key!r}")
+            _feed(part, item, f"{where}[{key!r}]")
+            parts.append(part.digest())
+        digest.update(f"{len(parts)}{{".encode() + b"".join(sorted(parts)))
+    elif dataclasses.is_dataclass(value):
+        for field in dataclasses.fields(value):
+            digest.update(f"{field.name}=".encode())
+            _feed(digest, getattr(value, field.name), f"{where}.{field.name}")
+    elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+        digest.update(_function_identity(value, where).encode())
+    else:  # any other object by what pickling it would keep, e.g. a vocabulary's tokens (Python 3.10: its __dict__)
+        state = value.__getstate__() if hasattr(value, "__getstate__") else getattr(value, "__dict__", None)
+        if not state:
+            raise TypeError(
+                f"{where} is a {kind.__name__}, whose value trained() cannot read to make a key (no dataclass "
+                "fields, no state to pickle); pass plain values, dataclasses or tensors"
+            )
+        _feed(digest, state, f"{where}.__getstate__()")
+
+
+def _function_identity(fn: Callable, where: str = "train_fn") -> str:
+    """A function's qualified name and, for one outside the ``transformer`` package (whose source is in every key
+    already), its own source, so that editing a function defined in a notebook trains again."""
+    name = _qualified_name(fn)
+    if "<lambda>" in name or "<locals>" in name:
+        raise TypeError(f"{where} must be a function defined at the top level of a module or notebook; got {name}")
+    if name.split(".")[0] == "transformer" or not isinstance(fn, types.FunctionType):
+        return name
+    try:
+        return f"{name}\0{inspect.getsource(fn)}"
+    except OSError:
+        raise TypeError(f"{where} ({name}) has no source to read, and a change to it would go unseen") from None
+
+
+def _qualified_name(fn: Callable) -> str:
+    return f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+
+
+def _check_result(train_fn: Callable, model: object, history: object) -> None:
+    if not isinstance(model, Transformer) or not isinstance(history, History):
+        raise TypeError(
+            f"{_qualified_name(train_fn)} must return (Transformer, History); got "
+            f"({type(model).__name__}, {type(history).__name__})"
+        )
+
+
+def _load(path: Path) -> tuple[Transformer, History]:
+    """The saved run: its model on the device it trained on, in the mode training left it in, and its history. The
+    global random generators are left as they were (building a model draws initial weights from them)."""
+    metadata = read_checkpoint(path)["metadata"]
+    with seeded(0):
+        model = load_checkpoint(path, metadata["device"]).train(metadata["training"])
+    return model, History(**metadata["history"])
+
+
+def _run_name(train_fn: Callable, *args, **kwargs) -> str:
+    """What the message calls the model: its task (``train_task("copy")``: copy), else the function's name without
+    ``train_`` (``train_dates``: dates), in the reader's language."""
+    first = next(iter(inspect.signature(train_fn).bind(*args, **kwargs).arguments.values()), None)
+    task = first if isinstance(first, str) else getattr(first, "task", None)
+    name = task if isinstance(task, str) else getattr(train_fn, "__name__", "").removeprefix("train_")
+    return tr(name) if name in RUN_NAMES else name
+
+
+def _shown(path: Path) -> str:
+    """``path`` with the home folder written ``~``."""
+    home = Path.home()
+    return f"~/{path.relative_to(home).as_posix()}" if path.is_relative_to(home) else str(path)
+
+
+@contextmanager
+def _only_one_trainer(path: Path) -> Iterator[None]:
+    """Hold a lock on ``path``'s run while inside: a process that needs the same run waits, then finds it saved.
+    (Where the system has no ``fcntl``, on Windows, two processes may both train it; the writes stay atomic.)"""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_suffix(".lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(tr("waiting for another process that is training the same model ({path})", path=_shown(path)))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
