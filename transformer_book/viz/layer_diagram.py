@@ -156,7 +156,7 @@ def layer_diagram(config: TransformerConfig) -> go.Figure:
         dragmode=False,
         xaxis=dict(visible=False, range=[-0.2, 9.8], fixedrange=True),
         yaxis=dict(visible=False, range=ranges[0], fixedrange=True),
-        updatemenus=[dropdown(buttons, y=1.0, name="show")],
+        updatemenus=[dropdown(buttons, y=1.0, name=tr("show"))],
     )
     return fig
 

@@ -321,7 +321,7 @@ def norm_figure(x: Tensor, eps: float = 1e-5) -> go.Figure:
     fig.update_layout(
         margin=dict(l=110, r=30, t=110, b=60),
         legend=dict(orientation="h", x=1.0, xanchor="right", y=1.01, yanchor="bottom"),
-        updatemenus=[dropdown(buttons, y=1.04, name="show")],
+        updatemenus=[dropdown(buttons, y=1.04, name=tr("show"))],
     )
     fig.update_yaxes(autorange="reversed", row=2, col=1, title_text=tr("position (row)"))
     fig.update_xaxes(
@@ -440,7 +440,7 @@ def depth_figure(statistics: Sequence[DepthStatistics]) -> go.Figure:
     fig.update_layout(
         margin=dict(l=60, r=20, t=140, b=100),
         legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.28),
-        updatemenus=[dropdown(buttons, y=1.22, name="show")],
+        updatemenus=[dropdown(buttons, y=1.22, name=tr("show"))],
     )
     fig.update_annotations(font=dict(size=12))
     for col in (1, 2, 3):

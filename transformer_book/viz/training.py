@@ -474,7 +474,7 @@ def length_figure(
     )
     fig.update_layout(
         updatemenus=[
-            dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top", name="show")
+            dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.25, yanchor="top", name=tr("show"))
         ]
     )
     fig.update_xaxes(title_text=tr("sequence length"), dtick=1, range=[min(lengths) - 0.5, max(lengths) + 0.5])
