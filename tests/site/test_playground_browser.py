@@ -145,8 +145,9 @@ def symbols_of(name: str, ids: list[int]) -> str:
 
 @pytest.fixture(scope="module")
 def playground(browser: object, server: tuple) -> object:  # noqa: F811
-    """The English playground's page, opened once for the tests of how it loads and of what its engine computes
-    (which leave the playground itself as it is)."""
+    """The English playground's page, opened once: for the tests of how it loads and of what its engine computes,
+    and, once its models are in, for every reader's test on the English page (``loaded_pages``), which leaves it at
+    its top."""
     run = open_playground(browser, server)
     yield run
     run.close()
@@ -171,21 +172,21 @@ DECODING = "() => document.querySelector('.transformer-playground').dataset.stat
 
 
 @pytest.fixture(scope="module")
-def loaded_pages(browser: object, server: tuple) -> Iterator[Callable[[str], PageRun]]:  # noqa: F811
-    """The playground's page of an edition ("en", "zh"), opened once for the module's readers, every model loaded:
-    opening the page and loading the models (4-5 s) would otherwise be most of each test."""
+def loaded_pages(browser: object, server: tuple, playground: PageRun) -> Iterator[Callable[[str], PageRun]]:  # noqa: F811
+    """The playground's page of an edition ("en": ``playground``, "zh"), opened once for the module's readers, every
+    model loaded: opening the page and loading the models (4-5 s) would otherwise be most of each test."""
     pages: dict[str, PageRun] = {}
 
     def page_of(edition: str) -> PageRun:
         if edition not in pages:
-            run = open_playground(browser, server, page=PAGE if edition == "en" else f"zh/{PAGE}")
+            run = playground if edition == "en" else open_playground(browser, server, page=f"zh/{PAGE}")
             run.page.wait_for_function(ALL_READY, arg=list(manifest()["models"]), timeout=120_000)
             pages[edition] = run
         return pages[edition]
 
     yield page_of
-    for run in pages.values():
-        run.close()
+    if "zh" in pages:
+        pages["zh"].close()
 
 
 def take_recorded(run: PageRun) -> list[str]:
@@ -218,7 +219,8 @@ def set_up_anew(run: PageRun, size: str) -> None:
 @pytest.fixture
 def reader(loaded_pages: Callable[[str], PageRun]) -> Iterator[Callable[..., PageRun]]:
     """``reader(size="laptop", edition="en")``: a playground as a reader finds it once the page's models are in, on
-    the module's page of that edition (``set_up_anew``). What the test recorded (errors, requests) goes with it."""
+    the module's page of that edition (``set_up_anew``). What the test recorded (errors, requests) goes with it, and
+    the page is left at its top."""
     used: list[PageRun] = []
 
     def open_at(size: str = "laptop", edition: str = "en") -> PageRun:
@@ -230,6 +232,7 @@ def reader(loaded_pages: Callable[[str], PageRun]) -> Iterator[Callable[..., Pag
     yield open_at
     for run in used:
         take_recorded(run)
+        run.page.evaluate("() => window.scrollTo(0, 0)")
 
 
 def test_every_model_loads_after_the_first_paint_the_one_shown_first_wherever_the_reader_is(
