@@ -19,6 +19,8 @@ labels fit their boxes; the attention maps have a colour scale; every row and co
 at a phone's width, and when the screen turns (tests/site/category_labels.py); a result out of date says so at full
 contrast. In dark colours as in light: the playground as wide, its text and figures as readable (axe-core), its colour
 scale's edge as clear.
+A reader's tests share the page of their edition, opened once with its models loaded, its playground set up anew for
+each test (``reader``); the tests of loading itself open pages of their own.
 The engine on its own (no page) is tests/site/test_playground_engine.py.
 """
 
