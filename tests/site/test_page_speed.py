@@ -18,10 +18,11 @@ import re
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chromium import CHROMIUM_ARGS, PREFIX, ROOT, SITE, _load, edition_pages  # noqa: F401
+from chromium import PREFIX, ROOT, SITE, _load, edition_pages
 from static_book import figures
 
 BENCH = _load(ROOT / "benchmarks" / "bench_pages.py")
@@ -32,6 +33,14 @@ _BLOCKING = re.compile(r"<script(?![^>]*\b(?:async|defer)\b)(?![^>]*type=\"modul
 FIGURE_PAGES = ("book/01_introduction", "book/11_inside_the_model")  # a figure at the top; bertviz's RequireJS
 
 built = pytest.mark.skipif(not (SITE / "index.html").is_file(), reason=f"the book is not built ({SITE} missing)")
+
+
+@pytest.fixture(scope="module")
+def gzipped_site() -> Iterator[str]:
+    """The built site served as the benchmark serves it (gzipped where GitHub Pages gzips), for the module's tests:
+    each file compressed once. Yields its base URL."""
+    with BENCH.serve(SITE, PREFIX) as base:
+        yield base
 
 
 def test_a_figure_s_drawing_script_is_queued_once_whatever_its_tag() -> None:
@@ -85,18 +94,16 @@ def test_no_page_blocks_its_parser_on_plotly_and_every_figure_is_queued() -> Non
 
 
 @built
-def test_the_server_gzips_what_github_pages_gzips() -> None:
-    with BENCH.serve(SITE, PREFIX) as base:
+def test_the_server_gzips_what_github_pages_gzips(gzipped_site: str) -> None:
+    def get(path: str) -> tuple[str | None, bytes]:
+        request = urllib.request.Request(f"{gzipped_site}/{path}", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request) as response:
+            return response.headers.get("Content-Encoding"), response.read()
 
-        def get(path: str) -> tuple[str | None, bytes]:
-            request = urllib.request.Request(f"{base}/{path}", headers={"Accept-Encoding": "gzip"})
-            with urllib.request.urlopen(request) as response:
-                return response.headers.get("Content-Encoding"), response.read()
-
-        encoding, body = get("book/01_introduction.html")
-        assert encoding == "gzip" and gzip.decompress(body) == (SITE / "book" / "01_introduction.html").read_bytes()
-        assert get(f"_static/{PLOTLY}")[0] == "gzip"
-        assert get("_static/vendor/ort/ort-wasm-simd-threaded.wasm.gz")[0] is None  # compressed already
+    encoding, body = get("book/01_introduction.html")
+    assert encoding == "gzip" and gzip.decompress(body) == (SITE / "book" / "01_introduction.html").read_bytes()
+    assert get(f"_static/{PLOTLY}")[0] == "gzip"
+    assert get("_static/vendor/ort/ort-wasm-simd-threaded.wasm.gz")[0] is None  # compressed already
 
 
 def open_slowly(browser: object, url: str) -> tuple[object, object, list[str]]:
@@ -109,43 +116,46 @@ def open_slowly(browser: object, url: str) -> tuple[object, object, list[str]]:
 
 @built
 @pytest.mark.parametrize("name", FIGURE_PAGES)
-def test_a_page_paints_before_plotly_arrives_and_draws_every_figure_once_it_has(name: str) -> None:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with BENCH.serve(SITE, PREFIX) as base, playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
-        context, page, errors = open_slowly(browser, f"{base}/{name}.html")
-        try:
-            page.wait_for_function(BENCH.FIGURES_DRAWN, timeout=120_000, polling=100)
-            fcp = page.evaluate(BENCH.FIRST_PAINT)
-            plotly = page.evaluate(
-                f"() => performance.getEntriesByType('resource')"
-                f".filter(e => e.name.includes('{PLOTLY}')).map(e => [e.startTime, e.responseEnd])"
-            )
-            assert len(plotly) == 1, plotly
-            assert fcp < plotly[0][1], (
-                f"{name}: first paint at {fcp:.0f} ms, after plotly.js arrived ({plotly[0][1]:.0f} ms)"
-            )
-            figures = page.locator(".plotly-graph-div").count()
-            assert figures >= 1
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.plotly-graph-div')]"
-                ".every(d => d.dataset.bookFigure === 'ready')",
-                timeout=60_000,
-            )
-            assert not errors, errors
-        finally:
-            context.close()
-            browser.close()
+def test_a_page_paints_before_plotly_arrives_and_draws_every_figure_once_it_has(
+    browser: object, gzipped_site: str, name: str
+) -> None:
+    context, page, errors = open_slowly(browser, f"{gzipped_site}/{name}.html")
+    try:
+        page.wait_for_function(BENCH.FIGURES_DRAWN, timeout=120_000, polling=100)
+        fcp = page.evaluate(BENCH.FIRST_PAINT)
+        plotly = page.evaluate(
+            f"() => performance.getEntriesByType('resource')"
+            f".filter(e => e.name.includes('{PLOTLY}')).map(e => [e.startTime, e.responseEnd])"
+        )
+        assert len(plotly) == 1, plotly
+        assert fcp < plotly[0][1], (
+            f"{name}: first paint at {fcp:.0f} ms, after plotly.js arrived ({plotly[0][1]:.0f} ms)"
+        )
+        figures = page.locator(".plotly-graph-div").count()
+        assert figures >= 1
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.dataset.bookFigure === 'ready')",
+            timeout=60_000,
+        )
+        assert not errors, errors
+    finally:
+        context.close()
 
 
 @built
 def test_the_pages_benchmark_runs_quick_and_writes_its_results(tmp_path: Path) -> None:
+    """Its quick run (a chapter and the reference at both widths, one model of the playground), on a fast line and
+    with no time spent on the playground's page first: the same code runs at any speed and after any dwell."""
     command = [
         sys.executable,
         str(ROOT / "benchmarks" / "bench_pages.py"),
         "--quick",
+        "--mbit",
+        "1000",
+        "--latency",
+        "0",
         "--dwell",
-        "1",
+        "0",
         "--out",
         str(tmp_path),
     ]
@@ -211,39 +221,33 @@ def shift_cases() -> list:
 
 @built
 @pytest.mark.parametrize(("name", "size"), shift_cases())
-def test_drawing_the_figures_moves_the_text_beside_them_by_little(name: str, size: str) -> None:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with BENCH.serve(SITE, PREFIX) as base, playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=SHIFT_WIDTHS[size])
-        held: list = []
-        context.route(f"**/{PLOTLY}", lambda route: held.append(route))
-        page = context.new_page()
-        page.add_init_script(LAYOUT_SHIFTS)
-        try:
-            page.goto(f"{base}/{name}.html", wait_until="commit")
-            page.wait_for_function(BENCH.FIRST_PAINT, timeout=30_000)
-            page.wait_for_function("() => window.bookPlotly", timeout=30_000)  # figures.js has run
-            page.evaluate(SETTLED)
-            controls = page.locator(CONTROLS).count()
-            page.evaluate(TO_FIRST_CONTROLS)
-            page.wait_for_function(
-                "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
-            )
-            before = page.evaluate("() => window.bookShifts.length")
-            assert len(held) == 1, f"{name}: plotly.js requested {len(held)} times before the text settled"
-            held[0].continue_()
-            context.unroute(f"**/{PLOTLY}")
-            page.wait_for_function(BENCH.FIGURES_DRAWN, timeout=60_000)
-            page.wait_for_function(FIGURES_READY, timeout=60_000)
-            page.wait_for_function(
-                "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
-            )
-            shift = sum(page.evaluate("() => window.bookShifts")[before:])
-            assert shift <= SHIFT_BUDGET, (
-                f"{name} at the {size}'s width: drawing the figures shifted the text by {shift:.3f}"
-            )
-            assert controls, f"{name}: no figure's controls shown before plotly.js is in"
-        finally:
-            context.close()
-            browser.close()
+def test_drawing_the_figures_moves_the_text_beside_them_by_little(
+    browser: object, gzipped_site: str, name: str, size: str
+) -> None:
+    context = browser.new_context(viewport=SHIFT_WIDTHS[size])
+    held: list = []
+    context.route(f"**/{PLOTLY}", lambda route: held.append(route))
+    page = context.new_page()
+    page.add_init_script(LAYOUT_SHIFTS)
+    try:
+        page.goto(f"{gzipped_site}/{name}.html", wait_until="commit")
+        page.wait_for_function(BENCH.FIRST_PAINT, timeout=30_000)
+        page.wait_for_function("() => window.bookPlotly", timeout=30_000)  # figures.js has run
+        page.evaluate(SETTLED)
+        controls = page.locator(CONTROLS).count()
+        page.evaluate(TO_FIRST_CONTROLS)
+        page.wait_for_function("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        before = page.evaluate("() => window.bookShifts.length")
+        assert len(held) == 1, f"{name}: plotly.js requested {len(held)} times before the text settled"
+        held[0].continue_()
+        context.unroute(f"**/{PLOTLY}")
+        page.wait_for_function(BENCH.FIGURES_DRAWN, timeout=60_000)
+        page.wait_for_function(FIGURES_READY, timeout=60_000)
+        page.wait_for_function("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        shift = sum(page.evaluate("() => window.bookShifts")[before:])
+        assert shift <= SHIFT_BUDGET, (
+            f"{name} at the {size}'s width: drawing the figures shifted the text by {shift:.3f}"
+        )
+        assert controls, f"{name}: no figure's controls shown before plotly.js is in"
+    finally:
+        context.close()

@@ -19,6 +19,8 @@ labels fit their boxes; the attention maps have a colour scale; every row and co
 at a phone's width, and when the screen turns (tests/site/category_labels.py); a result out of date says so at full
 contrast. In dark colours as in light: the playground as wide, its text and figures as readable (axe-core), its colour
 scale's edge as clear.
+A reader's tests share the page of their edition, opened once with its models loaded, its playground set up anew for
+each test (``reader``); the tests of loading itself open pages of their own.
 The engine on its own (no page) is tests/site/test_playground_engine.py.
 """
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 
 import pytest
 from category_labels import unlabelled_categories
@@ -144,6 +147,9 @@ def symbols_of(name: str, ids: list[int]) -> str:
 
 @pytest.fixture(scope="module")
 def playground(browser: object, server: tuple) -> object:  # noqa: F811
+    """The English playground's page, opened once: for the tests of how it loads and of what its engine computes,
+    and, once its models are in, for every reader's test on the English page (``loaded_pages``), which leaves it at
+    its top."""
     run = open_playground(browser, server)
     yield run
     run.close()
@@ -153,6 +159,82 @@ HEAVY_STARTS = """() => { const painted = performance.getEntriesByName('first-co
   return performance.getEntriesByType('resource').filter(e => /ort\\.wasm|ort-wasm|\\.onnx/.test(e.name))
     .map(e => [e.name.split('/').slice(-2).join('/'), e.startTime - painted]); }"""
 ALL_READY = "(names) => names.every(name => name in window.transformerPlayground.timings)"
+# The playground set up anew, as playground.js sets up every playground of a page on DOMContentLoaded: new controls,
+# no result, nothing decoded yet; the page's engine, with every model loaded, stays. Before it, the styles a test added
+# (``added``) go and the page scrolls back to its top.
+SET_UP_ANEW = """(added) => {
+  document.querySelectorAll('style').forEach((style) => added.includes(style.textContent) && style.remove());
+  window.scrollTo(0, 0);
+  const root = document.querySelector('.transformer-playground');
+  root.replaceChildren();
+  delete root.dataset.state;
+  document.dispatchEvent(new Event('DOMContentLoaded'));
+}"""
+DECODING = "() => document.querySelector('.transformer-playground').dataset.state === 'decoding'"
+
+
+@pytest.fixture(scope="module")
+def loaded_pages(browser: object, server: tuple, playground: PageRun) -> Iterator[Callable[[str], PageRun]]:  # noqa: F811
+    """The playground's page of an edition ("en": ``playground``, "zh"), opened once for the module's readers, every
+    model loaded: opening the page and loading the models (4-5 s) would otherwise be most of each test."""
+    pages: dict[str, PageRun] = {}
+
+    def page_of(edition: str) -> PageRun:
+        if edition not in pages:
+            run = playground if edition == "en" else open_playground(browser, server, page=f"zh/{PAGE}")
+            run.page.wait_for_function(ALL_READY, arg=list(manifest()["models"]), timeout=120_000)
+            pages[edition] = run
+        return pages[edition]
+
+    yield page_of
+    if "zh" in pages:
+        pages["zh"].close()
+
+
+def take_recorded(run: PageRun) -> list[str]:
+    """What ``run`` recorded (errors, requests off the machine, requests that found nothing), forgotten there."""
+    recorded = run.errors + run.external + run.failed
+    for kind in (run.errors, run.external, run.failed):
+        kind.clear()
+    return recorded
+
+
+def set_up_anew(run: PageRun, size: str) -> None:
+    """``run``'s playground as a reader finds it once the models are in: at ``size``, in light colours, at the top of
+    the page, set up anew (``SET_UP_ANEW``) once what the last test asked for is decoded and drawn."""
+    page = run.page
+    if page.evaluate(DECODING):
+        page.wait_for_function(f"() => !({DECODING})()", timeout=60_000)
+    page.set_viewport_size(VIEWPORTS[size])
+    show_scheme(page, "light")
+    page.evaluate(SET_UP_ANEW, [NO_TRANSITIONS, STICKY_HIDDEN])
+    try:
+        page.wait_for_selector(f"{ROOT}[data-state='idle']", timeout=10_000)
+    except Exception:  # noqa: BLE001 (playwright's TimeoutError: say why)
+        raise AssertionError(
+            "the playground was not set up anew: playground.js sets it up on DOMContentLoaded"
+        ) from None
+    left = take_recorded(run)
+    assert not left, "errors, requests off the machine or not found since the last test:\n" + "\n".join(left)
+
+
+@pytest.fixture
+def reader(loaded_pages: Callable[[str], PageRun]) -> Iterator[Callable[..., PageRun]]:
+    """``reader(size="laptop", edition="en")``: a playground as a reader finds it once the page's models are in, on
+    the module's page of that edition (``set_up_anew``). What the test recorded (errors, requests) goes with it, and
+    the page is left at its top."""
+    used: list[PageRun] = []
+
+    def open_at(size: str = "laptop", edition: str = "en") -> PageRun:
+        run = loaded_pages(edition)
+        set_up_anew(run, size)
+        used.append(run)
+        return run
+
+    yield open_at
+    for run in used:
+        take_recorded(run)
+        run.page.evaluate("() => window.scrollTo(0, 0)")
 
 
 def test_every_model_loads_after_the_first_paint_the_one_shown_first_wherever_the_reader_is(
@@ -239,69 +321,62 @@ def subword_model() -> tuple[str, dict, dict]:
     return name, manifest()["models"][name], dict(references())[name]
 
 
-def test_a_reader_types_awkward_english_and_the_page_reads_the_ids_python_reads(browser: object, server: tuple) -> None:  # noqa: F811
+def test_a_reader_types_awkward_english_and_the_page_reads_the_ids_python_reads(reader: Callable[..., PageRun]) -> None:
     """Capitals, unknown words, digits, signs, letters beyond ASCII, spaces of every kind, typed into the source field:
     the ids the page decodes are the vocabulary's (a text of more than 20 tokens is refused, and says so)."""
     name, info, reference = subword_model()
-    run = open_playground(browser, server)
-    try:
-        page, source = run.page, f"{ROOT} .playground-source"
-        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
-        for case in reference["tokenizer"]:
-            page.fill(source, case["text"])
-            if len(case["ids"]) > 20:
-                page.press(source, "Enter")
-                page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
-                assert (
-                    page.inner_text(f"{ROOT} .playground-status")
-                    == f"Source: at most 20 tokens; got {len(case['ids'])}."
-                )
-                continue
-            decode_after(page, lambda: page.press(source, "Enter"))
-            ids = json.loads(page.get_attribute(f"{ROOT} .playground-tokens", "data-ids"))
-            assert ids == case["ids"], f"{case['text']!r}: the page read {ids}, the vocabulary {case['ids']}"
-            line = page.inner_text(f"{ROOT} .playground-tokens")
-            assert line.startswith("Tokens: " + " ".join(case["tokens"])), line
-            unknown = [token for token, i in zip(case["tokens"], case["ids"], strict=True) if i == 3]
-            assert ("read as <unk>" in line) == bool(unknown), line
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader()
+    page, source = run.page, f"{ROOT} .playground-source"
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+    for case in reference["tokenizer"]:
+        page.fill(source, case["text"])
+        if len(case["ids"]) > 20:
+            page.press(source, "Enter")
+            page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+            assert (
+                page.inner_text(f"{ROOT} .playground-status") == f"Source: at most 20 tokens; got {len(case['ids'])}."
+            )
+            continue
+        decode_after(page, lambda: page.press(source, "Enter"))
+        ids = json.loads(page.get_attribute(f"{ROOT} .playground-tokens", "data-ids"))
+        assert ids == case["ids"], f"{case['text']!r}: the page read {ids}, the vocabulary {case['ids']}"
+        line = page.inner_text(f"{ROOT} .playground-tokens")
+        assert line.startswith("Tokens: " + " ".join(case["tokens"])), line
+        unknown = [token for token, i in zip(case["tokens"], case["ids"], strict=True) if i == 3]
+        assert ("read as <unk>" in line) == bool(unknown), line
+    assert_clean(run)
 
 
-def test_a_reader_translates_english_to_german_greedily_and_with_a_beam_of_four(browser: object, server: tuple) -> None:  # noqa: F811
+def test_a_reader_translates_english_to_german_greedily_and_with_a_beam_of_four(reader: Callable[..., PageRun]) -> None:
     name, info, reference = subword_model()
     case = reference["cases"][0]  # its source is the page's first example, unpadded
-    run = open_playground(browser, server, "phone")
-    try:
-        page, source = run.page, f"{ROOT} .playground-source"
-        assert decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name)) == case["tokens"]
-        assert page.input_value(source) == info["examples"][0] == case["text"]
-        assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {case['output']}"
-        page.fill(source, "")
-        page.type(source, case["text"])  # typed key by key, as a reader does: the input of the result shown
-        page.press(source, "Enter")
-        assert page.inner_text(f"{ROOT} .playground-status") == "Decoded already: the result below is for this input."
-        assert json.loads(page.get_attribute(f"{ROOT} .playground-output", "data-tokens")) == case["tokens"]
-        beam = decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", str(case["beam"]["size"])))
-        assert beam == case["beam"]["tokens"]
-        assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {case['beam']['output']}"
-        items = page.locator(f"{ROOT} .playground-beam-list li").all_inner_texts()
-        assert len(items) == case["beam"]["size"] and items[0].startswith(case["beam"]["output"] + " — ")
-        page.select_option(f"{ROOT} .playground-kind", "cross")  # cross-attention: German rows over English columns
-        page.wait_for_function(
-            "() => document.querySelector('.transformer-playground .playground-head')"
-            ".getAttribute('aria-label').startsWith('cross-attention')"
-        )
-        labels = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
-        assert labels.endswith(f"weights of {len(case['beam']['tokens'])} queries over {len(case['src'])} keys"), labels
-        assert page.locator(f"{ROOT} .playground-heads .playground-head").count() == info["n_heads"]
-        page.fill(source, "in 3 days ☃")
-        decode_after(page, lambda: page.press(source, "Enter"))
-        assert "read as <unk>: ☃" in page.inner_text(f"{ROOT} .playground-tokens")
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader("phone")
+    page, source = run.page, f"{ROOT} .playground-source"
+    assert decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name)) == case["tokens"]
+    assert page.input_value(source) == info["examples"][0] == case["text"]
+    assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {case['output']}"
+    page.fill(source, "")
+    page.type(source, case["text"])  # typed key by key, as a reader does: the input of the result shown
+    page.press(source, "Enter")
+    assert page.inner_text(f"{ROOT} .playground-status") == "Decoded already: the result below is for this input."
+    assert json.loads(page.get_attribute(f"{ROOT} .playground-output", "data-tokens")) == case["tokens"]
+    beam = decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", str(case["beam"]["size"])))
+    assert beam == case["beam"]["tokens"]
+    assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {case['beam']['output']}"
+    items = page.locator(f"{ROOT} .playground-beam-list li").all_inner_texts()
+    assert len(items) == case["beam"]["size"] and items[0].startswith(case["beam"]["output"] + " — ")
+    page.select_option(f"{ROOT} .playground-kind", "cross")  # cross-attention: German rows over English columns
+    page.wait_for_function(
+        "() => document.querySelector('.transformer-playground .playground-head')"
+        ".getAttribute('aria-label').startsWith('cross-attention')"
+    )
+    labels = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+    assert labels.endswith(f"weights of {len(case['beam']['tokens'])} queries over {len(case['src'])} keys"), labels
+    assert page.locator(f"{ROOT} .playground-heads .playground-head").count() == info["n_heads"]
+    page.fill(source, "in 3 days ☃")
+    decode_after(page, lambda: page.press(source, "Enter"))
+    assert "read as <unk>: ☃" in page.inner_text(f"{ROOT} .playground-tokens")
+    assert_clean(run)
 
 
 def test_loading_shows_its_bytes_and_is_done_before_decode(browser: object, server: tuple) -> None:  # noqa: F811
@@ -376,96 +451,89 @@ def test_focusing_a_control_starts_loading_before_the_playground_is_in_view(brow
         run.close()
 
 
-def test_a_rejected_input_clears_the_previous_result(browser: object, server: tuple) -> None:  # noqa: F811
-    run = open_playground(browser, server, "phone")
-    try:
-        page, source = run.page, f"{ROOT} .playground-source"
-        page.select_option(f"{ROOT} .playground-search", "4")  # a beam: the beam's list and tree are drawn too
-        page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)
-        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
-        assert page.is_visible(f"{ROOT} .playground-heads .main-svg")
-        bad = {
-            "3 5 x 7": 'Source: the symbols are 3 4 5 6 7 8 9 10 11 12; got "x".',
-            " ".join(["3"] * 21): "Source: at most 20 symbols; got 21.",
-        }
-        for text, message in bad.items():
-            page.fill(source, text)
-            page.press(source, "Enter")
-            page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
-            assert page.inner_text(f"{ROOT} .playground-status") == message
-            assert page.get_attribute(source, "aria-invalid") == "true"
-            assert page.is_hidden(f"{ROOT} .playground-result")
-            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0, (
-                "figures of the previous result remain"
-            )
-            assert page.locator(f"{ROOT} .playground-beam-list li").count() == 0
-            assert page.text_content(f"{ROOT} .playground-output") == ""
-            page.fill(source, "3 5 7")
-            page.press(source, "Enter")
-            page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)
-            assert page.get_attribute(source, "aria-invalid") is None
-            assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
-        page.fill(source, "3 5 7 9")  # edited, not decoded yet: the result shown is marked as the previous input's
-        assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") == "true"
-        assert page.is_visible(f"{ROOT} .playground-stale-note")
-        assert page.inner_text(f"{ROOT} .playground-stale-note") == (
-            "Out of date: this result is for the previous input. Press Decode (or Enter) to decode the new one."
+def test_a_rejected_input_clears_the_previous_result(reader: Callable[..., PageRun]) -> None:
+    run = reader("phone")
+    page, source = run.page, f"{ROOT} .playground-source"
+    page.select_option(f"{ROOT} .playground-search", "4")  # a beam: the beam's list and tree are drawn too
+    page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)
+    assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+    assert page.is_visible(f"{ROOT} .playground-heads .main-svg")
+    bad = {
+        "3 5 x 7": 'Source: the symbols are 3 4 5 6 7 8 9 10 11 12; got "x".',
+        " ".join(["3"] * 21): "Source: at most 20 symbols; got 21.",
+    }
+    for text, message in bad.items():
+        page.fill(source, text)
+        page.press(source, "Enter")
+        page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+        assert page.inner_text(f"{ROOT} .playground-status") == message
+        assert page.get_attribute(source, "aria-invalid") == "true"
+        assert page.is_hidden(f"{ROOT} .playground-result")
+        assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0, (
+            "figures of the previous result remain"
         )
-        decode_after(page, lambda: page.press(source, "Enter"))
-        assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
-        assert page.is_hidden(f"{ROOT} .playground-stale-note")
-        assert_clean(run)
-    finally:
-        run.close()
+        assert page.locator(f"{ROOT} .playground-beam-list li").count() == 0
+        assert page.text_content(f"{ROOT} .playground-output") == ""
+        page.fill(source, "3 5 7")
+        page.press(source, "Enter")
+        page.wait_for_function(READY_AFTER, arg=0, timeout=60_000)
+        assert page.get_attribute(source, "aria-invalid") is None
+        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+    page.fill(source, "3 5 7 9")  # edited, not decoded yet: the result shown is marked as the previous input's
+    assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") == "true"
+    assert page.is_visible(f"{ROOT} .playground-stale-note")
+    assert page.inner_text(f"{ROOT} .playground-stale-note") == (
+        "Out of date: this result is for the previous input. Press Decode (or Enter) to decode the new one."
+    )
+    decode_after(page, lambda: page.press(source, "Enter"))
+    assert page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
+    assert page.is_hidden(f"{ROOT} .playground-stale-note")
+    assert_clean(run)
 
 
-def test_the_page_says_what_it_clamps_where_it_clamps_it(browser: object, server: tuple) -> None:  # noqa: F811
-    run = open_playground(browser, server)
-    try:
-        page, padding, note = run.page, f"{ROOT} .playground-padding", f"{ROOT} .playground-padding-note"
-        info = manifest()["models"]["copy"]
-        page.fill(f"{ROOT} .playground-source", "3 5 7 9")
+def test_the_page_says_what_it_clamps_where_it_clamps_it(reader: Callable[..., PageRun]) -> None:
+    run = reader()
+    page, padding, note = run.page, f"{ROOT} .playground-padding", f"{ROOT} .playground-padding-note"
+    info = manifest()["models"]["copy"]
+    page.fill(f"{ROOT} .playground-source", "3 5 7 9")
 
-        def pad(value: str) -> None:
-            page.fill(padding, value)
-            page.press(padding, "Enter")
+    def pad(value: str) -> None:
+        page.fill(padding, value)
+        page.press(padding, "Enter")
 
-        for asked, used in (("99", 10), ("-3", 0), ("2.5", 2), ("4", 4)):
-            decode_after(page, lambda asked=asked: pad(asked))
-            assert page.input_value(padding) == str(used)  # the field shows what the page used
-            keys = page.get_attribute(f"{ROOT} .playground-head", "aria-label")  # encoder self-attention, layer 0
-            assert keys.endswith(f"over {4 + used} keys"), keys
-            if asked == str(used):
-                assert page.is_hidden(note)
-            else:
-                said = f"Padding: the page pads with 0 to 10 whole tokens, so {asked} became {used}."
-                assert page.inner_text(note) == said
-                assert page.get_attribute(padding, "aria-describedby") == page.get_attribute(note, "id")
-                runs = page.get_attribute(f"{ROOT} .playground-output", "data-runs")
-                page.locator(padding).blur()  # leaving the field neither decodes again nor takes the note away
-                page.wait_for_timeout(500)
-                assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
-                assert (
-                    page.inner_text(note) == said
-                    and page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
-                )
-        pad("0")
-        longest = info["trained_source_tokens"][1]
-        twenty = " ".join(str(3 + i % 10) for i in range(20))
-        page.fill(f"{ROOT} .playground-source", twenty)
-        tokens = decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
-        said = page.inner_text(f"{ROOT} .playground-output-note")
-        assert f"The copy model was trained on sources of 1 to {longest} symbols; this one has 20" in said, said
-        if tokens[-1] == 2:
-            assert f"here it ends after {len(tokens) - 1} tokens" in said
+    for asked, used in (("99", 10), ("-3", 0), ("2.5", 2), ("4", 4)):
+        decode_after(page, lambda asked=asked: pad(asked))
+        assert page.input_value(padding) == str(used)  # the field shows what the page used
+        keys = page.get_attribute(f"{ROOT} .playground-head", "aria-label")  # encoder self-attention, layer 0
+        assert keys.endswith(f"over {4 + used} keys"), keys
+        if asked == str(used):
+            assert page.is_hidden(note)
         else:
-            assert "Decoding stopped at the page's budget of 22 tokens" in said
-        page.fill(f"{ROOT} .playground-source", "3 5 7")
-        decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
-        assert page.inner_text(f"{ROOT} .playground-output-note") == ""
-        assert_clean(run)
-    finally:
-        run.close()
+            said = f"Padding: the page pads with 0 to 10 whole tokens, so {asked} became {used}."
+            assert page.inner_text(note) == said
+            assert page.get_attribute(padding, "aria-describedby") == page.get_attribute(note, "id")
+            runs = page.get_attribute(f"{ROOT} .playground-output", "data-runs")
+            page.locator(padding).blur()  # leaving the field neither decodes again nor takes the note away
+            page.wait_for_timeout(500)
+            assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
+            assert (
+                page.inner_text(note) == said and page.get_attribute(f"{ROOT} .playground-result", "data-stale") is None
+            )
+    pad("0")
+    longest = info["trained_source_tokens"][1]
+    twenty = " ".join(str(3 + i % 10) for i in range(20))
+    page.fill(f"{ROOT} .playground-source", twenty)
+    tokens = decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+    said = page.inner_text(f"{ROOT} .playground-output-note")
+    assert f"The copy model was trained on sources of 1 to {longest} symbols; this one has 20" in said, said
+    if tokens[-1] == 2:
+        assert f"here it ends after {len(tokens) - 1} tokens" in said
+    else:
+        assert "Decoding stopped at the page's budget of 22 tokens" in said
+    page.fill(f"{ROOT} .playground-source", "3 5 7")
+    decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+    assert page.inner_text(f"{ROOT} .playground-output-note") == ""
+    assert_clean(run)
 
 
 FOCUSED = "() => document.activeElement.className || document.activeElement.tagName"
@@ -473,77 +541,70 @@ FOCUSED = "() => document.activeElement.className || document.activeElement.tagN
 CONTROL_ROLES = ("combobox", "textbox", "spinbutton", "button", "checkbox", "group")
 
 
-def test_every_control_has_a_name_and_works_from_the_keyboard(browser: object, server: tuple) -> None:  # noqa: F811
-    run = open_playground(browser, server)
-    try:
-        page = run.page
-        page.locator(ROOT).scroll_into_view_if_needed()
-        decode_after(page, lambda: page.press(f"{ROOT} .playground-run", "Enter"))
-        page.press(f"{ROOT} summary", "Enter")  # the head switches
-        tree = page.locator(ROOT).aria_snapshot()
-        controls = [
-            line.strip()
-            for line in tree.splitlines()
-            if line.strip().startswith(tuple(f"- {r}" for r in CONTROL_ROLES))
-        ]
-        nameless = [line for line in controls if not re.match(r'- \w+ "[^"]+"', line)]
-        assert len(controls) >= 12 and not nameless, f"controls without a name: {nameless}"
-        for label in ("model", "try", "source", "padding", "search", "attention", "layer"):
-            assert any(f'"{label}' in line for line in controls), f"no control named {label!r}: {controls}"
-        assert (
-            sum("checkbox" in line and "layer 0, head 0" in line for line in controls) == 3
-        )  # one per kind of attention
-        page.press(f"{ROOT} summary", "Enter")
+def test_every_control_has_a_name_and_works_from_the_keyboard(reader: Callable[..., PageRun]) -> None:
+    run = reader()
+    page = run.page
+    page.locator(ROOT).scroll_into_view_if_needed()
+    decode_after(page, lambda: page.press(f"{ROOT} .playground-run", "Enter"))
+    page.press(f"{ROOT} summary", "Enter")  # the head switches
+    tree = page.locator(ROOT).aria_snapshot()
+    controls = [
+        line.strip() for line in tree.splitlines() if line.strip().startswith(tuple(f"- {r}" for r in CONTROL_ROLES))
+    ]
+    nameless = [line for line in controls if not re.match(r'- \w+ "[^"]+"', line)]
+    assert len(controls) >= 12 and not nameless, f"controls without a name: {nameless}"
+    for label in ("model", "try", "source", "padding", "search", "attention", "layer"):
+        assert any(f'"{label}' in line for line in controls), f"no control named {label!r}: {controls}"
+    assert sum("checkbox" in line and "layer 0, head 0" in line for line in controls) == 3  # one per kind of attention
+    page.press(f"{ROOT} summary", "Enter")
 
-        # From the model menu on, with the keyboard only.
-        page.focus(f"{ROOT} .playground-model")
-        decode_after(page, lambda: page.keyboard.press("ArrowDown"))  # the next model decodes its first example
-        assert page.input_value(f"{ROOT} .playground-model") == "reverse"
-        page.keyboard.press("Tab")
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "playground-source"
-        page.keyboard.press("Control+A")
-        page.keyboard.type("3 4 5")
-        assert decode_after(page, lambda: page.keyboard.press("Enter")) == [5, 4, 3, 2]
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "playground-padding"
-        page.keyboard.press("ArrowUp")  # the number field's step
-        assert shown_after(page, lambda: page.keyboard.press("Enter")) == [5, 4, 3, 2]
-        assert page.input_value(f"{ROOT} .playground-padding") == "1"
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "playground-search"
-        decode_after(page, lambda: page.keyboard.press("ArrowDown"))  # a beam of 2
-        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "playground-run"
-        page.keyboard.press("Space")  # the result shown is for this input: said so
-        page.wait_for_function(
-            "() => document.querySelector('.transformer-playground .playground-status').textContent"
-            ".startsWith('Decoded already')",
-            timeout=10_000,
-        )
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "playground-kind"
-        before = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
-        page.keyboard.press("ArrowDown")
-        after = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
-        assert before.startswith("encoder self-attention") and after.startswith("decoder masked self-attention"), after
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "playground-layer"
-        page.keyboard.press("ArrowDown")
-        assert ", layer 1, head 0" in page.get_attribute(f"{ROOT} .playground-head", "aria-label")
-        page.keyboard.press("Tab")
-        assert page.evaluate(FOCUSED) == "SUMMARY"
-        page.keyboard.press("Enter")
-        page.keyboard.press("Tab")
-        switch = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
-        assert switch == "encoder self-attention, layer 0, head 0"
-        decode_after(page, lambda: page.keyboard.press("Space"))
-        assert not page.is_checked(f"{ROOT} .playground-switches input >> nth=0")
-        assert "head 0 (silenced)" not in page.inner_text(f"{ROOT} .playground-heads")  # the decoder's maps are shown
-        assert_clean(run)
-    finally:
-        run.close()
+    # From the model menu on, with the keyboard only.
+    page.focus(f"{ROOT} .playground-model")
+    decode_after(page, lambda: page.keyboard.press("ArrowDown"))  # the next model decodes its first example
+    assert page.input_value(f"{ROOT} .playground-model") == "reverse"
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-source"
+    page.keyboard.press("Control+A")
+    page.keyboard.type("3 4 5")
+    assert decode_after(page, lambda: page.keyboard.press("Enter")) == [5, 4, 3, 2]
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-padding"
+    page.keyboard.press("ArrowUp")  # the number field's step
+    assert shown_after(page, lambda: page.keyboard.press("Enter")) == [5, 4, 3, 2]
+    assert page.input_value(f"{ROOT} .playground-padding") == "1"
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-search"
+    decode_after(page, lambda: page.keyboard.press("ArrowDown"))  # a beam of 2
+    assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-run"
+    page.keyboard.press("Space")  # the result shown is for this input: said so
+    page.wait_for_function(
+        "() => document.querySelector('.transformer-playground .playground-status').textContent"
+        ".startsWith('Decoded already')",
+        timeout=10_000,
+    )
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-kind"
+    before = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+    page.keyboard.press("ArrowDown")
+    after = page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+    assert before.startswith("encoder self-attention") and after.startswith("decoder masked self-attention"), after
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-layer"
+    page.keyboard.press("ArrowDown")
+    assert ", layer 1, head 0" in page.get_attribute(f"{ROOT} .playground-head", "aria-label")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "SUMMARY"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    switch = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+    assert switch == "encoder self-attention, layer 0, head 0"
+    decode_after(page, lambda: page.keyboard.press("Space"))
+    assert not page.is_checked(f"{ROOT} .playground-switches input >> nth=0")
+    assert "head 0 (silenced)" not in page.inner_text(f"{ROOT} .playground-heads")  # the decoder's maps are shown
+    assert_clean(run)
 
 
 def show_scheme(page: object, scheme: str) -> None:
@@ -566,15 +627,15 @@ def show_maps(page: object, kind: str) -> None:
 
 
 PLAYGROUND_WIDTH = f"() => document.querySelector('{ROOT}').getBoundingClientRect().width"
+# Every figure of the result drawn for the width it now has (after the screen turned, or the colours).
+DRAWN_FOR_THEIR_WIDTH = f"""() => [...document.querySelectorAll('{FIGURES}')].filter((plot) => plot.offsetParent)
+  .every((plot) => plot._fullLayout && Math.abs(plot._fullLayout.width - plot.clientWidth) < 1)"""
 
 
-@pytest.mark.parametrize("page_name", [PAGE, f"zh/{PAGE}"], ids=["en", "zh"])
+@pytest.mark.parametrize("edition", ["en", "zh"])
 @pytest.mark.parametrize("size", VIEWPORTS)
 def test_everything_fits_the_screen_and_no_figure_text_overlaps(
-    browser: object,  # noqa: F811
-    server: tuple,  # noqa: F811
-    size: str,
-    page_name: str,
+    reader: Callable[..., PageRun], size: str, edition: str
 ) -> None:
     """Greedy and a beam of 4 for each model, at a phone's and a laptop's width, in both editions (Chinese labels are
     wider), in light colours and in dark: every row and column of every heatmap labelled (plotly thinned the next-token
@@ -583,170 +644,151 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
     dark as in light (the dark theme's frame around outputs, with its padding, is not drawn around it); with
     ``BOOK_FIGURE_SHOTS``, each state saved as a PNG. The translator's maps are its cross-attention's: German rows over
     English columns."""
-    run = open_playground(browser, server, size, page_name)
-    try:
-        page = run.page
-        page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: the screenshots show them as they end
-        if FIGURE_SHOTS is not None:
-            FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
-        for name in manifest()["models"]:
-            if page.input_value(f"{ROOT} .playground-model") != name:
-                decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
-            for search in ("1", "4"):
-                if page.input_value(f"{ROOT} .playground-search") != search:
-                    decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
-                else:
-                    decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
-                if manifest()["models"][name]["input"] == "subword":
-                    show_maps(page, "cross")
-                widths = {}
-                for scheme in ("light", "dark"):
-                    show_scheme(page, scheme)
-                    page.wait_for_timeout(300)  # the figures follow a change of width
-                    where = f"{name}, search {search}, at {size} width, {scheme}"
-                    unlabelled = unlabelled_categories(page, FIGURES)
-                    assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
-                    defects = figure_text_defects(page)
-                    assert not defects, f"{where}: text over text, or outside its figure: {defects}"
-                    overflow = page.evaluate(SIDEWAYS)
-                    assert overflow <= 1, f"{where}: the page scrolls sideways by {overflow} px"
-                    past = page.evaluate(PAST_THE_EDGE)
-                    assert not past, f"{where}: past the column or the screen: {past}"
-                    widths[scheme] = page.evaluate(PLAYGROUND_WIDTH)
-                    if FIGURE_SHOTS is not None:
-                        hidden = page.add_style_tag(content=STICKY_HIDDEN)
-                        edition = "zh__" if page_name.startswith("zh/") else ""
-                        shot = FIGURE_SHOTS / f"{edition}14_playground__{name}-{search}__{size}_{scheme}.png"
-                        page.locator(ROOT).screenshot(path=str(shot))
-                        hidden.evaluate("style => style.remove()")
-                assert widths["dark"] == widths["light"], f"{name}, search {search}, at {size} width: {widths} px"
-                show_scheme(page, "light")
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader(size, edition)
+    page = run.page
+    page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: the screenshots show them as they end
+    if FIGURE_SHOTS is not None:
+        FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
+    for name in manifest()["models"]:
+        if page.input_value(f"{ROOT} .playground-model") != name:
+            decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
+        for search in ("1", "4"):
+            if page.input_value(f"{ROOT} .playground-search") != search:
+                decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+            else:
+                decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+            if manifest()["models"][name]["input"] == "subword":
+                show_maps(page, "cross")
+            widths = {}
+            for scheme in ("light", "dark"):
+                show_scheme(page, scheme)
+                page.wait_for_function(DRAWN_FOR_THEIR_WIDTH, timeout=10_000)  # the figures follow a change of width
+                where = f"{name}, search {search}, at {size} width, {scheme}"
+                unlabelled = unlabelled_categories(page, FIGURES)
+                assert not unlabelled, f"{where}: heatmap rows or columns without their label: {unlabelled}"
+                defects = figure_text_defects(page)
+                assert not defects, f"{where}: text over text, or outside its figure: {defects}"
+                overflow = page.evaluate(SIDEWAYS)
+                assert overflow <= 1, f"{where}: the page scrolls sideways by {overflow} px"
+                past = page.evaluate(PAST_THE_EDGE)
+                assert not past, f"{where}: past the column or the screen: {past}"
+                widths[scheme] = page.evaluate(PLAYGROUND_WIDTH)
+                if FIGURE_SHOTS is not None:
+                    hidden = page.add_style_tag(content=STICKY_HIDDEN)
+                    prefix = "zh__" if edition == "zh" else ""
+                    shot = FIGURE_SHOTS / f"{prefix}14_playground__{name}-{search}__{size}_{scheme}.png"
+                    page.locator(ROOT).screenshot(path=str(shot))
+                    hidden.evaluate("style => style.remove()")
+            assert widths["dark"] == widths["light"], f"{name}, search {search}, at {size} width: {widths} px"
+            show_scheme(page, "light")
+    assert_clean(run)
 
 
-# Every figure of the result drawn for the width it now has (after the screen turned).
-DRAWN_FOR_THEIR_WIDTH = f"""() => [...document.querySelectorAll('{FIGURES}')].filter((plot) => plot.offsetParent)
-  .every((plot) => plot._fullLayout && Math.abs(plot._fullLayout.width - plot.clientWidth) < 1)"""
 STEP_COLUMNS = f"() => document.querySelector('{ROOT} .playground-steps')._fullData[0].x.length"
 
 
-def test_every_heatmap_row_and_column_keeps_its_label_when_the_screen_turns(browser: object, server: tuple) -> None:  # noqa: F811
+def test_every_heatmap_row_and_column_keeps_its_label_when_the_screen_turns(reader: Callable[..., PageRun]) -> None:
     """The translator's result drawn at a laptop's width, then the screen turned to a phone's and back: the next-token
     probabilities are drawn again with as many columns as the new width holds, the maps resized, and every row and
     column keeps its label, clear of the others."""
     name, _, _ = subword_model()
-    run = open_playground(browser, server)
-    try:
-        page = run.page
-        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
-        show_maps(page, "cross")
-        columns = {}
-        for size in ("phone", "laptop"):
-            page.set_viewport_size(VIEWPORTS[size])
-            page.wait_for_function(DRAWN_FOR_THEIR_WIDTH, timeout=10_000)
-            unlabelled = unlabelled_categories(page, FIGURES)
-            assert not unlabelled, (
-                f"turned to a {size}'s width: heatmap rows or columns without their label: {unlabelled}"
-            )
-            defects = figure_text_defects(page)
-            assert not defects, f"turned to a {size}'s width: text over text, or outside its figure: {defects}"
-            columns[size] = page.evaluate(STEP_COLUMNS)
-        assert columns["phone"] < columns["laptop"], f"the columns of the next-token probabilities: {columns}"
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader()
+    page = run.page
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+    show_maps(page, "cross")
+    columns = {}
+    for size in ("phone", "laptop"):
+        page.set_viewport_size(VIEWPORTS[size])
+        page.wait_for_function(DRAWN_FOR_THEIR_WIDTH, timeout=10_000)
+        unlabelled = unlabelled_categories(page, FIGURES)
+        assert not unlabelled, f"turned to a {size}'s width: heatmap rows or columns without their label: {unlabelled}"
+        defects = figure_text_defects(page)
+        assert not defects, f"turned to a {size}'s width: text over text, or outside its figure: {defects}"
+        columns[size] = page.evaluate(STEP_COLUMNS)
+    assert columns["phone"] < columns["laptop"], f"the columns of the next-token probabilities: {columns}"
+    assert_clean(run)
 
 
-def test_a_reader_translates_a_date_with_a_beam_of_four(browser: object, server: tuple) -> None:  # noqa: F811
+def test_a_reader_translates_a_date_with_a_beam_of_four(reader: Callable[..., PageRun]) -> None:
     info, reference = manifest()["models"]["dates"], dict(references())["dates"]
     case = reference["cases"][0]  # its source is the page's first example, unpadded
-    run = open_playground(browser, server)
-    try:
-        page = run.page
-        assert decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", "dates")) == case["tokens"]
-        assert page.input_value(f"{ROOT} .playground-source") == info["examples"][0]
-        beam = decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", str(case["beam"]["size"])))
-        assert beam == case["beam"]["tokens"]
-        iso = "".join(info["tgt_vocab"][i] for i in case["beam"]["tokens"][:-1])
-        assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {iso}"
-        assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
-        items = page.locator(f"{ROOT} .playground-beam-list li").all_inner_texts()
-        assert len(items) == case["beam"]["size"] and items[0].startswith(iso) and items[0].endswith("(returned)")
-        page.fill(f"{ROOT} .playground-source", "the 23rd of Mars, 1999")
-        decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
-        assert "read as <unk>: mars" in page.inner_text(f"{ROOT} .playground-tokens")
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader()
+    page = run.page
+    assert decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", "dates")) == case["tokens"]
+    assert page.input_value(f"{ROOT} .playground-source") == info["examples"][0]
+    beam = decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", str(case["beam"]["size"])))
+    assert beam == case["beam"]["tokens"]
+    iso = "".join(info["tgt_vocab"][i] for i in case["beam"]["tokens"][:-1])
+    assert page.inner_text(f"{ROOT} .playground-output") == f"Output: {iso}"
+    assert page.is_visible(f"{ROOT} .playground-beam-tree .main-svg")
+    items = page.locator(f"{ROOT} .playground-beam-list li").all_inner_texts()
+    assert len(items) == case["beam"]["size"] and items[0].startswith(iso) and items[0].endswith("(returned)")
+    page.fill(f"{ROOT} .playground-source", "the 23rd of Mars, 1999")
+    decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+    assert "read as <unk>: mars" in page.inner_text(f"{ROOT} .playground-tokens")
+    assert_clean(run)
 
 
-def test_a_reader_decodes_pads_and_silences_a_head_on_a_phone(browser: object, server: tuple) -> None:  # noqa: F811
+def test_a_reader_decodes_pads_and_silences_a_head_on_a_phone(reader: Callable[..., PageRun]) -> None:
     name, reference = references()[0]
     intact, silenced = reference["cases"][0], reference["cases"][-1]
-    run = open_playground(browser, server, "phone")
-    try:
-        page = run.page
-        page.select_option(f"{ROOT} .playground-model", name)
+    run = reader("phone")
+    page = run.page
+    if page.input_value(f"{ROOT} .playground-model") != name:  # choosing a model decodes its first example
+        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
 
-        def pad(n: int) -> None:
-            page.fill(f"{ROOT} .playground-padding", str(n))
-            page.dispatch_event(f"{ROOT} .playground-padding", "change")
+    def pad(n: int) -> None:
+        page.fill(f"{ROOT} .playground-padding", str(n))
+        page.dispatch_event(f"{ROOT} .playground-padding", "change")
 
-        page.fill(f"{ROOT} .playground-source", symbols_of(name, intact["src"]))
-        assert decode_after(page, lambda: page.click(f"{ROOT} .playground-run")) == intact["tokens"]
-        assert decode_after(page, lambda: pad(4)) == intact["tokens"]  # padding changes nothing
-        assert decode_after(page, lambda: pad(0)) == intact["tokens"]
-        kind, layer, heads = silenced["silenced"][0]
-        page.click(f"{ROOT} summary")
-        switches = [f"{ROOT} input[data-kind='{kind}'][data-layer='{layer}'][data-head='{h}']" for h in heads]
-        for switch in switches:
-            page.uncheck(switch)
-        try:  # every uncheck decodes again; the last one's result must be the package's ablation
-            page.wait_for_function(OUTPUT_IS, arg=json.dumps(silenced["tokens"], separators=(",", ":")), timeout=60_000)
-        except Exception:  # noqa: BLE001 (playwright's TimeoutError: say what the page decoded instead)
-            shown = page.get_attribute(f"{ROOT} .playground-output", "data-tokens")
-            raise AssertionError(
-                f"with {kind} layer {layer} heads {heads} silenced the page shows {shown}, "
-                f"the package's ablation {silenced['tokens']}"
-            ) from None
-        n_heads = manifest()["models"][name]["n_heads"]
-        assert page.locator(f"{ROOT} .js-plotly-plot .main-svg").count() >= 1 + n_heads  # steps + one map per head
-        overflow = page.evaluate(SIDEWAYS)
-        assert overflow <= 1, f"the playground page scrolls sideways by {overflow} px on a phone"
-        assert_clean(run)
-    finally:
-        run.close()
+    page.fill(f"{ROOT} .playground-source", symbols_of(name, intact["src"]))
+    assert decode_after(page, lambda: page.click(f"{ROOT} .playground-run")) == intact["tokens"]
+    assert decode_after(page, lambda: pad(4)) == intact["tokens"]  # padding changes nothing
+    assert decode_after(page, lambda: pad(0)) == intact["tokens"]
+    kind, layer, heads = silenced["silenced"][0]
+    page.click(f"{ROOT} summary")
+    switches = [f"{ROOT} input[data-kind='{kind}'][data-layer='{layer}'][data-head='{h}']" for h in heads]
+    for switch in switches:
+        page.uncheck(switch)
+    try:  # every uncheck decodes again; the last one's result must be the package's ablation
+        page.wait_for_function(OUTPUT_IS, arg=json.dumps(silenced["tokens"], separators=(",", ":")), timeout=60_000)
+    except Exception:  # noqa: BLE001 (playwright's TimeoutError: say what the page decoded instead)
+        shown = page.get_attribute(f"{ROOT} .playground-output", "data-tokens")
+        raise AssertionError(
+            f"with {kind} layer {layer} heads {heads} silenced the page shows {shown}, "
+            f"the package's ablation {silenced['tokens']}"
+        ) from None
+    n_heads = manifest()["models"][name]["n_heads"]
+    assert page.locator(f"{ROOT} .js-plotly-plot .main-svg").count() >= 1 + n_heads  # steps + one map per head
+    overflow = page.evaluate(SIDEWAYS)
+    assert overflow <= 1, f"the playground page scrolls sideways by {overflow} px on a phone"
+    assert_clean(run)
 
 
-def test_a_result_cleared_while_its_figures_are_drawn_or_resized_raises_nothing(browser: object, server: tuple) -> None:  # noqa: F811
+def test_a_result_cleared_while_its_figures_are_drawn_or_resized_raises_nothing(reader: Callable[..., PageRun]) -> None:
     """The sequence that once raised plotly's "TypeError: e.emit is not a function": a beam of 4, the screen turned,
     greedy twice, then a rejected source, each step at once after the one before (nothing waited for). Every plotly
     call now waits for the one before; the figures follow the new width."""
-    run = open_playground(browser, server)
-    try:
-        page, source = run.page, f"{ROOT} .playground-source"
-        page.locator(ROOT).scroll_into_view_if_needed()
+    run = reader()
+    page, source = run.page, f"{ROOT} .playground-source"
+    page.locator(ROOT).scroll_into_view_if_needed()
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
+    for width in (390, 1280, 390):
+        page.set_viewport_size({"width": width, "height": 844})
+        page.select_option(f"{ROOT} .playground-search", "1")
+        page.click(f"{ROOT} .playground-run")
+        page.click(f"{ROOT} .playground-run")
+        page.fill(source, "1 2 3")
+        page.click(f"{ROOT} .playground-run")
+        page.wait_for_function(STATE_IS, arg="error", timeout=30_000)
+        page.wait_for_timeout(500)  # what plotly would still do after the clearing
+        assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0
+        page.fill(source, "3 5 7")
         decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
-        for width in (390, 1280, 390):
-            page.set_viewport_size({"width": width, "height": 844})
-            page.select_option(f"{ROOT} .playground-search", "1")
-            page.click(f"{ROOT} .playground-run")
-            page.click(f"{ROOT} .playground-run")
-            page.fill(source, "1 2 3")
-            page.click(f"{ROOT} .playground-run")
-            page.wait_for_function(STATE_IS, arg="error", timeout=30_000)
-            page.wait_for_timeout(500)  # what plotly would still do after the clearing
-            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0
-            page.fill(source, "3 5 7")
-            decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
-        page.wait_for_timeout(300)
-        steps = page.evaluate(f"() => document.querySelector('{ROOT} .playground-steps').getBoundingClientRect().width")
-        assert steps <= 390, f"the figures did not follow the narrower screen: {steps} px"
-        assert_clean(run)
-    finally:
-        run.close()
+    page.wait_for_timeout(300)
+    steps = page.evaluate(f"() => document.querySelector('{ROOT} .playground-steps').getBoundingClientRect().width")
+    assert steps <= 390, f"the figures did not follow the narrower screen: {steps} px"
+    assert_clean(run)
 
 
 # Another attention kind chosen (its maps start drawing) and, ``hops`` promise callbacks later in the same task, a
@@ -761,29 +803,26 @@ CLEAR_WHILE_THE_MAPS_DRAW = f"""async ([kind, hops]) => {{
 }}"""
 
 
-def test_a_result_cleared_while_plotly_still_draws_its_maps_raises_nothing(browser: object, server: tuple) -> None:  # noqa: F811
+def test_a_result_cleared_while_plotly_still_draws_its_maps_raises_nothing(reader: Callable[..., PageRun]) -> None:
     """The issue's "TypeError: e.emit is not a function", reproduced: plotly draws a figure over a few promise
     callbacks after its call returns, and a result cleared within them purged the figure under plotly's feet (the
     page's file before its plotly calls waited on each other raised exactly that with the clearing one callback after
     the maps' drawing began, and "reading '_rehover'" with it at once). Every plotly call now waits for the one before,
     the purge included."""
-    run = open_playground(browser, server)
-    try:
-        page, source = run.page, f"{ROOT} .playground-source"
-        for hops, kind in enumerate(("decoder", "cross", "encoder")):
-            page.fill(source, "3 5 7")
-            decode_after(page, lambda: page.press(source, "Enter"))
-            page.evaluate(CLEAR_WHILE_THE_MAPS_DRAW, [kind, hops])
-            page.wait_for_function(STATE_IS, arg="error", timeout=30_000)
-            page.wait_for_timeout(300)  # what plotly would still do after the clearing
-            assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0
-            assert not run.errors, f"cleared {hops} promise callbacks after the maps began: {run.errors}"
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader()
+    page, source = run.page, f"{ROOT} .playground-source"
+    for hops, kind in enumerate(("decoder", "cross", "encoder")):
+        page.fill(source, "3 5 7")
+        decode_after(page, lambda: page.press(source, "Enter"))
+        page.evaluate(CLEAR_WHILE_THE_MAPS_DRAW, [kind, hops])
+        page.wait_for_function(STATE_IS, arg="error", timeout=30_000)
+        page.wait_for_timeout(300)  # what plotly would still do after the clearing
+        assert page.locator(f"{ROOT} .playground-result .main-svg").count() == 0
+        assert not run.errors, f"cleared {hops} promise callbacks after the maps began: {run.errors}"
+    assert_clean(run)
 
 
-def test_no_output_starts_or_ends_with_a_space(browser: object, server: tuple) -> None:  # noqa: F811
+def test_no_output_starts_or_ends_with_a_space(reader: Callable[..., PageRun]) -> None:
     """A subword model may write a lone "▁" before its first word ("▁", "▁Tonnen" decodes to " Tonnen"): the page
     prints no space there, in the output line or the beam's list."""
     name, info, _ = subword_model()
@@ -791,71 +830,62 @@ def test_no_output_starts_or_ends_with_a_space(browser: object, server: tuple) -
         info["tgt_vocab"].index("\u2581"),
         next(i for i, t in enumerate(info["tgt_vocab"]) if t.startswith("\u2581") and len(t) > 2),
     )
-    run = open_playground(browser, server)
-    try:
-        page = run.page
-        spaced = page.evaluate(DECODE_TEXT, [name, [[lone, word, 2]]])[0]  # as the vocabulary decodes it
-        assert spaced == " " + info["tgt_vocab"][word][1:], spaced
-        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
-        for text in ("hello world", "twelve Tonnen", info["examples"][0]):
-            page.fill(f"{ROOT} .playground-source", text)
-            for search in ("1", "4"):
-                if page.input_value(f"{ROOT} .playground-search") != search:
-                    decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
-                else:
-                    decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
-                shown = page.text_content(f"{ROOT} .playground-output")
-                assert re.fullmatch(r"Output: \S(.*\S)?", shown), f"{text!r}, search {search}: {shown!r}"
-                for item in page.locator(f"{ROOT} .playground-beam-list li").all_text_contents():
-                    assert not item.startswith(" ") and " —" in item and not item.split(" —")[0].endswith(" "), item
-        assert_clean(run)
-    finally:
-        run.close()
-
-
-def test_a_source_outside_the_model_s_task_is_said_to_be_one(browser: object, server: tuple) -> None:  # noqa: F811
-    run = open_playground(browser, server)
-    note = f"{ROOT} .playground-domain-note"
-    try:
-        page = run.page
-        for name in ("dates", subword_model()[0]):
-            label = manifest()["models"][name]["label"]
-            decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
-            assert page.text_content(note) == "", f"{name}: its own example called outside its task"
-            for text, words in (("hello world", '"hello", "world"'), ("\U0001f600", '"\U0001f600"')):
-                page.fill(f"{ROOT} .playground-source", text)
+    run = reader()
+    page = run.page
+    spaced = page.evaluate(DECODE_TEXT, [name, [[lone, word, 2]]])[0]  # as the vocabulary decodes it
+    assert spaced == " " + info["tgt_vocab"][word][1:], spaced
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+    for text in ("hello world", "twelve Tonnen", info["examples"][0]):
+        page.fill(f"{ROOT} .playground-source", text)
+        for search in ("1", "4"):
+            if page.input_value(f"{ROOT} .playground-search") != search:
+                decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+            else:
                 decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
-                said = page.text_content(note)
-                assert said.startswith(f"The {label} model knows only its task") and words in said, said
-                assert "this output is a guess" in said and page.is_visible(note)
-        assert_clean(run)
-    finally:
-        run.close()
+            shown = page.text_content(f"{ROOT} .playground-output")
+            assert re.fullmatch(r"Output: \S(.*\S)?", shown), f"{text!r}, search {search}: {shown!r}"
+            for item in page.locator(f"{ROOT} .playground-beam-list li").all_text_contents():
+                assert not item.startswith(" ") and " —" in item and not item.split(" —")[0].endswith(" "), item
+    assert_clean(run)
 
 
-def test_choosing_a_model_and_pressing_decode_at_once_decodes_once(browser: object, server: tuple) -> None:  # noqa: F811
-    run = open_playground(browser, server)
-    try:
-        page, names = run.page, list(manifest()["models"])
-        page.wait_for_function(ALL_READY, arg=names, timeout=120_000)
-        for name in names[1:]:
-            runs = int(page.get_attribute(f"{ROOT} .playground-output", "data-runs") or 0)
-            page.select_option(f"{ROOT} .playground-model", name)
-            page.click(f"{ROOT} .playground-run")
-            page.wait_for_function(READY_AFTER, arg=runs, timeout=60_000)
-            page.wait_for_timeout(1_000)  # a second decoding would have shown by now
-            assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == str(runs + 1), name
-            assert page.get_attribute(ROOT, "data-state") == "ready"
-        runs = page.get_attribute(f"{ROOT} .playground-output", "data-runs")
-        page.click(f"{ROOT} .playground-run")  # pressed again later, nothing changed: said, not decoded again
-        page.wait_for_timeout(500)
-        assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
-        assert page.inner_text(f"{ROOT} .playground-status") == "Decoded already: the result below is for this input."
-        page.fill(f"{ROOT} .playground-padding", "1")  # a new input: decoded
-        decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
-        assert_clean(run)
-    finally:
-        run.close()
+def test_a_source_outside_the_model_s_task_is_said_to_be_one(reader: Callable[..., PageRun]) -> None:
+    run = reader()
+    note = f"{ROOT} .playground-domain-note"
+    page = run.page
+    for name in ("dates", subword_model()[0]):
+        label = manifest()["models"][name]["label"]
+        decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
+        assert page.text_content(note) == "", f"{name}: its own example called outside its task"
+        for text, quoted in (("hello world", '"hello", "world"'), ("\U0001f600", '"\U0001f600"')):
+            page.fill(f"{ROOT} .playground-source", text)
+            decode_after(page, lambda: page.press(f"{ROOT} .playground-source", "Enter"))
+            said = page.text_content(note)
+            assert said.startswith(f"The {label} model knows only its task") and quoted in said, said
+            assert "this output is a guess" in said and page.is_visible(note)
+    assert_clean(run)
+
+
+def test_choosing_a_model_and_pressing_decode_at_once_decodes_once(reader: Callable[..., PageRun]) -> None:
+    run = reader()
+    page, names = run.page, list(manifest()["models"])
+    page.wait_for_function(ALL_READY, arg=names, timeout=120_000)
+    for name in names[1:]:
+        runs = int(page.get_attribute(f"{ROOT} .playground-output", "data-runs") or 0)
+        page.select_option(f"{ROOT} .playground-model", name)
+        page.click(f"{ROOT} .playground-run")
+        page.wait_for_function(READY_AFTER, arg=runs, timeout=60_000)
+        page.wait_for_timeout(1_000)  # a second decoding would have shown by now
+        assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == str(runs + 1), name
+        assert page.get_attribute(ROOT, "data-state") == "ready"
+    runs = page.get_attribute(f"{ROOT} .playground-output", "data-runs")
+    page.click(f"{ROOT} .playground-run")  # pressed again later, nothing changed: said, not decoded again
+    page.wait_for_timeout(500)
+    assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
+    assert page.inner_text(f"{ROOT} .playground-status") == "Decoded already: the result below is for this input."
+    page.fill(f"{ROOT} .playground-padding", "1")  # a new input: decoded
+    decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+    assert_clean(run)
 
 
 # Each beam-tree token's text inside its box, and no two boxes over each other.
@@ -876,35 +906,31 @@ BEAM_LABELS = """() => {
 
 @pytest.mark.parametrize("size", VIEWPORTS)
 def test_beam_tree_labels_fit_their_boxes_and_show_whole_tokens_where_there_is_room(
-    browser: object,  # noqa: F811 (pytest fixtures, imported)
-    server: tuple,  # noqa: F811
-    size: str,
+    reader: Callable[..., PageRun], size: str
 ) -> None:
     name, info, _ = subword_model()
-    run = open_playground(browser, server, size)
-    try:
-        page = run.page
-        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
-        page.fill(f"{ROOT} .playground-source", "hello world")
-        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
-        found = page.evaluate(BEAM_LABELS)
-        assert found["labels"] and not found["spilling"] and not found["touching"], found
-        longest = max(len(label) for label in found["labels"])
-        if size == "laptop":  # room for 7 or more characters: no subword of the translator cut to 6
-            assert longest >= 7 or all("…" not in label for label in found["labels"]), found["labels"]
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader(size)
+    page = run.page
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+    page.fill(f"{ROOT} .playground-source", "hello world")
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
+    found = page.evaluate(BEAM_LABELS)
+    assert found["labels"] and not found["spilling"] and not found["touching"], found
+    longest = max(len(label) for label in found["labels"])
+    if size == "laptop":  # room for 7 or more characters: no subword of the translator cut to 6
+        assert longest >= 7 or all("…" not in label for label in found["labels"]), found["labels"]
+    assert_clean(run)
 
 
-def test_the_attention_maps_have_a_colour_scale(playground: PageRun) -> None:
-    page = playground.page
+def test_the_attention_maps_have_a_colour_scale(reader: Callable[..., PageRun]) -> None:
+    run = reader()
+    page = run.page
     decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
     scale = page.locator(f"{ROOT} .playground-scale")
     assert scale.is_visible() and "weight" in scale.get_attribute("aria-label")
     assert "linear-gradient" in scale.locator(".playground-scale-bar").get_attribute("style")
     assert scale.locator("span").all_text_contents() == ["weight 0", "", "1"]
-    assert_clean(playground)
+    assert_clean(run)
 
 
 # The contrast of the colour scale's bar's edge with what is behind the playground (the first box with a colour of its
@@ -932,42 +958,39 @@ FADED = f"""() => [...document.querySelectorAll('{ROOT} .playground-result, {ROO
   .map((e) => `${{e.className}}: ${{getComputedStyle(e).opacity}}`)"""
 
 
-def test_the_playground_reads_in_light_and_dark_colours(browser: object, server: tuple) -> None:  # noqa: F811
+def test_the_playground_reads_in_light_and_dark_colours(reader: Callable[..., PageRun]) -> None:
     """With a beam's result (its list and tree, the next-token probabilities, the maps and their colour scale), with
     that result out of date (its input edited since: once drawn at 45 % opacity, its text at 2.7:1, now at full
     contrast under a note that says so) and with a rejected input's message, axe-core finds no critical or serious
     violation in light colours or in dark (the dark theme's light frame around outputs once showed the page's pale red
     for errors on light grey, at 1.7:1); the colour scale's bar stands out from the page in both, its edge at 3:1
     (WCAG's contrast for a graphic's parts)."""
-    run = open_playground(browser, server)
-    try:
-        page = run.page
-        page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: axe must see them as they end
-        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
-        for scheme in ("light", "dark"):
-            show_scheme(page, scheme)
-            violations = axe_violations(page)
-            assert not violations, f"a beam's result in {scheme} colours: axe-core:\n" + "\n".join(violations)
-            contrast = page.evaluate(SCALE_EDGE_CONTRAST)
-            assert contrast >= 3, f"the colour scale's bar in {scheme} colours: its edge at {contrast:.2f}:1"
-        page.fill(f"{ROOT} .playground-source", "3 5 7 9")  # edited, not decoded: the result is out of date
-        assert page.inner_text(f"{ROOT} .playground-stale-note").startswith("Out of date:")
-        for scheme in ("dark", "light"):
-            show_scheme(page, scheme)
-            violations = axe_violations(page)
-            assert not violations, f"a result out of date in {scheme} colours: axe-core:\n" + "\n".join(violations)
-            faded = page.evaluate(FADED)
-            assert not faded, f"a result out of date in {scheme} colours: faded parts {faded}"
-        page.fill(f"{ROOT} .playground-source", "3 5 x")
-        page.press(f"{ROOT} .playground-source", "Enter")
-        page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
-        for scheme in ("dark", "light"):
-            show_scheme(page, scheme)
-            violations = axe_violations(page)
-            assert not violations, f"a rejected input in {scheme} colours: axe-core:\n" + "\n".join(violations)
-        assert_clean(run)
-    finally:
-        run.close()
+    run = reader()
+    page = run.page
+    page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: axe must see them as they end
+    decode_after(page, lambda: page.select_option(f"{ROOT} .playground-search", "4"))
+    for scheme in ("light", "dark"):
+        show_scheme(page, scheme)
+        violations = axe_violations(page)
+        assert not violations, f"a beam's result in {scheme} colours: axe-core:\n" + "\n".join(violations)
+        contrast = page.evaluate(SCALE_EDGE_CONTRAST)
+        assert contrast >= 3, f"the colour scale's bar in {scheme} colours: its edge at {contrast:.2f}:1"
+    page.fill(f"{ROOT} .playground-source", "3 5 7 9")  # edited, not decoded: the result is out of date
+    assert page.inner_text(f"{ROOT} .playground-stale-note").startswith("Out of date:")
+    for scheme in ("dark", "light"):
+        show_scheme(page, scheme)
+        violations = axe_violations(page)
+        assert not violations, f"a result out of date in {scheme} colours: axe-core:\n" + "\n".join(violations)
+        faded = page.evaluate(FADED)
+        assert not faded, f"a result out of date in {scheme} colours: faded parts {faded}"
+    page.fill(f"{ROOT} .playground-source", "3 5 x")
+    page.press(f"{ROOT} .playground-source", "Enter")
+    page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+    for scheme in ("dark", "light"):
+        show_scheme(page, scheme)
+        violations = axe_violations(page)
+        assert not violations, f"a rejected input in {scheme} colours: axe-core:\n" + "\n".join(violations)
+    assert_clean(run)
 
 
 def english_the_script_writes() -> list[str]:
@@ -979,33 +1002,30 @@ def english_the_script_writes() -> list[str]:
     return sorted({text.split("{")[0].strip() for text in texts if len(text.split("{")[0].strip()) >= 6})
 
 
-def test_the_chinese_playground_writes_chinese(browser: object, server: tuple) -> None:  # noqa: F811
+def test_the_chinese_playground_writes_chinese(reader: Callable[..., PageRun]) -> None:
     """On the Chinese site the playground's labels, notes, figure titles and accessible names are Chinese: after a
     greedy and a beam decode of each model, with the head switches open, none of the script's English is on show."""
     english = english_the_script_writes()
     assert len(english) > 30, f"the playground's words were not found: {english}"
-    run = open_playground(browser, server, "laptop", f"zh/{PAGE}")
-    try:
-        page = run.page
-        assert page.evaluate("document.documentElement.lang") == "zh-CN"
-        page.click(f"{ROOT} summary")
-        for name in manifest()["models"]:
-            if page.input_value(f"{ROOT} .playground-model") != name:
-                decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
-            for search in ("4", "1"):
-                if page.input_value(f"{ROOT} .playground-search") != search:
-                    decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
-                shown = page.locator(ROOT).inner_text() + " ".join(
-                    page.eval_on_selector_all(
-                        f"{ROOT} [aria-label], {ROOT} [title]",
-                        "els => els.map(e => (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('title') || ''))",
-                    )
+    run = reader("laptop", "zh")
+    page = run.page
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    page.click(f"{ROOT} summary")
+    for name in manifest()["models"]:
+        if page.input_value(f"{ROOT} .playground-model") != name:
+            decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
+        for search in ("4", "1"):
+            if page.input_value(f"{ROOT} .playground-search") != search:
+                decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+            shown = page.locator(ROOT).inner_text() + " ".join(
+                page.eval_on_selector_all(
+                    f"{ROOT} [aria-label], {ROOT} [title]",
+                    "els => els.map(e => (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('title') || ''))",
                 )
-                left = [words for words in english if words in shown]
-                assert not left, f"{name}, search {search}: English on the Chinese playground: {left}"
-        page.fill(f"{ROOT} .playground-source", "3 4")  # edited, not decoded: the result is out of date
-        note = page.inner_text(f"{ROOT} .playground-stale-note")
-        assert note.startswith("已过时") and not [words for words in english if words in note], note
-        assert_clean(run)
-    finally:
-        run.close()
+            )
+            left = [words for words in english if words in shown]
+            assert not left, f"{name}, search {search}: English on the Chinese playground: {left}"
+    page.fill(f"{ROOT} .playground-source", "3 4")  # edited, not decoded: the result is out of date
+    note = page.inner_text(f"{ROOT} .playground-stale-note")
+    assert note.startswith("已过时") and not [words for words in english if words in note], note
+    assert_clean(run)
