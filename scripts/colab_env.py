@@ -96,10 +96,13 @@ def pip(python: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
 def uv_install(python: str, *args: str) -> subprocess.CompletedProcess:
     """``uv pip install`` into the environment of ``python``: the packages and versions pip would install there, in a
     quarter of pip's time and a third of its processor time (measured on torch with its CUDA libraries, 3.5 GB): uv
-    unpacks in parallel and compiles no bytecode ahead. For step 3, which installs pinned versions only; what a reader's
-    cell runs (step 4) and the resolution against Colab's list (step 2) stay pip's."""
+    unpacks in parallel. It compiles the bytecode as pip does (``--compile-bytecode``): where PYTHONDONTWRITEBYTECODE
+    is set, every kernel would otherwise compile torch anew (two seconds more for each chapter). For step 3, which
+    installs pinned versions only; what a reader's cell runs (step 4) and the resolution against Colab's list (step 2)
+    stay pip's."""
     uv = Path(sys.executable).with_name("uv")  # the test extra's, beside this environment's Python
-    return subprocess.run([str(uv), "pip", "install", "--quiet", "--python", python, *args], check=True, text=True)
+    command = [str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *args]
+    return subprocess.run(command, check=True, text=True)
 
 
 def installed(python: str) -> dict[str, str]:
