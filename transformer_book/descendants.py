@@ -87,23 +87,7 @@ class GPTConfig:
     def stack_config(self) -> TransformerConfig:
         """The package's configuration of the stack: ``n_layers`` pre-norm encoder layers with GELU and a final
         layer norm (GPT-2's ``ln_f``)."""
-        return TransformerConfig(
-            src_vocab_size=self.vocab_size,
-            tgt_vocab_size=self.vocab_size,
-            d_model=self.d_model,
-            n_heads=self.n_heads,
-            d_ff=self.d_ff,
-            n_encoder_layers=self.n_layers,
-            n_decoder_layers=0,
-            dropout=self.dropout,
-            max_positions=self.max_positions,
-            norm_first=True,
-            final_norm=True,
-            activation="gelu",
-            layer_norm_eps=self.layer_norm_eps,
-            positional_encoding="learned",
-            pad_id=self.pad_id,
-        )
+        return encoder_stack_config(self, norm_first=True, final_norm=True)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -137,25 +121,34 @@ class BERTConfig:
     def stack_config(self) -> TransformerConfig:
         """The package's configuration of the stack: ``n_layers`` post-norm encoder layers with GELU, the paper's
         layout, and no final norm."""
-        return TransformerConfig(
-            src_vocab_size=self.vocab_size,
-            tgt_vocab_size=self.vocab_size,
-            d_model=self.d_model,
-            n_heads=self.n_heads,
-            d_ff=self.d_ff,
-            n_encoder_layers=self.n_layers,
-            n_decoder_layers=0,
-            dropout=self.dropout,
-            max_positions=self.max_positions,
-            norm_first=False,
-            activation="gelu",
-            layer_norm_eps=self.layer_norm_eps,
-            positional_encoding="learned",
-            pad_id=self.pad_id,
-        )
+        return encoder_stack_config(self, norm_first=False, final_norm=None)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def encoder_stack_config(
+    config: GPTConfig | BERTConfig, norm_first: bool, final_norm: bool | None
+) -> TransformerConfig:
+    """The package's configuration of ``config``'s one stack: ``n_layers`` encoder layers with GELU and learned
+    positions, in the layout ``norm_first`` and ``final_norm`` choose (no decoder)."""
+    return TransformerConfig(
+        src_vocab_size=config.vocab_size,
+        tgt_vocab_size=config.vocab_size,
+        d_model=config.d_model,
+        n_heads=config.n_heads,
+        d_ff=config.d_ff,
+        n_encoder_layers=config.n_layers,
+        n_decoder_layers=0,
+        dropout=config.dropout,
+        max_positions=config.max_positions,
+        norm_first=norm_first,
+        final_norm=final_norm,
+        activation="gelu",
+        layer_norm_eps=config.layer_norm_eps,
+        positional_encoding="learned",
+        pad_id=config.pad_id,
+    )
 
 
 def init_weights(model: nn.Module, std: float, residual_layers: int | None = None, truncate: bool = False) -> None:

@@ -18,7 +18,7 @@ one hidden symbol only from about 34 % to 39 %, ``tests/train/test_language_mode
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import torch
 from torch import Tensor
@@ -60,8 +60,8 @@ class LMBatch:
     n_tokens: int
 
     def to(self, device: torch.device | str) -> LMBatch:
-        moved = {f.name: getattr(self, f.name) for f in fields(self)}
-        return LMBatch(**{k: v.to(device) if isinstance(v, Tensor) else v for k, v in moved.items()})
+        tensors = {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Tensor)}
+        return replace(self, **{name: tensor.to(device) for name, tensor in tensors.items()})
 
     def __len__(self) -> int:
         return self.tokens.size(0)

@@ -12,7 +12,7 @@ tokens up to t (teacher forcing), and learns to say when to stop.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import torch
 from torch import Tensor
@@ -45,8 +45,8 @@ class Batch:
     n_tokens: int
 
     def to(self, device: torch.device | str) -> Batch:
-        moved = {f.name: getattr(self, f.name) for f in fields(self)}
-        return Batch(**{k: v.to(device) if isinstance(v, Tensor) else v for k, v in moved.items()})
+        tensors = {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Tensor)}
+        return replace(self, **{name: tensor.to(device) for name, tensor in tensors.items()})
 
     def __len__(self) -> int:
         return self.src.size(0)
