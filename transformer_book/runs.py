@@ -25,6 +25,7 @@ import decimal
 import enum
 import fractions
 import hashlib
+import importlib
 import inspect
 import os
 import types
@@ -46,7 +47,7 @@ from .results import file_digest
 __all__ = ["RUNS_ENV", "run_key", "run_path", "runs_folder", "trained"]
 
 RUNS_ENV = "TRANSFORMER_BOOK_RUNS"
-FORMAT = "transformer-book/run-v1"  # part of every key: files of another layout are never read
+FORMAT = "transformer-book/run-v2"  # part of every key: files of another layout are never read
 NOT_IN_KEY = ("progress",)  # how a run is shown, not what it learns
 # what the message calls a model: a task's name, or the function's without "train_" (shown through tr(name))
 RUN_NAMES = (
@@ -58,7 +59,7 @@ RUN_NAMES = (
 )
 
 
-def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[Transformer, History]:
+def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[torch.nn.Module, History]:
     """``train_fn(*args, **kwargs)``, a function that returns ``(model, history)`` such as
     :func:`~transformer.train.train_task`, trained once: the run is saved under its key (:func:`run_key`), and a
     later call with the same key loads it and says so. ``retrain=True`` trains even when the run is saved, and saves
@@ -89,6 +90,8 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
             training=model.training,
             device=str(next(model.parameters()).device),
             call=_qualified_name(train_fn),
+            model_class=_qualified_name(type(model)),
+            config_class=_qualified_name(type(model.config)),
         )
     return model, history
 
@@ -215,20 +218,36 @@ def _qualified_name(fn: Callable) -> str:
 
 
 def _check_result(train_fn: Callable, model: object, history: object) -> None:
-    if not isinstance(model, Transformer) or not isinstance(history, History):
+    """A run must be a model built from its configuration alone (``model_class(config)``, such as the package's
+    :class:`~transformer.Transformer` or the book kit's GPT and BERT) and a :class:`History`."""
+    config = getattr(model, "config", None)
+    if not isinstance(model, torch.nn.Module) or not hasattr(config, "to_dict") or not isinstance(history, History):
         raise TypeError(
-            f"{_qualified_name(train_fn)} must return (Transformer, History); got "
-            f"({type(model).__name__}, {type(history).__name__})"
+            f"{_qualified_name(train_fn)} must return (model, History), a model with a config that has to_dict() "
+            f"(a Transformer); got ({type(model).__name__}, {type(history).__name__})"
         )
 
 
-def _load(path: Path) -> tuple[Transformer, History]:
+def _load(path: Path) -> tuple[torch.nn.Module, History]:
     """The saved run: its model on the device it trained on, in the mode training left it in, and its history. The
     global random generators are left as they were (building a model draws initial weights from them)."""
-    metadata = read_checkpoint(path)["metadata"]
+    checkpoint = read_checkpoint(path)
+    metadata = checkpoint["metadata"]
     with seeded(0):
-        model = load_checkpoint(path, metadata["device"]).train(metadata["training"])
-    return model, History(**metadata["history"])
+        if metadata["model_class"] == _qualified_name(Transformer):
+            model = load_checkpoint(path, metadata["device"])
+        else:  # a model of the book kit: built from its configuration, then given the saved weights
+            config_class, model_class = (_imported(metadata[name]) for name in ("config_class", "model_class"))
+            model = model_class(config_class(**checkpoint["config"]))
+            model.load_state_dict(checkpoint["state_dict"])
+            model.to(metadata["device"])
+    return model.train(metadata["training"]), History(**metadata["history"])
+
+
+def _imported(qualified_name: str) -> type:
+    """The class a qualified name (``module.Class``) names."""
+    module, _, name = qualified_name.rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
 def _run_name(train_fn: Callable, *args, **kwargs) -> str:
