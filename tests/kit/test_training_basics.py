@@ -94,6 +94,16 @@ def test_initial_attention_scores_leave_the_global_generator_alone():
     torch.testing.assert_close(torch.rand(3), expected)
 
 
+def test_lines_figure_colours_a_group_alike_and_dashes_its_members_apart():
+    series = {name: [1.0, 2.0] for name in ("a0", "a1", "b0", "b1", "b2")}
+    fig = lines_figure(series, "x", "y", "t", groups=[0, 0, 1, 1, 1])
+    colours, dashes = [t.line.color for t in fig.data], [t.line.dash for t in fig.data]
+    assert colours[0] == colours[1] != colours[2] == colours[3] == colours[4]
+    assert dashes == ["solid", "dash", "solid", "dash", "dot"]
+    with pytest.raises(ValueError, match="one group per series"):
+        lines_figure(series, "x", "y", "t", groups=[0])
+
+
 def test_lines_figure_draws_one_line_per_series_with_the_legend_below():
     fig = lines_figure({"a": [1.0, 0.5, 0.25], "b": [1.0, 1.0, 1.0]}, "layer", "RMS", "title", log_y=True)
     assert [trace.name for trace in fig.data] == ["a", "b"] and list(fig.data[0].x) == [0, 1, 2]
