@@ -179,9 +179,9 @@ sync-url:
 # instructions trained them (TRANSFORMER_BOOK_RUNS_FROM). The trade: the Chinese pages show the English pages' trained
 # models and numbers (the message above each says which PyTorch trained it), and that these models train at Colab's
 # versions is taken from what does train there: chapter 7 trains its model again (retrain=True); chapter 7a's studies,
-# chapter 11's recorded runs, chapter 12's pitfalls and every other model trained without transformer_book.runs; and
-# make colab-core-test, whose quick tests train every task briefly. Each edition's checked outputs and asserts are
-# checked on what it shows.
+# the runs chapters 11 and 15 record as they train, chapter 12's pitfalls and every model trained without
+# transformer_book.runs; and make colab-core-test, whose quick tests train every task briefly. Each edition's checked
+# outputs and asserts are checked on what it shows.
 RUNS := $(CURDIR)/_build/runs
 
 nbval: setup

@@ -32,6 +32,7 @@ import decimal
 import enum
 import fractions
 import hashlib
+import importlib
 import inspect
 import os
 import types
@@ -54,7 +55,7 @@ __all__ = ["FROM_ENV", "RUNS_ENV", "run_key", "run_path", "runs_folder", "traine
 
 RUNS_ENV = "TRANSFORMER_BOOK_RUNS"
 FROM_ENV = "TRANSFORMER_BOOK_RUNS_FROM"  # a folder of runs trained elsewhere, loaded first where their settings match
-FORMAT = "transformer-book/run-v1"  # part of every key: files of another layout are never read
+FORMAT = "transformer-book/run-v2"  # part of every key: files of another layout are never read
 NOT_IN_KEY = ("progress",)  # how a run is shown, not what it learns
 # what the message calls a model: a task's name, or the function's without "train_" (shown through tr(name))
 RUN_NAMES = (
@@ -66,7 +67,7 @@ RUN_NAMES = (
 )
 
 
-def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[Transformer, History]:
+def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[torch.nn.Module, History]:
     """``train_fn(*args, **kwargs)``, a function that returns ``(model, history)`` such as
     :func:`~transformer.train.train_task`, trained once: the run is saved under its key (:func:`run_key`), and a
     later call with the same key loads it and says so. ``retrain=True`` trains even when the run is saved, and saves
@@ -107,6 +108,8 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
             training=model.training,
             device=str(next(model.parameters()).device),
             call=_qualified_name(train_fn),
+            model_class=_qualified_name(type(model)),
+            config_class=_qualified_name(type(model.config)),
             torch=str(torch.__version__),  # a TorchVersion is no plain str to torch.load(weights_only=True)
         )
     return model, history
@@ -243,10 +246,13 @@ def _qualified_name(fn: Callable) -> str:
 
 
 def _check_result(train_fn: Callable, model: object, history: object) -> None:
-    if not isinstance(model, Transformer) or not isinstance(history, History):
+    """A run must be a model built from its configuration alone (``model_class(config)``, such as the package's
+    :class:`~transformer.Transformer` or the book kit's GPT and BERT) and a :class:`History`."""
+    config = getattr(model, "config", None)
+    if not isinstance(model, torch.nn.Module) or not hasattr(config, "to_dict") or not isinstance(history, History):
         raise TypeError(
-            f"{_qualified_name(train_fn)} must return (Transformer, History); got "
-            f"({type(model).__name__}, {type(history).__name__})"
+            f"{_qualified_name(train_fn)} must return (model, History), a model with a config that has to_dict() "
+            f"(a Transformer); got ({type(model).__name__}, {type(history).__name__})"
         )
 
 
@@ -265,14 +271,27 @@ def _kept_run(path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def _load(path: Path) -> tuple[Transformer, History, str]:
+def _load(path: Path) -> tuple[torch.nn.Module, History, str]:
     """The saved run: its model on the device it trained on, in the mode training left it in, its history, and the
     PyTorch version it trained under. The global random generators are left as they were (building a model draws
     initial weights from them)."""
-    metadata = read_checkpoint(path)["metadata"]
+    checkpoint = read_checkpoint(path)
+    metadata = checkpoint["metadata"]
     with seeded(0):
-        model = load_checkpoint(path, metadata["device"]).train(metadata["training"])
-    return model, History(**metadata["history"]), metadata["torch"]
+        if metadata["model_class"] == _qualified_name(Transformer):
+            model = load_checkpoint(path, metadata["device"])
+        else:  # a model of the book kit: built from its configuration, then given the saved weights
+            config_class, model_class = (_imported(metadata[name]) for name in ("config_class", "model_class"))
+            model = model_class(config_class(**checkpoint["config"]))
+            model.load_state_dict(checkpoint["state_dict"])
+            model.to(metadata["device"])
+    return model.train(metadata["training"]), History(**metadata["history"]), metadata["torch"]
+
+
+def _imported(qualified_name: str) -> type:
+    """The class a qualified name (``module.Class``) names."""
+    module, _, name = qualified_name.rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
 def _run_name(train_fn: Callable, *args, **kwargs) -> str:
