@@ -30,9 +30,13 @@ APT_TOOLS := chromium npm
 CJK_FONTS := fonts-noto-cjk
 # nbval compares the cells tagged nbval-check-output with their committed outputs (the sanitizers cover ids and
 # addresses); tests/nbval_kernels.py gives each kernel Unix sockets instead of TCP ports, which two kernels starting at
-# once can collide on.
+# once can collide on. The workers take the notebooks in the order given, not pytest-xdist's own (the notebooks with
+# the most cells first, which started the longest, chapters 7a and 14, near the end while the other worker ran out of
+# work): LONGEST first (chapter 7a's training studies, 10's training, 14's training and exports: each about 100 s of
+# the English run, benchmarks/results/ci.md), then the rest, the last page first (scripts/book_toc.py).
+LONGEST := 07a_making_it_train 10_translation 14_playground
 NBVAL := $(PYTHON) -m pytest -p tests.nbval_kernels -p tests.nbval_record --nbval-lax --nbval-cell-timeout=300 \
-	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile
+	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile --no-loadscope-reorder
 # The reader's environment: made by scripts/reader_env.py from the README's local path (a fresh venv, the pip lines
 # verbatim), its kernel registered inside it as READER_KERNEL, which a client finds through JUPYTER_PATH.
 READER_VENV ?= $(CURDIR)/_build/reader-venv
@@ -48,8 +52,8 @@ PERTURBED_CPU = native=$$($(PYTHON) -c "import torch; print(torch.backends.cpu.g
 	echo "this CPU runs PyTorch with $$native; the notebooks run with $$1 instead"; \
 	export ATEN_CPU_CAPABILITY=$$1 MKL_ENABLE_INSTRUCTIONS=$$2 ONEDNN_MAX_CPU_ISA=$$3
 
-.PHONY: help setup lock sync-url vendor book clean clean-all lint format check test nbval reader-env nbval-reader browser-test lab-test \
-	colab-env nbval-colab colab-test refresh
+.PHONY: help setup lock sync-url vendor book book-en book-zh clean clean-all lint format check test nbval reader-env nbval-reader browser-test lab-test \
+	colab-env nbval-colab colab-core-test colab-test refresh
 
 help:
 	@echo "What readers and contributors run:"
@@ -74,7 +78,8 @@ help:
 	@echo "  make colab-env   _build/colab-venv: Colab's Python and packages (tests/colab/, a dated copy of Colab's list),"
 	@echo "                   then the chapters' first cell, which must install the package without moving any of them"
 	@echo "  make nbval-colab every chapter of the Chinese edition in that environment, as on Colab; compare checked"
-	@echo "                   outputs; record them in _build/recorded-zh"
+	@echo "                   outputs; record them in _build/recorded-zh (on the models nbval-reader trained)"
+	@echo "  make colab-core-test  make check's tests of the core and the training wing at Colab's Python and torch"
 	@echo "  make lab-test    the chapters' live explorers in JupyterLab, from the reader's environment"
 	@echo "  make colab-test  the explorers in the classic Notebook 6.5 with ipywidgets 7.7, from the Colab-like one"
 	@echo "  make browser-test  the built books in headless Chromium"
@@ -125,13 +130,18 @@ vendor:
 # published under zh/ of the site (its chapters' outputs from make nbval-colab's recording, where there is one). Its
 # pages load the English site's vendored assets (../_static/vendor/ from zh/): the site holds one copy, and the Chinese
 # build none (book/_ext/static_book/vendor.py).
+# Each edition builds alone too (book-en, book-zh): make test builds the English one while the Chinese chapters run.
 ZH_BUILD := _build/zh/_build
-book: setup vendor
+book: book-en book-zh
+
+book-en: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS)
 	$(STATIC) $(JUPYTER_BOOK) build . -W -n --keep-going
+
+book-zh: setup vendor
 	$(STATIC) $(PYTHON) scripts/execute_notebooks.py --jobs $(JOBS) --edition zh
 	$(STATIC) $(JUPYTER_BOOK) build zh --path-output _build/zh -W -n --keep-going
-	rm -rf _build/html/zh && cp -r $(ZH_BUILD)/html _build/html/zh
+	rm -rf _build/html/zh && mkdir -p _build/html && cp -r $(ZH_BUILD)/html _build/html/zh
 
 clean:
 	rm -rf _build
@@ -162,12 +172,21 @@ sync-url:
 
 # The runs the chapters train (transformer_book.runs: a later chapter loads the model an earlier one trained with the
 # same settings) go to a folder of each notebook run's own, made afresh: within a run each model trains once, and no
-# run reuses what an earlier one trained (nor what a reader's own runs keep in ~/.cache).
+# run reuses what a reader's own runs keep in ~/.cache. One exception spares make test about 110 s of training, a third
+# of the Chinese run's: the Chinese chapters at Colab's versions (make nbval-colab) load the runs that the English
+# chapters trained in the reader's environment (make nbval-reader, which make test runs first; alone, whatever it last
+# left) wherever their settings match, the package's source among them, though another PyTorch and other CPU
+# instructions trained them (TRANSFORMER_BOOK_RUNS_FROM). The trade: the Chinese pages show the English pages' trained
+# models and numbers (the message above each says which PyTorch trained it), and that these models train at Colab's
+# versions is taken from what does train there: chapter 7 trains its model again (retrain=True); chapter 7a's studies,
+# the runs chapters 11 and 15 record as they train, chapter 12's pitfalls and every model trained without
+# transformer_book.runs; and make colab-core-test, whose quick tests train every task briefly. Each edition's checked
+# outputs and asserts are checked on what it shows.
 RUNS := $(CURDIR)/_build/runs
 
 nbval: setup
 	rm -rf $(RUNS)/nbval
-	env -u TRANSFORMER_BOOK_STATIC TRANSFORMER_BOOK_RUNS=$(RUNS)/nbval $(NBVAL) --nbval-current-env book/
+	env -u TRANSFORMER_BOOK_STATIC TRANSFORMER_BOOK_RUNS=$(RUNS)/nbval $(NBVAL) --nbval-current-env $$($(PYTHON) scripts/book_toc.py . --last-first --first $(LONGEST))
 
 # Made again only when the README's commands, pyproject.toml or constraints.txt change (the script checks). For any
 # check that must run where a reader runs: $(READER_VENV)/bin/jupyter lab serves the chapters with that kernel, as
@@ -187,7 +206,7 @@ nbval-reader: setup reader-env
 	@$(PERTURBED_CPU); \
 	env -u TRANSFORMER_BOOK_STATIC $(READER) TRANSFORMER_BOOK_RECORD=$(RECORDED) TRANSFORMER_BOOK_RUNS=$(RUNS)/reader \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/_build/html/_static/playground \
-		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) $$($(PYTHON) scripts/book_toc.py . --last-first) \
+		$(NBVAL) --nbval-kernel-name $(READER_KERNEL) $$($(PYTHON) scripts/book_toc.py . --last-first --first $(LONGEST)) \
 		tests/notebooks/test_first_cells.py
 
 browser-test:
@@ -208,9 +227,22 @@ RECORDED_ZH := $(CURDIR)/_build/recorded-zh
 nbval-colab: colab-env
 	rm -rf $(RECORDED_ZH) $(RUNS)/colab
 	env -u TRANSFORMER_BOOK_STATIC $(COLAB) TRANSFORMER_BOOK_RECORD=$(RECORDED_ZH) TRANSFORMER_BOOK_STRICT_LANGUAGE=1 \
-		TRANSFORMER_BOOK_RUNS=$(RUNS)/colab \
+		TRANSFORMER_BOOK_RUNS=$(RUNS)/colab TRANSFORMER_BOOK_RUNS_FROM=$(RUNS)/reader \
 		TRANSFORMER_BOOK_PLAYGROUND=$(CURDIR)/$(ZH_BUILD)/html/_static/playground \
-		$(NBVAL) --nbval-kernel-name transformer-colab $$($(PYTHON) scripts/book_toc.py zh --last-first)
+		$(NBVAL) --nbval-kernel-name transformer-colab $$($(PYTHON) scripts/book_toc.py zh --last-first --first $(LONGEST))
+
+# The core's and the training wing's quick tests (make check's) at Colab's versions of Python and torch: the Chinese
+# chapters load most of the models the English ones trained (RUNS), and these train every task's small model there.
+# pytest comes at Colab's version (its list has it) and hypothesis at ours, into a folder beside the environment that
+# only this command puts on the path: the environment itself stays as Colab ships it.
+COLAB_TEST_TOOLS := $(CURDIR)/_build/colab-test-tools
+colab-core-test: colab-env
+	@pins="$$(grep -ihE '^(pytest|pluggy|iniconfig)==' tests/colab/pip-freeze.txt | tr '\n' ' ')$$(grep -ihE \
+		'^(hypothesis|sortedcontainers)==' constraints.txt | tr '\n' ' ')"; \
+	if [ "$$(cat $(COLAB_TEST_TOOLS)/.pins 2>/dev/null)" != "$$pins" ]; then rm -rf $(COLAB_TEST_TOOLS) && \
+		$(COLAB_VENV)/bin/python -m pip install -q --no-deps --target $(COLAB_TEST_TOOLS) $$pins && \
+		echo "$$pins" > $(COLAB_TEST_TOOLS)/.pins; fi
+	PYTHONPATH=$(COLAB_TEST_TOOLS) $(COLAB_VENV)/bin/python -m pytest tests/core tests/train -m "core and not slow" -q
 
 # The explorers in the classic Notebook 6.5 with ipywidgets 7.7, from that environment: the open front end closest to
 # Colab's (tests/notebooks/test_notebook_classic.py says why and how).
@@ -224,16 +256,18 @@ lab-test: setup reader-env
 # `make check` first (lint, the quick core tests; the reader's environment is made meanwhile: pip mostly waits on the
 # disk and the network), then the chapters, once, in that environment, which also gives the static book its outputs
 # (the book's JavaScript is fetched meanwhile, and the Colab-like environment made: it mostly waits on pip's downloads
-# and the disk; each target's output is printed when it ends); then the Chinese chapters at Colab's versions, which
-# give the Chinese book its outputs; both books built from them; then every other test: the slow core ones and the
+# and the disk; each target's output is printed when it ends); then the Chinese chapters at Colab's versions, on the
+# models the English chapters trained (RUNS says why), which give the Chinese book its outputs, while the English book
+# is built (the two kernels leave a core idle now and then, above all as the last chapters end), and then the quick
+# tests run at Colab's versions; the Chinese book built; then every other test: the slow core ones and the
 # book's (among them the built sites in a browser, the explorers in JupyterLab, which runs from the reader's
 # environment, and in the classic Notebook from the Colab-like one). That last stage hands out modules whole, but for the
 # browser's page checks, one test at a time (--dist loadscope: tests/conftest.py says why).
 test:
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
-	$(MAKE) --no-print-directory nbval-colab
-	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target nbval-colab book-en colab-core-test
+	$(MAKE) --no-print-directory book-zh
 	rm -rf $(RUNS)/tests
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) TRANSFORMER_BOOK_RUNS=$(RUNS)/tests \
 		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadscope

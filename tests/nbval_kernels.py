@@ -11,8 +11,10 @@ cell ("Timeout of 5 seconds exceeded waiting for output") if five seconds pass w
 other work, a kernel that has just finished minutes of training (chapter 10) was seen to take longer than that to send
 them; ``OUTPUT_TIMEOUT`` gives it a minute. The cell's own time limit (``--nbval-cell-timeout``) is unchanged.
 
-The notebooks run last chapter first (other tests before them), each in its own order: the later chapters train
-models and take longest, so with two workers none of them starts near the end while the other worker has run out.
+The notebooks run in the order the command line gives them (pytest's), each in its own order: the Makefile's runs give
+the longest first (``scripts/book_toc.py --first``), so that with two workers none of them starts near the end while
+the other worker has run out (with ``--no-loadscope-reorder``: pytest-xdist's own order puts the files with the most
+tests first).
 
     python -m pytest -p tests.nbval_kernels --nbval-lax book/
 """
@@ -57,9 +59,3 @@ def _patient_init(init):
 def pytest_configure(config) -> None:
     nbval.kernel.KernelManager = IPCKernelManager  # nbval.kernel.start_new_kernel builds its manager from this name
     nbval.plugin.IPyNbCell.__init__ = _patient_init(nbval.plugin.IPyNbCell.__init__)
-
-
-def pytest_collection_modifyitems(items: list) -> None:
-    notebooks = sorted({item.path for item in items if item.path.suffix == ".ipynb"}, reverse=True)
-    rank = {path: number for number, path in enumerate(notebooks)}
-    items.sort(key=lambda item: rank.get(item.path, -1))  # a stable sort: each notebook's cells keep their order

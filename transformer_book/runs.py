@@ -15,6 +15,13 @@ deterministic given these (:func:`transformer.utils.seeded`), so a loaded run is
 The files go to ``TRANSFORMER_BOOK_RUNS`` if set, else ``$XDG_CACHE_HOME/transformer-interactive/runs`` (by default
 ``~/.cache/...``); delete a file, or the folder, to train again. Writes are atomic, and two processes that need the
 same run at once (two notebooks) train it once: the second waits for the first and loads its file.
+
+A file's name is the key in two parts, ``<settings>-<where>.pt``: what the run is (the function, its arguments, the
+package's source) and where it trained (PyTorch's version, the machine). ``TRANSFORMER_BOOK_RUNS_FROM``, a folder of
+runs trained elsewhere, is looked in first: a run there with the same settings, under any PyTorch and on any machine
+(the first trained, when there are several), is loaded, and the message names its PyTorch. The same model to within
+rounding, where training again would only repeat what that run showed: the book's tests run the Chinese chapters at
+Colab's versions that way, on the models the English chapters trained.
 """
 
 from __future__ import annotations
@@ -44,9 +51,10 @@ from transformer.utils import seeded, select_device
 from .i18n import tr, translatable
 from .results import file_digest
 
-__all__ = ["RUNS_ENV", "run_key", "run_path", "runs_folder", "trained"]
+__all__ = ["FROM_ENV", "RUNS_ENV", "run_key", "run_path", "runs_folder", "trained"]
 
 RUNS_ENV = "TRANSFORMER_BOOK_RUNS"
+FROM_ENV = "TRANSFORMER_BOOK_RUNS_FROM"  # a folder of runs trained elsewhere, loaded first where their settings match
 FORMAT = "transformer-book/run-v2"  # part of every key: files of another layout are never read
 NOT_IN_KEY = ("progress",)  # how a run is shown, not what it learns
 # what the message calls a model: a task's name, or the function's without "train_" (shown through tr(name))
@@ -71,15 +79,25 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
     path = run_path(train_fn, *args, **kwargs)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _only_one_trainer(path):
-        if path.is_file() and not retrain:
-            model, history = _load(path)
-            print(
-                tr(
+        kept = None if retrain else _kept_run(path)
+        if kept is not None:
+            model, history, trained_with = _load(kept)
+            name, shown = _run_name(train_fn, *args, **kwargs), _shown(kept)
+            if kept == path:
+                said = tr(
                     "loaded the {name} model trained earlier with these settings ({path}; delete it to train again)",
-                    name=_run_name(train_fn, *args, **kwargs),
-                    path=_shown(path),
+                    name=name,
+                    path=shown,
                 )
-            )
+            else:  # from TRANSFORMER_BOOK_RUNS_FROM
+                said = tr(
+                    "loaded the {name} model trained earlier with these settings under PyTorch {torch} ({path}; "
+                    "delete it to train again)",
+                    name=name,
+                    torch=trained_with,
+                    path=shown,
+                )
+            print(said)
             return model, history
         model, history = train_fn(*args, **kwargs)
         _check_result(train_fn, model, history)
@@ -92,6 +110,7 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
             call=_qualified_name(train_fn),
             model_class=_qualified_name(type(model)),
             config_class=_qualified_name(type(model.config)),
+            torch=str(torch.__version__),  # a TorchVersion is no plain str to torch.load(weights_only=True)
         )
     return model, history
 
@@ -113,16 +132,25 @@ def runs_folder() -> Path:
 
 
 def run_key(train_fn: Callable, *args, **kwargs) -> str:
-    """16 hex digits that change whenever the run of ``train_fn(*args, **kwargs)`` could: the function, its arguments
-    as it binds them (defaults filled in, ``progress`` left out), the ``transformer`` package's source, the PyTorch
-    version and the machine it trains on (:func:`_machine`). Equal on every process and machine where these are."""
+    """``<settings>-<where>``, which changes whenever the run of ``train_fn(*args, **kwargs)`` could: 16 hex digits of
+    the function, its arguments as it binds them (defaults filled in, ``progress`` left out) and the ``transformer``
+    package's source, then 8 of the PyTorch version and the machine it trains on (:func:`_machine`). Equal on every
+    process and machine where these are."""
+    return f"{_settings_key(train_fn, *args, **kwargs)}-{_where_key()}"
+
+
+def _where_key() -> str:
+    return hashlib.sha256(f"{torch.__version__}\0{_machine()}".encode()).hexdigest()[:8]
+
+
+def _settings_key(train_fn: Callable, *args, **kwargs) -> str:
     try:
         bound = inspect.signature(train_fn).bind(*args, **kwargs)
     except TypeError as error:
         raise TypeError(f"{_qualified_name(train_fn)} cannot be called with these arguments: {error}") from None
     bound.apply_defaults()
     digest = hashlib.sha256()
-    for part in (FORMAT, _function_identity(train_fn), package_source(), torch.__version__, _machine()):
+    for part in (FORMAT, _function_identity(train_fn), package_source()):
         digest.update(f"{part}\0".encode())
     for name, value in bound.arguments.items():
         if name not in NOT_IN_KEY:
@@ -228,9 +256,25 @@ def _check_result(train_fn: Callable, model: object, history: object) -> None:
         )
 
 
-def _load(path: Path) -> tuple[torch.nn.Module, History]:
-    """The saved run: its model on the device it trained on, in the mode training left it in, and its history. The
-    global random generators are left as they were (building a model draws initial weights from them)."""
+def _kept_run(path: Path) -> Path | None:
+    """The saved run to load instead of training the run of ``path``: the first trained (the oldest file) of the runs
+    with its settings in ``TRANSFORMER_BOOK_RUNS_FROM``, wherever they trained, else ``path`` itself; None when there
+    is neither."""
+    elsewhere = os.environ.get(FROM_ENV, "").strip()
+    if elsewhere:
+        settings = path.name.split("-")[0]
+        found = sorted(
+            Path(elsewhere).expanduser().glob(f"{settings}-*.pt"), key=lambda p: (p.stat().st_mtime_ns, p.name)
+        )
+        if found:
+            return found[0]
+    return path if path.is_file() else None
+
+
+def _load(path: Path) -> tuple[torch.nn.Module, History, str]:
+    """The saved run: its model on the device it trained on, in the mode training left it in, its history, and the
+    PyTorch version it trained under. The global random generators are left as they were (building a model draws
+    initial weights from them)."""
     checkpoint = read_checkpoint(path)
     metadata = checkpoint["metadata"]
     with seeded(0):
@@ -241,7 +285,7 @@ def _load(path: Path) -> tuple[torch.nn.Module, History]:
             model = model_class(config_class(**checkpoint["config"]))
             model.load_state_dict(checkpoint["state_dict"])
             model.to(metadata["device"])
-    return model.train(metadata["training"]), History(**metadata["history"])
+    return model.train(metadata["training"]), History(**metadata["history"]), metadata["torch"]
 
 
 def _imported(qualified_name: str) -> type:

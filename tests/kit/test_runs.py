@@ -147,6 +147,40 @@ def test_retrain_trains_even_when_the_run_is_kept_and_keeps_the_new_one(capsys):
     assert len(CALLS) == 2 and loaded_history == history  # its timings are the second run's
 
 
+def test_a_run_trained_elsewhere_is_loaded_from_the_folder_named_for_it_the_first_trained_of_them(
+    tmp_path, folder, monkeypatch, capsys
+):
+    """TRANSFORMER_BOOK_RUNS_FROM: a run there with the same settings, trained under another PyTorch or on another
+    machine, is loaded (the oldest, when there are several) and the message names its PyTorch; another setting, or no
+    such folder, trains here."""
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv(runs.RUNS_ENV, str(elsewhere))
+    _, here_history = trained(counted_training, TASK, TINY, RunConfig(seed=1, device="cpu"))  # this machine's run
+    here = run_path(counted_training, TASK, TINY, RunConfig(seed=1, device="cpu"))
+    monkeypatch.setattr(runs, "_machine", lambda: "cpu another-machine")
+    monkeypatch.setattr(runs.torch, "__version__", "2.99.0")
+    _, first_history = trained(counted_training, TASK, TINY, RunConfig(seed=1, device="cpu"))
+    first = run_path(counted_training, TASK, TINY, RunConfig(seed=1, device="cpu"))
+    monkeypatch.undo()
+    assert first != here and first.name.split("-")[0] == here.name.split("-")[0] and len(CALLS) == 2
+    os.utime(first, ns=(here.stat().st_mtime_ns - 10**9,) * 2)  # trained first
+    monkeypatch.setenv(runs.RUNS_ENV, str(folder))
+    capsys.readouterr()
+
+    _, history = trained(counted_training, TASK, TINY, RunConfig(seed=1, device="cpu"))  # no folder named: trains
+    assert len(CALLS) == 3 and "loaded" not in capsys.readouterr().out
+
+    monkeypatch.setenv(runs.FROM_ENV, str(elsewhere))
+    _, loaded_history = trained(counted_training, TASK, TINY, RunConfig(seed=1, device="cpu"))
+    assert len(CALLS) == 3 and loaded_history == first_history != here_history  # the first trained: its timings
+    said = capsys.readouterr().out
+    assert "loaded the copy model trained earlier with these settings under PyTorch 2.99.0" in said, said
+    trained(counted_training, TASK, TINY, RunConfig(seed=2, device="cpu"))  # other settings: trained here
+    assert len(CALLS) == 4 and not list(
+        elsewhere.glob(f"{run_key(counted_training, TASK, TINY, RunConfig(seed=2, device='cpu'))}*")
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Data:
     """Stands in for the dates and translation data: a dataclass of lists, a set, dates and a vocabulary."""
@@ -251,7 +285,7 @@ def test_two_processes_asking_for_one_run_at_once_train_it_once_and_get_the_same
     assert results[0] == results[1]
     said = "\n".join(out)
     assert "waiting for another process that is training the same model" in said and "loaded the copy model" in said
-    assert [p.suffix for p in sorted(folder.iterdir())] == [".lock", ".pt"]  # no temporary file left behind
+    assert sorted(p.suffix for p in folder.iterdir()) == [".lock", ".pt"]  # no temporary file left behind
 
 
 def test_the_folder_is_the_environment_s_else_the_user_cache(monkeypatch, tmp_path, folder):
