@@ -33,8 +33,9 @@ CJK_FONTS := fonts-noto-cjk
 # once can collide on. The workers take the notebooks in the order given, not pytest-xdist's own (the notebooks with
 # the most cells first, which started the longest, chapters 7a and 14, near the end while the other worker ran out of
 # work): LONGEST first (chapter 7a's training studies, 10's training, 14's training and exports: each about 100 s of
-# the English run, benchmarks/results/ci.md), then the rest, the last page first (scripts/book_toc.py).
-LONGEST := 07a_making_it_train 10_translation 14_playground
+# the English run, benchmarks/results/ci.md; 15's eight small runs, about 80 s), then the rest, the last page first
+# (scripts/book_toc.py).
+LONGEST := 07a_making_it_train 10_translation 14_playground 15_gpt_and_bert
 NBVAL := $(PYTHON) -m pytest -p tests.nbval_kernels -p tests.nbval_record --nbval-lax --nbval-cell-timeout=300 \
 	--nbval-sanitize-with tests/nbval_sanitize.cfg -n $(JOBS) --dist loadfile --no-loadscope-reorder
 # The reader's environment: made by scripts/reader_env.py from the README's local path (a fresh venv, the pip lines
