@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.export import Dim
 
 from transformer.checks import (
     check_bool,
@@ -41,11 +43,17 @@ from transformer.checks import (
     input_checks,
 )
 from transformer.config import TransformerConfig
+from transformer.decoding import check_sampling, sample_next
 from transformer.embeddings import LearnedPositionalEncoding, TokenEmbedding
+from transformer.export import export_graph
 from transformer.masks import causal_mask, padding_mask
 from transformer.model import Encoder
 from transformer.tokens import EOS_ID, PAD_ID
-from transformer.utils import eval_mode
+from transformer.train import History, RunConfig, TrainConfig
+from transformer.train.progress import Progress
+from transformer.train.recipes import train_decoder_only
+from transformer.train.tasks import DEFAULT_VOCAB_SIZE, TaskConfig
+from transformer.utils import eval_mode, seeded
 
 from .i18n import translatable
 
@@ -263,23 +271,108 @@ class GPT(OneStackModel):
         return self.lm_head(x)  # (B, T, V)
 
     @torch.no_grad()
-    def generate(self, prompt: Tensor, max_new_tokens: int, eos_id: int = EOS_ID) -> Tensor:
-        """Greedy continuation of ``prompt (B, T0)`` (rows of one length, no padding): ``(B, <= max_new_tokens)``,
-        each row up to and with its ``eos_id``, then ``pad_id``. Each step reads the whole row again (no cache)."""
+    def generate(
+        self,
+        prompt: Tensor,
+        max_new_tokens: int,
+        eos_id: int = EOS_ID,
+        temperature: float | None = None,
+        top_k: int | None = None,
+        rng: torch.Generator | None = None,
+    ) -> Tensor:
+        """Continue ``prompt (B, T0)`` (rows of one length, no padding): ``(B, <= max_new_tokens)``, each row up to
+        and with its ``eos_id``, then ``pad_id``. Greedy (the most probable token) unless ``temperature``, ``top_k``
+        or ``rng`` is given: then each token is drawn by :func:`transformer.decoding.sample_next`, as
+        :func:`~transformer.decoding.sample_decode` draws them (``temperature`` 1 if not given). Each step reads the
+        whole row again (no cache)."""
         check_int("max_new_tokens", max_new_tokens, minimum=1)
+        sampling = temperature is not None or top_k is not None or rng is not None
+        temperature = 1.0 if temperature is None else temperature
+        if sampling:
+            check_sampling(temperature, top_k, rng, self.config.vocab_size)
         if checking_inputs():
             self._check_inputs(prompt, None)
             check_length("prompt + max_new_tokens", prompt.size(1) + max_new_tokens, self.config.max_positions)
         tokens, finished, new = prompt, torch.zeros(len(prompt), dtype=torch.bool, device=prompt.device), []
         with eval_mode(self), input_checks(enabled=False):  # checked above; the chosen ids are valid
             for _ in range(max_new_tokens):
-                next_tokens = self(tokens)[:, -1].argmax(dim=-1).masked_fill(finished, self.config.pad_id)  # (B,)
+                logits = self(tokens)[:, -1]  # (B, V): the next token's scores
+                chosen = sample_next(logits, temperature, top_k, rng) if sampling else logits.argmax(dim=-1)  # (B,)
+                next_tokens = chosen.masked_fill(finished, self.config.pad_id)  # (B,)
                 new.append(next_tokens)
                 finished |= next_tokens == eos_id
                 if finished.all():
                     break
                 tokens = torch.cat([tokens, next_tokens[:, None]], dim=1)  # (B, T + 1)
         return torch.stack(new, dim=1)  # (B, L)
+
+
+def small_gpt_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> GPTConfig:
+    """A GPT the size of the book's small encoder-decoder model (:func:`~transformer.train.recipes.small_model_config`:
+    width 32, 2 heads, d_ff 128, no dropout, 64 positions, the package's initial weights) with its 2 + 2 layers as
+    one stack of 4: a few thousand parameters fewer than it, as it has no cross-attention."""
+    values = dict(
+        vocab_size=vocab_size, max_positions=64, d_model=32, n_heads=2, d_ff=128, n_layers=4, dropout=0.0, init_std=None
+    )
+    return GPTConfig(**{**values, **overrides})
+
+
+def train_gpt(
+    data: TaskConfig | str = "copy",
+    config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    model_config: GPTConfig | None = None,
+    progress: Progress = True,
+) -> tuple[GPT, History]:
+    """Build a :class:`GPT` of ``model_config`` (default: :func:`small_gpt_config` for the task's vocabulary; its
+    initial weights drawn with ``run.seed``) and train it on the synthetic task ``data`` written as one row
+    (:func:`~transformer.train.recipes.train_decoder_only`) with ``config``: what
+    :func:`~transformer.train.recipes.train_task` is to the encoder-decoder model, in the same order of arguments, and
+    what :func:`transformer_book.runs.trained` keeps. Returns the trained model and its :class:`History`."""
+    data = TaskConfig(data) if isinstance(data, str) else data
+    run = run or RunConfig()
+    with seeded(run.seed):
+        model = GPT(model_config or small_gpt_config(data.vocab_size))
+    return model, train_decoder_only(model, data, config, run, progress)
+
+
+class GPTGraph(nn.Module):
+    """``model`` as one graph for export: ``tokens (B, T)`` in (right-padded rows allowed), the logits of every
+    position ``(B, T, V)`` and every layer's attention maps ``(L, B, H, T, T)`` (taken before dropout) out."""
+
+    def __init__(self, model: GPT):
+        super().__init__()
+        self.model = model
+        self.train(model.training)
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        model = self.model
+        x, maps = model.blocks(model.embed(tokens), model.attention_mask(tokens, None), need_weights=True)
+        return model.lm_head(x), torch.stack(maps)  # (B, T, V), (L, B, H, T, T)
+
+
+def export_gpt_onnx(model: GPT, folder: str | Path) -> Path:
+    """Write ``gpt.onnx`` (:class:`GPTGraph`: inputs ``tokens``; outputs ``logits``, ``attention``) into ``folder``
+    (created if needed) with :func:`transformer.export.export_graph`, as :func:`transformer.export.export_onnx`
+    writes the encoder-decoder's graphs: batch and length dynamic (up to ``max_positions``), in evaluation mode, on
+    the model's device and dtype. Returns its path."""
+    if not isinstance(model, GPT):
+        raise TypeError(f"model must be a GPT; got {type(model).__name__}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokens = torch.full((2, 5), model.config.pad_id + 1, device=next(model.parameters()).device)  # any valid ids
+    length = Dim("length", min=1, max=model.config.max_positions)
+    path = folder / "gpt.onnx"
+    with eval_mode(model), torch.no_grad():
+        export_graph(
+            GPTGraph(model),
+            (tokens,),
+            path,
+            inputs=["tokens"],
+            outputs=["logits", "attention"],
+            dynamic_shapes={"tokens": {0: Dim("batch", min=1, max=1024), 1: length}},
+        )
+    return path
 
 
 class BERTEmbeddings(nn.Module):

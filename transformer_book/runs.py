@@ -40,6 +40,7 @@ from transformer.checkpoint import read_checkpoint
 from transformer.train import History
 from transformer.utils import seeded, select_device
 
+from .descendants import GPT, GPTConfig
 from .i18n import tr, translatable
 from .results import file_digest
 
@@ -58,11 +59,11 @@ RUN_NAMES = (
 )
 
 
-def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[Transformer, History]:
+def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[Transformer | GPT, History]:
     """``train_fn(*args, **kwargs)``, a function that returns ``(model, history)`` such as
-    :func:`~transformer.train.train_task`, trained once: the run is saved under its key (:func:`run_key`), and a
-    later call with the same key loads it and says so. ``retrain=True`` trains even when the run is saved, and saves
-    this one."""
+    :func:`~transformer.train.train_task` or :func:`~transformer_book.descendants.train_gpt`, trained once: the run
+    is saved under its key (:func:`run_key`), and a later call with the same key loads it and says so.
+    ``retrain=True`` trains even when the run is saved, and saves this one."""
     if not callable(train_fn):
         raise TypeError(f"train_fn must be a function that trains and returns (model, history); got {train_fn!r}")
     if not isinstance(retrain, bool):
@@ -89,6 +90,7 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
             training=model.training,
             device=str(next(model.parameters()).device),
             call=_qualified_name(train_fn),
+            architecture=type(model).__name__,
         )
     return model, history
 
@@ -215,20 +217,26 @@ def _qualified_name(fn: Callable) -> str:
 
 
 def _check_result(train_fn: Callable, model: object, history: object) -> None:
-    if not isinstance(model, Transformer) or not isinstance(history, History):
+    if not isinstance(model, (Transformer, GPT)) or not isinstance(history, History):
         raise TypeError(
-            f"{_qualified_name(train_fn)} must return (Transformer, History); got "
+            f"{_qualified_name(train_fn)} must return (Transformer, History) or (GPT, History); got "
             f"({type(model).__name__}, {type(history).__name__})"
         )
 
 
-def _load(path: Path) -> tuple[Transformer, History]:
+def _load(path: Path) -> tuple[Transformer | GPT, History]:
     """The saved run: its model on the device it trained on, in the mode training left it in, and its history. The
     global random generators are left as they were (building a model draws initial weights from them)."""
-    metadata = read_checkpoint(path)["metadata"]
+    checkpoint = read_checkpoint(path)
+    metadata = checkpoint["metadata"]
     with seeded(0):
-        model = load_checkpoint(path, metadata["device"]).train(metadata["training"])
-    return model, History(**metadata["history"])
+        if metadata.get("architecture") == "GPT":  # the decoder-only model of transformer_book.descendants
+            model = GPT(GPTConfig(**checkpoint["config"]))
+            model.load_state_dict(checkpoint["state_dict"])
+            model.to(metadata["device"])
+        else:
+            model = load_checkpoint(path, metadata["device"])
+    return model.train(metadata["training"]), History(**metadata["history"])
 
 
 def _run_name(train_fn: Callable, *args, **kwargs) -> str:
