@@ -41,7 +41,8 @@
   // The one kind of attention of a decoder-only model: its stack's, under the causal mask.
   const STACK_NAME = translatable("masked self-attention");
   function kindName(info, kind) {
-    return tr(Engine.isDecoderOnly(info) ? STACK_NAME : KIND_NAMES[kind]);
+    const name = Engine.isDecoderOnly(info) ? STACK_NAME : KIND_NAMES[kind];
+    return tr(name);
   }
   // How many of the most probable next tokens the bars show.
   const NEXT_BARS = 8;
@@ -507,7 +508,8 @@
       const info = modelInfo();
       examples.replaceChildren(...info.examples.map((text) => new Option(text, text)));
       source.value = info.examples[0];
-      source.placeholder = tr(Engine.isDecoderOnly(info) ? PREFIX_PLACEHOLDER : PLACEHOLDERS[info.input]);
+      const placeholder = Engine.isDecoderOnly(info) ? PREFIX_PLACEHOLDER : PLACEHOLDERS[info.input];
+      source.placeholder = tr(placeholder);
     }
 
     function fillSwitches() {
@@ -626,8 +628,9 @@
       const field = {padding, temperature, "top-k": topK, seed}[err.field] || source;
       field.setAttribute("aria-invalid", "true");
       const reason = err.template ? tr(err.template, err.values) : err.message;
-      const where = {padding: "Padding: {reason}.", temperature: "Temperature: {reason}.", "top-k": "Top-k: {reason}.",
-        seed: "Seed: {reason}."}[err.field] || (isLM() ? "Prefix: {reason}." : "Source: {reason}.");
+      const where = {padding: translatable("Padding: {reason}."), temperature: translatable("Temperature: {reason}."),
+        "top-k": translatable("Top-k: {reason}."), seed: translatable("Seed: {reason}.")}[err.field]
+        || (isLM() ? translatable("Prefix: {reason}.") : translatable("Source: {reason}."));
       status.textContent = tr(where, {reason});
     }
 
