@@ -768,9 +768,20 @@
 
     // A decoder-only model's turn: "greedy" (its continuation), "sample" (drawn with the seed, which then moves on by
     // one, so that pressing again draws another) or "step" (one greedy token, added to the prefix).
+    // A greedy continuation asked for again, while it is being decoded or shown, is not made again (choosing the model
+    // and pressing the button at once); a sample (a new seed each time) and a step (a longer prefix) always are.
     function continueLM(action) {
+      const request = JSON.stringify([currentInput(), action]);
+      if (action === "greedy" && request === pending) return queue;
+      if (action === "greedy" && !pending && shownResult && request === shownResult.request) {
+        status.textContent = tr("Decoded already: the result below is for this input.");
+        return queue;
+      }
       const mine = ++generation, asked = performance.now();
-      queue = queue.then(() => (mine === generation ? continueInput(action, asked) : undefined));
+      pending = request;
+      queue = queue.then(() => (mine === generation ? continueInput(action, asked) : undefined)).finally(() => {
+        if (mine === generation) pending = null;
+      });
       return queue;
     }
 
@@ -821,7 +832,7 @@
     // A decoder-only model's result: its continuation, the bars of the next token after the prefix, the steps, the maps.
     async function showLM(r, info, input, asked, action) {
       const masks = Engine.allHeads(info);
-      shownResult = {r: {...r, probs: r.drawnFrom}, masks, info, input, request: input};
+      shownResult = {r: {...r, probs: r.drawnFrom}, masks, info, input, request: JSON.stringify([input, action])};
       result.hidden = false;
       staleNote.hidden = true;
       result.removeAttribute("data-stale");
