@@ -169,8 +169,9 @@
     const columns = stepColumns(r, V, Math.floor(plotWidth / COLUMN_PITCH));
     const some = columns.length < V
       ? tr(", for the {n} most probable of the {V} tokens", {n: columns.length, V: V.toLocaleString("en-US")}) : "";
-    box.querySelector(".playground-figure-title").textContent = (r.beam
-      ? tr("Next-token probabilities along the returned hypothesis") : tr("Next-token probabilities")) + some;
+    const title = r.beam ? tr("Next-token probabilities along the returned hypothesis")
+      : r.prefix ? tr("Next-token probabilities at each step of the continuation") : tr("Next-token probabilities");
+    box.querySelector(".playground-figure-title").textContent = title + some;
     const cut = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
     const labels = cut.map((label, i) => (cut.indexOf(label) === i ? label : `${label} (${columns[i]})`));
     const names = columns.map((id) => shown(info.tgt_vocab[id]));
@@ -807,6 +808,8 @@
         return;
       }
       [source, temperature, topK, seed].forEach((field) => field.removeAttribute("aria-invalid"));
+      [tokensLine, domainNote].forEach((line) => { line.textContent = ""; }); // an encoder-decoder model's, if shown
+      delete tokensLine.dataset.ids;
       root.dataset.state = "decoding";
       status.textContent = playground.isLoaded(name) ? tr("Decoding…")
         : tr("Decoding once the {model} model is loaded…", {model: label(info)});

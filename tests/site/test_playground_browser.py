@@ -114,10 +114,12 @@ def graphs(name: str) -> list[str]:
 
 def decode_each_way(page: object, name: str) -> Iterator[str]:
     """Choose the model ``name`` and show its results one way after the other, yielding what each is: greedy and a
-    beam of 4 for an encoder-decoder model, greedy and sampled (temperature 1.5, top-k 3) for a decoder-only one."""
+    beam of 4 for an encoder-decoder model, greedy and sampled (temperature 1.5, top-k 3) for a decoder-only one (the
+    tokens line of a text model shown before it gone)."""
     if page.input_value(f"{ROOT} .playground-model") != name:
         decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
     if decoder_only(name):
+        assert page.text_content(f"{ROOT} .playground-tokens") == "", "the model before's tokens line is left"
         yield "greedy"
         page.fill(f"{ROOT} .playground-temperature", "1.5")
         page.fill(f"{ROOT} .playground-top-k", "3")
@@ -697,12 +699,12 @@ def test_everything_fits_the_screen_and_no_figure_text_overlaps(
     reader: Callable[..., PageRun], size: str, edition: str
 ) -> None:
     """Greedy and a beam of 4 for each model (greedy and sampled for the decoder-only one), at a phone's and a
-    laptop's width, in both editions (Chinese labels are wider), in light colours and in dark: every row and column of every heatmap labelled (plotly thinned the next-token
-    probabilities' 18-24 columns to every 2nd or 3rd token on a phone), no text of a figure over another or outside
-    its figure (``figure_text.js``), no control or figure past the column or the screen, and the playground as wide in
-    dark as in light (the dark theme's frame around outputs, with its padding, is not drawn around it); with
-    ``BOOK_FIGURE_SHOTS``, each state saved as a PNG. The translator's maps are its cross-attention's: German rows over
-    English columns."""
+    laptop's width, in both editions (Chinese labels are wider), in light colours and in dark: every row and column
+    of every heatmap labelled (plotly thinned the next-token probabilities' 18-24 columns to every 2nd or 3rd token
+    on a phone), no text of a figure over another or outside its figure (``figure_text.js``), no control or figure
+    past the column or the screen, and the playground as wide in dark as in light (the dark theme's frame around
+    outputs, with its padding, is not drawn around it); with ``BOOK_FIGURE_SHOTS``, each state saved as a PNG. The
+    translator's maps are its cross-attention's: German rows over English columns."""
     run = reader(size, edition)
     page = run.page
     page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: the screenshots show them as they end
@@ -936,7 +938,8 @@ def test_choosing_a_model_and_pressing_decode_at_once_decodes_once(reader: Calla
     page.wait_for_timeout(500)
     assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
     assert page.inner_text(f"{ROOT} .playground-status") == "Decoded already: the result below is for this input."
-    page.fill(f"{ROOT} .playground-padding", "1")  # a new input: decoded
+    field = "temperature" if decoder_only(names[-1]) else "padding"
+    page.fill(f"{ROOT} .playground-{field}", "2")  # a new input: decoded
     decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
     assert_clean(run)
 
