@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.export import Dim
 
 from transformer.checks import (
     check_bool,
@@ -45,7 +43,6 @@ from transformer.checks import (
 from transformer.config import TransformerConfig
 from transformer.decoding import check_sampling, sample_next
 from transformer.embeddings import LearnedPositionalEncoding, TokenEmbedding
-from transformer.export import export_graph
 from transformer.masks import causal_mask, padding_mask
 from transformer.model import Encoder
 from transformer.tokens import EOS_ID, PAD_ID
@@ -337,8 +334,9 @@ def train_gpt(
 
 
 class GPTGraph(nn.Module):
-    """``model`` as one graph for export: ``tokens (B, T)`` in (right-padded rows allowed), the logits of every
-    position ``(B, T, V)`` and every layer's attention maps ``(L, B, H, T, T)`` (taken before dropout) out."""
+    """``model`` as one graph for export (``torch.export``; ONNX: :func:`transformer_book.playground.export_gpt_onnx`):
+    ``tokens (B, T)`` in (right-padded rows allowed), the logits of every position ``(B, T, V)`` and every layer's
+    attention maps ``(L, B, H, T, T)`` (taken before dropout) out."""
 
     def __init__(self, model: GPT):
         super().__init__()
@@ -349,30 +347,6 @@ class GPTGraph(nn.Module):
         model = self.model
         x, maps = model.blocks(model.embed(tokens), model.attention_mask(tokens, None), need_weights=True)
         return model.lm_head(x), torch.stack(maps)  # (B, T, V), (L, B, H, T, T)
-
-
-def export_gpt_onnx(model: GPT, folder: str | Path) -> Path:
-    """Write ``gpt.onnx`` (:class:`GPTGraph`: inputs ``tokens``; outputs ``logits``, ``attention``) into ``folder``
-    (created if needed) with :func:`transformer.export.export_graph`, as :func:`transformer.export.export_onnx`
-    writes the encoder-decoder's graphs: batch and length dynamic (up to ``max_positions``), in evaluation mode, on
-    the model's device and dtype. Returns its path."""
-    if not isinstance(model, GPT):
-        raise TypeError(f"model must be a GPT; got {type(model).__name__}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    tokens = torch.full((2, 5), model.config.pad_id + 1, device=next(model.parameters()).device)  # any valid ids
-    length = Dim("length", min=1, max=model.config.max_positions)
-    path = folder / "gpt.onnx"
-    with eval_mode(model), torch.no_grad():
-        export_graph(
-            GPTGraph(model),
-            (tokens,),
-            path,
-            inputs=["tokens"],
-            outputs=["logits", "attention"],
-            dynamic_shapes={"tokens": {0: Dim("batch", min=1, max=1024), 1: length}},
-        )
-    return path
 
 
 class BERTEmbeddings(nn.Module):

@@ -2,7 +2,7 @@
 
 :func:`write_playground` exports each :class:`PlaygroundModel` with the core's
 :func:`transformer.export.export_onnx` into ``<folder>/<name>/`` (``encoder.onnx``, ``decoder_step.onnx``; a
-decoder-only :class:`PlaygroundGPT`, ``gpt.onnx`` by :func:`transformer_book.descendants.export_gpt_onnx`) and writes
+decoder-only :class:`PlaygroundGPT`, ``gpt.onnx`` by :func:`export_gpt_onnx`) and writes
 ``<folder>/<name>/reference.json``: for a few sources (new lengths, padded), what PyTorch computes with the package
 itself: the greedy output of :func:`transformer.greedy_decode` and the beam of :func:`transformer.beam_search`, the
 logits of every greedy step and every attention map, intact and with a head silenced by
@@ -39,9 +39,10 @@ from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tasks import token_label
 from transformer.train.tokenizer import Vocabulary
 from transformer.train.translation import translation_train_config
+from transformer.utils import eval_mode
 
 from .ablation import KINDS, ablate_heads
-from .descendants import GPT, export_gpt_onnx
+from .descendants import GPT, GPTGraph
 from .i18n import tr
 
 PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/static_book/playground.py in the static build
@@ -433,6 +434,34 @@ def write_playground(entries: Mapping[str, PlaygroundModel | PlaygroundGPT], fol
         }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return manifest
+
+
+def export_gpt_onnx(model: GPT, folder: str | Path) -> Path:
+    """Write ``gpt.onnx`` (:class:`~transformer_book.descendants.GPTGraph`: inputs ``tokens``; outputs ``logits``,
+    ``attention``) into ``folder`` (created if needed) with :func:`transformer.export.export_graph`, as
+    :func:`transformer.export.export_onnx` writes the encoder-decoder's graphs: batch and length dynamic (up to
+    ``max_positions``), in evaluation mode, on the model's device and dtype. Returns its path."""
+    from torch.export import Dim
+
+    from transformer.export import export_graph
+
+    if not isinstance(model, GPT):
+        raise TypeError(f"model must be a GPT; got {type(model).__name__}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokens = torch.full((2, 5), model.config.pad_id + 1, device=next(model.parameters()).device)  # any valid ids
+    length = Dim("length", min=1, max=model.config.max_positions)
+    path = folder / "gpt.onnx"
+    with eval_mode(model), torch.no_grad():
+        export_graph(
+            GPTGraph(model),
+            (tokens,),
+            path,
+            inputs=["tokens"],
+            outputs=["logits", "attention"],
+            dynamic_shapes={"tokens": {0: Dim("batch", min=1, max=1024), 1: length}},
+        )
+    return path
 
 
 def _write_gpt(entry: PlaygroundGPT, folder: Path) -> dict:

@@ -1,8 +1,9 @@
 """The GPT-style model of transformer_book.descendants as the playground uses it: ``GPT.generate`` samples with the
 core's rule (``transformer.decoding.sample_next``: temperature, top-k with ties kept) or greedily; the model exports
-as one ONNX graph (``export_gpt_onnx``) that equals PyTorch at batch sizes and lengths the export never traced, its
-logits and every attention map; ``train_gpt`` builds and trains it as ``train_task`` does the encoder-decoder, and
-``transformer_book.runs.trained`` keeps and loads its run."""
+(``GPTGraph``) with ``torch.export`` and as one ONNX graph (``transformer_book.playground.export_gpt_onnx``) that
+equals PyTorch at batch sizes and lengths the export never traced, its logits and every attention map; ``train_gpt``
+builds and trains it as ``train_task`` does the encoder-decoder, and ``transformer_book.runs.trained`` keeps and loads
+its run."""
 
 import pytest
 import torch
@@ -10,7 +11,8 @@ import torch
 from transformer.decoding import sampling_probs
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train import RunConfig, TaskConfig, TrainConfig
-from transformer_book.descendants import GPT, GPTConfig, GPTGraph, export_gpt_onnx, small_gpt_config, train_gpt
+from transformer_book.descendants import GPT, GPTConfig, GPTGraph, small_gpt_config, train_gpt
+from transformer_book.playground import export_gpt_onnx
 from transformer_book.runs import trained
 
 
@@ -119,3 +121,13 @@ def test_the_small_gpt_is_the_small_encoder_decoder_s_size_in_one_stack():
     c = small_gpt_config()
     assert isinstance(c, GPTConfig) and (c.d_model, c.n_heads, c.d_ff, c.n_layers, c.dropout) == (32, 2, 128, 4, 0.0)
     assert c.vocab_size == TaskConfig().vocab_size and c.init_std is None
+
+
+def test_a_run_file_naming_a_class_outside_the_package_and_the_kit_is_refused():
+    from transformer_book.runs import _named_class
+
+    with pytest.raises(
+        ValueError, match="must be of the transformer package or the book kit; the file names 'os.system'"
+    ):
+        _named_class("os.system")
+    assert _named_class("transformer_book.descendants.GPT") is GPT
