@@ -21,6 +21,7 @@ Both read ``(tokens (B, T), mask)`` and return logits ``(B, T, vocab_size)``, so
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import torch
@@ -43,16 +44,19 @@ from transformer.checks import (
 from transformer.config import TransformerConfig
 from transformer.decoding import check_sampling, sample_next
 from transformer.embeddings import LearnedPositionalEncoding, TokenEmbedding
+from transformer.interop import copy_from_torch
 from transformer.masks import causal_mask, padding_mask
 from transformer.model import Encoder
-from transformer.tokens import EOS_ID, PAD_ID
-from transformer.train import History, RunConfig, TrainConfig
+from transformer.tokens import BOS_ID, EOS_ID, FIRST_SYMBOL, PAD_ID
+from transformer.train import History, RunConfig, TaskConfig, TrainConfig
+from transformer.train.language_model import LMBatch
 from transformer.train.progress import Progress
-from transformer.train.recipes import train_decoder_only
-from transformer.train.tasks import DEFAULT_VOCAB_SIZE, TaskConfig
+from transformer.train.recipes import train_decoder_only, train_masked_tokens
+from transformer.train.tasks import DEFAULT_VOCAB_SIZE
 from transformer.utils import eval_mode, seeded
 
 from .i18n import translatable
+from .induction import separator_positions
 
 INIT_STD = 0.02  # GPT-2's and BERT's initial weights: N(0, 0.02^2)
 
@@ -302,35 +306,6 @@ class GPT(OneStackModel):
                     break
                 tokens = torch.cat([tokens, next_tokens[:, None]], dim=1)  # (B, T + 1)
         return torch.stack(new, dim=1)  # (B, L)
-
-
-def small_gpt_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> GPTConfig:
-    """A GPT the size of the book's small encoder-decoder model (:func:`~transformer.train.recipes.small_model_config`:
-    width 32, 2 heads, d_ff 128, no dropout, 64 positions, the package's initial weights) with its 2 + 2 layers as
-    one stack of 4: a few thousand parameters fewer than it, as it has no cross-attention."""
-    values = dict(
-        vocab_size=vocab_size, max_positions=64, d_model=32, n_heads=2, d_ff=128, n_layers=4, dropout=0.0, init_std=None
-    )
-    return GPTConfig(**{**values, **overrides})
-
-
-def train_gpt(
-    data: TaskConfig | str = "copy",
-    config: TrainConfig | None = None,
-    run: RunConfig | None = None,
-    model_config: GPTConfig | None = None,
-    progress: Progress = True,
-) -> tuple[GPT, History]:
-    """Build a :class:`GPT` of ``model_config`` (default: :func:`small_gpt_config` for the task's vocabulary; its
-    initial weights drawn with ``run.seed``) and train it on the synthetic task ``data`` written as one row
-    (:func:`~transformer.train.recipes.train_decoder_only`) with ``config``: what
-    :func:`~transformer.train.recipes.train_task` is to the encoder-decoder model, in the same order of arguments, and
-    what :func:`transformer_book.runs.trained` keeps. Returns the trained model and its :class:`History`."""
-    data = TaskConfig(data) if isinstance(data, str) else data
-    run = run or RunConfig()
-    with seeded(run.seed):
-        model = GPT(model_config or small_gpt_config(data.vocab_size))
-    return model, train_decoder_only(model, data, config, run, progress)
 
 
 class GPTGraph(nn.Module):
@@ -666,3 +641,120 @@ DIFFERENCES = (
         True,
     ),
 )
+
+
+def torch_twin(model: GPT | BERT, jitter: float = 0.1) -> nn.TransformerEncoder:
+    """PyTorch's own encoder stack (``nn.TransformerEncoder`` of ``nn.TransformerEncoderLayer``) in ``model``'s
+    layout: pre-norm with a final layer norm for :class:`GPT`, post-norm for :class:`BERT`, GELU, no dropout. Its
+    random weights, moved by up to ``jitter`` so that norms and biases are not 1 and 0, are copied into ``model``'s
+    stack (:func:`transformer.interop.copy_from_torch`): the two then compute the same function, PyTorch's under the
+    mask ``model`` adds itself. Returned in eval mode."""
+    c = model.config
+    layer = nn.TransformerEncoderLayer(
+        c.d_model,
+        c.n_heads,
+        c.d_ff,
+        dropout=0.0,
+        activation="gelu",
+        batch_first=True,
+        norm_first=isinstance(model, GPT),
+        layer_norm_eps=c.layer_norm_eps,
+    )
+    final = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if isinstance(model, GPT) else None
+    reference = nn.TransformerEncoder(layer, c.n_layers, norm=final, enable_nested_tensor=False).eval()
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.add_(torch.randn_like(p) * jitter)
+    copy_from_torch(model.blocks, reference)
+    return reference
+
+
+# ---- the book's small models of one stack, trained on the synthetic tasks ------------------------------------
+
+
+def small_gpt_config(vocab_size: int = DEFAULT_VOCAB_SIZE, **overrides) -> GPTConfig:
+    """A GPT of as many parameters as the training chapter's small encoder-decoder model
+    (:func:`~transformer.train.recipes.small_model_config`: 60,781 for the 13 ids of the synthetic tasks): its width,
+    heads and positions, 4 blocks for its 2 + 2 layers, and the feed-forward layer widened from 128 to 160 to make up
+    for the decoder's cross-attention, which a decoder-only model has none of (61,664). No dropout and the package's
+    initialisation, as that model."""
+    values = dict(
+        vocab_size=vocab_size, max_positions=64, d_model=32, n_heads=2, d_ff=160, n_layers=4, dropout=0.0, init_std=None
+    )
+    return GPTConfig(**{**values, **overrides})
+
+
+def small_bert_config(vocab_size: int = DEFAULT_VOCAB_SIZE + 1, **overrides) -> BERTConfig:
+    """An encoder-only model the size of :func:`small_gpt_config`'s for the masked-token task (whose vocabulary is the
+    task's 13 ids and the mask): no segments (one sentence per row) and no pooler (no next-sentence prediction).
+    ``causal=True`` gives the same model and parameters, each position seeing only those before it."""
+    values = dict(
+        vocab_size=vocab_size,
+        max_positions=64,
+        d_model=32,
+        n_heads=2,
+        d_ff=160,
+        n_layers=4,
+        type_vocab_size=0,
+        pooler=False,
+        dropout=0.0,
+        init_std=None,
+    )
+    return BERTConfig(**{**values, **overrides})
+
+
+def train_gpt(
+    config: GPTConfig,
+    data: TaskConfig | str = "copy",
+    train_config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    progress: Progress = True,
+) -> tuple[GPT, History]:
+    """A :class:`GPT` of ``config`` (its initial weights drawn with ``run.seed``) trained on ``data`` written as
+    ``x <sep> y </s>`` (:func:`~transformer.train.recipes.train_decoder_only`): ``(model, history)``, what
+    :func:`transformer_book.runs.trained` keeps."""
+    run = run or RunConfig()
+    with seeded(run.seed):
+        model = GPT(config)
+    return model, train_decoder_only(model, data, train_config, run, progress)
+
+
+def train_bert(
+    config: BERTConfig,
+    data: TaskConfig | str = "copy",
+    train_config: TrainConfig | None = None,
+    run: RunConfig | None = None,
+    progress: Progress = True,
+) -> tuple[BERT, History]:
+    """A :class:`BERT` of ``config`` (its initial weights drawn with ``run.seed``) trained to fill in the masked
+    symbols of ``data``'s rows (:func:`~transformer.train.recipes.train_masked_tokens`): ``(model, history)``."""
+    run = run or RunConfig()
+    with seeded(run.seed):
+        model = BERT(config)
+    return model, train_masked_tokens(model, data, train_config, run, progress)
+
+
+@torch.no_grad()
+def masked_accuracy_by_side(model: nn.Module, batches: Sequence[LMBatch], sep_id: int = BOS_ID) -> dict[str, float]:
+    """The share of masked symbols ``model`` fills in right, apart for those in ``x`` (``"right"``: in the rows
+    ``x <sep> y`` of copy and reverse, their answer is written again in ``y``, to their right) and those in ``y``
+    (``"left"``: their answer is in ``x``), and ``"blind"``: what a model that cannot see the other side scores on
+    the ``"right"`` ones by reading its own input (the 10 % of chosen symbols left as they were, and random
+    replacements that hit the symbol) and guessing evenly among the task's symbols otherwise."""
+    right, total, blind = dict(left=0, right=0), dict(left=0, right=0), 0.0
+    symbols = model.config.vocab_size - 1 - FIRST_SYMBOL  # the task's symbols: the vocabulary less the mask
+    device = next(model.parameters()).device
+    with eval_mode(model):
+        for batch in (batch.to(device) for batch in batches):
+            predicted = model(batch.tokens, batch.mask).argmax(dim=-1)  # (B, T)
+            sep = separator_positions(batch.tokens, sep_id)[:, None]  # (B, 1)
+            position = torch.arange(batch.tokens.size(1), device=batch.tokens.device)[None]  # (1, T)
+            chosen = batch.tgt_out != model.config.pad_id  # (B, T)
+            for side, where in (("right", position < sep), ("left", position > sep)):
+                scored = chosen & where
+                right[side] += int((predicted == batch.tgt_out)[scored].sum())
+                total[side] += int(scored.sum())
+            in_x = chosen & (position < sep)
+            shown = (batch.tokens == batch.tgt_out) & in_x  # the input is the answer
+            blind += float(shown.sum()) + float((in_x & ~shown).sum()) / symbols
+    return {side: right[side] / total[side] for side in total} | {"blind": blind / total["right"]}

@@ -19,9 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-from transformer.tokens import BOS_ID
+from transformer.checks import check_int
+from transformer.tokens import BOS_ID, PAD_ID
+from transformer.train.tasks import token_label
+
+from .viz.inspect import AttentionExample, AttentionRecorder
 
 
 def separator_positions(tokens: Tensor, sep_id: int = BOS_ID) -> Tensor:
@@ -33,9 +37,11 @@ def separator_positions(tokens: Tensor, sep_id: int = BOS_ID) -> Tensor:
     return is_sep.int().argmax(dim=1)  # (B,)
 
 
-def induction_pattern(lengths: Tensor, width: int) -> Tensor:
+def induction_pattern(lengths: Tensor, width: int, offset: int = 0) -> Tensor:
     """``(B, width, width)`` bool: True at ``(q, q - n)`` for the copy's queries ``q = n + 1 .. 2n`` of each row,
-    where ``n = lengths[b]`` (positions past ``width`` are left out)."""
+    where ``n = lengths[b]`` (positions past ``width`` are left out); with ``offset``, at ``(q, q - n + offset)``
+    instead (a key before the first or after the query is left out): ``-1`` is the previous occurrence of the
+    current token itself, ``+1`` the token after the one to copy."""
     if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.is_floating_point():
         got = f"shape {tuple(lengths.shape)}" if isinstance(lengths, Tensor) else type(lengths).__name__
         raise ValueError(f"lengths must be a 1-D integer tensor (batch,) of the lengths of x; got {got}")
@@ -44,23 +50,59 @@ def induction_pattern(lengths: Tensor, width: int) -> Tensor:
     n = lengths[:, None, None]  # (B, 1, 1)
     q = torch.arange(width, device=lengths.device)[None, :, None]  # (1, T, 1)
     k = torch.arange(width, device=lengths.device)[None, None, :]  # (1, 1, T)
-    return (q > n) & (q <= 2 * n) & (k == q - n)  # (B, T, T)
+    check_int("offset", offset, minimum=-width)
+    return (q > n) & (q <= 2 * n) & (k == q - n + offset) & (k >= 0) & (k <= q)  # (B, T, T)
 
 
-def induction_scores(maps: Sequence[Tensor], lengths: Tensor) -> Tensor:
+def induction_scores(maps: Sequence[Tensor], lengths: Tensor, offset: int = 0) -> Tensor:
     """``(L, H)``: per layer and head, the mean over every row's copy queries of the attention weight on the
-    induction diagonal. ``maps`` holds one ``(B, H, T, T)`` weight tensor per layer (a model's ``attention_maps``),
-    ``lengths (B,)`` the lengths of ``x`` (:func:`separator_positions`)."""
+    induction diagonal (shifted by ``offset``: :func:`induction_pattern`). ``maps`` holds one ``(B, H, T, T)`` weight
+    tensor per layer (a model's ``attention_maps``), ``lengths (B,)`` the lengths of ``x``
+    (:func:`separator_positions`)."""
     if not len(maps):
         raise ValueError("maps must hold at least one layer's (B, H, T, T) attention weights; got none")
     B, _, T, _ = maps[0].shape
     if lengths.shape != (B,):
         raise ValueError(f"lengths must have one entry per row, shape ({B},); got {tuple(lengths.shape)}")
-    pattern = induction_pattern(lengths.to(maps[0].device), T)[:, None]  # (B, 1, T, T)
-    queries = pattern.sum(dim=(0, 2, 3)).clamp(min=1)  # (1,): how many (row, query) pairs are scored
+    pattern = induction_pattern(lengths.to(maps[0].device), T, offset)[:, None]  # (B, 1, T, T)
+    queries = induction_pattern(lengths.to(maps[0].device), T).sum().clamp(min=1)  # how many (row, query) pairs
     scores = []
     for weights in maps:
         if weights.dim() != 4 or weights.shape[0] != B or weights.shape[2:] != (T, T):
             raise ValueError(f"every map must have shape ({B}, H, {T}, {T}); got {tuple(weights.shape)}")
         scores.append((weights.float() * pattern).sum(dim=(0, 2, 3)) / queries)  # (H,)
     return torch.stack(scores)  # (L, H)
+
+
+class InductionRecorder(AttentionRecorder):
+    """:class:`~transformer_book.viz.AttentionRecorder` for a model of one stack (:class:`~.descendants.GPT`): at
+    each training step in ``steps``, every layer's attention maps of the copy rows ``rows (B, T)`` (``x <sep> x
+    </s>``, padded), taken by the same hook. :meth:`scores` gives the induction score of every head at each step,
+    :attr:`examples` the maps of row ``item`` as :class:`~transformer_book.viz.AttentionExample` frames."""
+
+    def __init__(self, model: nn.Module, rows: Tensor, steps: Sequence[int], item: int = 0, sep_id: int = BOS_ID):
+        self._watch(model, steps)
+        self.rows, self.lengths = rows, separator_positions(rows, sep_id)  # (B, T), (B,)
+        check_int("item", item, minimum=0, maximum=len(rows) - 1)
+        self.item = item
+
+    def snapshot(self) -> list[Tensor]:
+        """Every layer's ``(B, H, T, T)`` weights of the rows, on the CPU."""
+        device = next(self.model.parameters()).device
+        return [weights.cpu() for weights in self.model.attention_maps(self.rows.to(device))]
+
+    def scores(self) -> Tensor:
+        """``(S, L, H)``: :func:`induction_scores` at each of the ``S`` recorded steps."""
+        return torch.stack([induction_scores(self.snapshots[step], self.lengths) for step in self.steps])
+
+    @property
+    def examples(self) -> list[AttentionExample]:
+        """Row ``item``'s maps at each recorded step, padding trimmed, as the decoder's self-attention (what a GPT
+        block's causal attention is) of :class:`~transformer_book.viz.AttentionExample`."""
+        tokens = [token_label(int(i)) for i in self.rows[self.item] if int(i) != PAD_ID]
+        return [
+            AttentionExample.from_maps(
+                {"encoder": [], "decoder": self.snapshots[step], "cross": []}, [], tokens, self.item, f"step {step}"
+            )
+            for step in self.steps
+        ]

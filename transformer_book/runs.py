@@ -47,9 +47,8 @@ from .results import file_digest
 __all__ = ["RUNS_ENV", "run_key", "run_path", "runs_folder", "trained"]
 
 RUNS_ENV = "TRANSFORMER_BOOK_RUNS"
-FORMAT = "transformer-book/run-v1"  # part of every key: files of another layout are never read
+FORMAT = "transformer-book/run-v2"  # part of every key: files of another layout are never read
 NOT_IN_KEY = ("progress",)  # how a run is shown, not what it learns
-MODEL_PACKAGES = ("transformer", "transformer_book")  # whose models a run may hold, rebuilt from the classes it names
 # what the message calls a model: a task's name, or the function's without "train_" (shown through tr(name))
 RUN_NAMES = (
     translatable("copy"),
@@ -62,9 +61,9 @@ RUN_NAMES = (
 
 def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple[torch.nn.Module, History]:
     """``train_fn(*args, **kwargs)``, a function that returns ``(model, history)`` such as
-    :func:`~transformer.train.train_task` or :func:`~transformer_book.descendants.train_gpt`, trained once: the run
-    is saved under its key (:func:`run_key`), and a later call with the same key loads it and says so.
-    ``retrain=True`` trains even when the run is saved, and saves this one."""
+    :func:`~transformer.train.train_task`, trained once: the run is saved under its key (:func:`run_key`), and a
+    later call with the same key loads it and says so. ``retrain=True`` trains even when the run is saved, and saves
+    this one."""
     if not callable(train_fn):
         raise TypeError(f"train_fn must be a function that trains and returns (model, history); got {train_fn!r}")
     if not isinstance(retrain, bool):
@@ -91,8 +90,8 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
             training=model.training,
             device=str(next(model.parameters()).device),
             call=_qualified_name(train_fn),
-            model_class=_class_path(type(model)),
-            config_class=_class_path(type(model.config)),
+            model_class=_qualified_name(type(model)),
+            config_class=_qualified_name(type(model.config)),
         )
     return model, history
 
@@ -219,43 +218,35 @@ def _qualified_name(fn: Callable) -> str:
 
 
 def _check_result(train_fn: Callable, model: object, history: object) -> None:
+    """A run must be a model built from its configuration alone (``model_class(config)``, such as the package's
+    :class:`~transformer.Transformer` or the book kit's GPT and BERT) and a :class:`History`."""
     config = getattr(model, "config", None)
-    rebuilt = isinstance(model, torch.nn.Module) and dataclasses.is_dataclass(config) and hasattr(config, "to_dict")
-    if not rebuilt or _class_path(type(model)).split(".")[0] not in MODEL_PACKAGES or not isinstance(history, History):
+    if not isinstance(model, torch.nn.Module) or not hasattr(config, "to_dict") or not isinstance(history, History):
         raise TypeError(
-            f"{_qualified_name(train_fn)} must return (Transformer, History), or (model, History) for another model of "
-            "the package or the book kit built from its config (transformer_book.descendants.GPT); got "
-            f"({type(model).__name__}, {type(history).__name__})"
+            f"{_qualified_name(train_fn)} must return (model, History), a model with a config that has to_dict() "
+            f"(a Transformer); got ({type(model).__name__}, {type(history).__name__})"
         )
 
 
 def _load(path: Path) -> tuple[torch.nn.Module, History]:
     """The saved run: its model on the device it trained on, in the mode training left it in, and its history. The
-    global random generators are left as they were (building a model draws initial weights from them). A model other
-    than a :class:`~transformer.Transformer` (a GPT) is rebuilt from the classes its file names: ``model_class(
-    config_class(**config))``."""
+    global random generators are left as they were (building a model draws initial weights from them)."""
     checkpoint = read_checkpoint(path)
     metadata = checkpoint["metadata"]
     with seeded(0):
-        if metadata.get("model_class", _class_path(Transformer)) == _class_path(Transformer):
+        if metadata["model_class"] == _qualified_name(Transformer):
             model = load_checkpoint(path, metadata["device"])
-        else:
-            config = _named_class(metadata["config_class"])(**checkpoint["config"])
-            model = _named_class(metadata["model_class"])(config)
+        else:  # a model of the book kit: built from its configuration, then given the saved weights
+            config_class, model_class = (_imported(metadata[name]) for name in ("config_class", "model_class"))
+            model = model_class(config_class(**checkpoint["config"]))
             model.load_state_dict(checkpoint["state_dict"])
             model.to(metadata["device"])
     return model.train(metadata["training"]), History(**metadata["history"])
 
 
-def _class_path(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _named_class(path: str) -> type:
-    """The class ``path`` (``module.Class``) names, of the package or the book kit only."""
-    module, _, name = path.rpartition(".")
-    if module.split(".")[0] not in MODEL_PACKAGES:
-        raise ValueError(f"a run's model must be of the transformer package or the book kit; the file names {path!r}")
+def _imported(qualified_name: str) -> type:
+    """The class a qualified name (``module.Class``) names."""
+    module, _, name = qualified_name.rpartition(".")
     return getattr(importlib.import_module(module), name)
 
 

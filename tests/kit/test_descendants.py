@@ -7,17 +7,16 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-from transformer import TransformerConfig
-from transformer.interop import copy_from_torch
+from transformer import Transformer, TransformerConfig
 from transformer.masks import causal_mask, padding_mask
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train import RunConfig, TaskConfig, TrainConfig
 from transformer.train.evaluation import evaluate_batches
-from transformer.train.language_model import decoder_only_batch
-from transformer.train.recipes import train_decoder_only, train_masked_tokens
+from transformer.train.language_model import decoder_only_batch, masked_token_eval_batches
+from transformer.train.recipes import small_model_config, train_decoder_only, train_masked_tokens
 from transformer.train.tasks import make_batch, task_eval_batches
+from transformer.utils import seeded
 from transformer_book.descendants import (
     BERT,
     DIFFERENCES,
@@ -29,12 +28,17 @@ from transformer_book.descendants import (
     bert_base_config,
     gelu_approximation_gap,
     gpt2_small_config,
+    masked_accuracy_by_side,
     on_meta,
     parameters_by_part,
     published_counts,
+    small_bert_config,
+    small_gpt_config,
+    torch_twin,
+    train_gpt,
 )
 from transformer_book.i18n import translatable
-from transformer_book.induction import induction_pattern, induction_scores, separator_positions
+from transformer_book.induction import InductionRecorder, induction_pattern, induction_scores, separator_positions
 
 SMALL = dict(vocab_size=17, max_positions=24, d_model=32, n_heads=4, d_ff=64, n_layers=2, dropout=0.0)
 
@@ -55,32 +59,9 @@ def padded_tokens(lengths=(9, 5, 1), width=9, seed=0) -> torch.Tensor:
     return tokens.masked_fill(torch.arange(width)[None, :] >= torch.tensor(lengths)[:, None], PAD_ID)
 
 
-def torch_stack(model: GPT | BERT) -> nn.TransformerEncoder:
-    """PyTorch's encoder stack in the model's layout (pre-norm with a final norm for GPT, post-norm for BERT), with
-    random weights, which ``copy_from_torch`` then copies into the model's stack."""
-    c = model.config
-    layer = nn.TransformerEncoderLayer(
-        c.d_model,
-        c.n_heads,
-        c.d_ff,
-        dropout=0.0,
-        activation="gelu",
-        batch_first=True,
-        norm_first=isinstance(model, GPT),
-        layer_norm_eps=c.layer_norm_eps,
-    )
-    final = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps) if isinstance(model, GPT) else None
-    reference = nn.TransformerEncoder(layer, c.n_layers, norm=final, enable_nested_tensor=False).eval()
-    with torch.no_grad():
-        for p in reference.parameters():
-            p.add_(torch.randn_like(p) * 0.1)  # norms and biases away from 1 and 0, so that copying them matters
-    copy_from_torch(model.blocks, reference)
-    return reference
-
-
 def test_gpt_computes_what_a_pre_norm_gelu_torch_encoder_stack_computes_under_a_causal_mask():
     model = small_gpt()
-    reference = torch_stack(model)
+    reference = torch_twin(model)
     tokens = padded_tokens()
     with torch.no_grad():
         embedded = model.tok_embed.weight[tokens] + model.positional.weight[:9]
@@ -99,7 +80,7 @@ def test_gpt_computes_what_a_pre_norm_gelu_torch_encoder_stack_computes_under_a_
 
 def test_bert_computes_what_a_post_norm_gelu_torch_encoder_stack_computes_and_its_heads_are_bert_s():
     model = small_bert(layer_norm_eps=1e-12)
-    reference = torch_stack(model)
+    reference = torch_twin(model)
     tokens, segments = padded_tokens(), (torch.arange(9) >= 4).long().expand(3, 9)
     with torch.no_grad():
         x = model.embeddings
@@ -404,3 +385,61 @@ def test_an_induction_head_scores_1_and_uniform_or_self_attention_score_near_0()
 def test_bad_induction_inputs_get_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_a_shifted_diagonal_scores_the_weight_one_key_before_or_after_the_induction_key():
+    rows = copy_rows([4, 2])
+    lengths = separator_positions(rows)
+    induction = hand_made_head(rows, "induction")
+    shifted = torch.roll(induction, shifts=1, dims=-1)  # every weight one key later
+    assert float(induction_scores([shifted], lengths, offset=1)[0, 0]) == pytest.approx(1.0)
+    assert float(induction_scores([shifted], lengths)[0, 0]) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="offset must be an int >= -"):
+        induction_pattern(lengths, rows.size(1), offset=-99)
+
+
+def test_the_small_gpt_has_the_small_encoder_decoder_s_parameters_within_2_percent_and_bert_the_gpt_s_layers():
+    encoder_decoder = Transformer(small_model_config()).num_parameters()
+    gpt, bert = GPT(small_gpt_config()), BERT(small_bert_config())
+    assert abs(gpt.num_parameters() / encoder_decoder - 1) < 0.02
+    final_norm = 2 * gpt.config.d_model  # GPT-2's ln_f, which a post-norm stack has none of
+    assert parameters_by_part(gpt)["blocks"] == parameters_by_part(bert)["blocks"] + final_norm
+    assert BERT(small_bert_config(causal=True)).num_parameters() == bert.num_parameters()
+
+
+def test_the_induction_recorder_takes_every_layer_s_maps_at_the_steps_asked_and_training_is_unchanged():
+    rows = decoder_only_batch(TaskConfig("copy").eval_batches()[0]).tokens[:20]
+    config, run = TrainConfig(steps=6, eval_every=3), RunConfig(seed=1, device="cpu")
+    _, plain = train_gpt(small_gpt_config(n_layers=2), TaskConfig("copy", eval_size=20), config, run, False)
+    with seeded(1):
+        model = GPT(small_gpt_config(n_layers=2))
+    with InductionRecorder(model, rows, steps=[0, 3, 6], item=2) as recorder:
+        history = train_decoder_only(model, TaskConfig("copy", eval_size=20), config, run, False)
+    assert history.loss == plain.loss  # recording reads the model in eval mode and changes nothing
+    assert recorder.steps == [0, 3, 6] and recorder.scores().shape == (3, 2, 2)
+    assert len(recorder.snapshots[6]) == 2 and recorder.snapshots[6][0].shape == (20, 2, rows.size(1), rows.size(1))
+    frames = recorder.examples
+    n = int(separator_positions(rows[2:3]))
+    assert len(frames) == 3 and frames[0].tgt_tokens[n] == "<s>" and len(frames[0].tgt_tokens) == 2 * n + 1
+    assert frames[-1].maps["decoder"][0].shape == (2, 2 * n + 1, 2 * n + 1)
+
+
+def test_masked_accuracy_by_side_counts_each_chosen_symbol_on_its_side_and_the_blind_rate_is_what_the_input_shows():
+    class Oracle(torch.nn.Module):  # predicts every chosen symbol right: the answers are known to the test
+        def __init__(self, answers):
+            super().__init__()
+            self.config, self.answers, self.weight = small_bert_config(), answers, torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, tokens, mask):
+            return torch.nn.functional.one_hot(self.answers, self.config.vocab_size).float()
+
+    batch = masked_token_eval_batches("copy", 200, rate=0.3)[0]
+    answers = torch.where(batch.tgt_out != PAD_ID, batch.tgt_out, batch.tokens)
+    scores = masked_accuracy_by_side(Oracle(answers), [batch])
+    assert scores["left"] == scores["right"] == 1.0
+    wrong = masked_accuracy_by_side(Oracle(torch.full_like(answers, 3)), [batch])  # always symbol 3
+    sep = separator_positions(batch.tokens)[:, None]
+    in_x = (batch.tgt_out != PAD_ID) & (torch.arange(batch.tokens.size(1))[None] < sep)
+    assert wrong["right"] == pytest.approx(float((batch.tgt_out[in_x] == 3).float().mean()))
+    shown = float((batch.tokens[in_x] == batch.tgt_out[in_x]).float().mean())
+    assert wrong["blind"] == pytest.approx(shown + (1 - shown) / 10) and shown > 0.05

@@ -1,9 +1,8 @@
 """The GPT-style model of transformer_book.descendants as the playground uses it: ``GPT.generate`` samples with the
 core's rule (``transformer.decoding.sample_next``: temperature, top-k with ties kept) or greedily; the model exports
 (``GPTGraph``) with ``torch.export`` and as one ONNX graph (``transformer_book.playground.export_gpt_onnx``) that
-equals PyTorch at batch sizes and lengths the export never traced, its logits and every attention map; ``train_gpt``
-builds and trains it as ``train_task`` does the encoder-decoder, and ``transformer_book.runs.trained`` keeps and loads
-its run."""
+equals PyTorch at batch sizes and lengths the export never traced, its logits and every attention map; and
+``transformer_book.runs.trained`` keeps and loads its ``train_gpt`` run."""
 
 import pytest
 import torch
@@ -11,7 +10,7 @@ import torch
 from transformer.decoding import sampling_probs
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train import RunConfig, TaskConfig, TrainConfig
-from transformer_book.descendants import GPT, GPTConfig, GPTGraph, small_gpt_config, train_gpt
+from transformer_book.descendants import GPT, GPTGraph, small_gpt_config, train_gpt
 from transformer_book.playground import export_gpt_onnx
 from transformer_book.runs import trained
 
@@ -102,32 +101,14 @@ def test_export_rejects_another_model():
         export_gpt_onnx(torch.nn.Linear(2, 2), "unused")
 
 
-def test_train_gpt_draws_its_weights_with_the_run_s_seed_and_trained_keeps_and_loads_the_run(tmp_path, monkeypatch):
+def test_train_gpt_s_run_is_kept_and_loaded_by_trained_with_its_outputs(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_BOOK_RUNS", str(tmp_path))
     data, config = TaskConfig("copy", max_seq_len=4, eval_size=20), TrainConfig(steps=3, eval_every=3)
     model_config = small_gpt_config(n_layers=1)
-    first, history = trained(train_gpt, data, config, RunConfig(seed=1, device="cpu"), model_config, progress=False)
-    again, loaded = trained(train_gpt, data, config, RunConfig(seed=1, device="cpu"), model_config, progress=False)
+    first, history = trained(train_gpt, model_config, data, config, RunConfig(seed=1, device="cpu"), progress=False)
+    again, loaded = trained(train_gpt, model_config, data, config, RunConfig(seed=1, device="cpu"), progress=False)
     assert isinstance(again, GPT) and again.config == model_config and loaded == history
-    assert again.training == first.training
     rows = torch.tensor([[3, 4, 5, BOS_ID]])
     with torch.no_grad():
         assert torch.equal(again.eval()(rows), first.eval()(rows))
-    other, _ = train_gpt(data, config, RunConfig(seed=2, device="cpu"), model_config, progress=False)
-    assert not torch.equal(other.tok_embed.weight, first.tok_embed.weight)
-
-
-def test_the_small_gpt_is_the_small_encoder_decoder_s_size_in_one_stack():
-    c = small_gpt_config()
-    assert isinstance(c, GPTConfig) and (c.d_model, c.n_heads, c.d_ff, c.n_layers, c.dropout) == (32, 2, 128, 4, 0.0)
-    assert c.vocab_size == TaskConfig().vocab_size and c.init_std is None
-
-
-def test_a_run_file_naming_a_class_outside_the_package_and_the_kit_is_refused():
-    from transformer_book.runs import _named_class
-
-    with pytest.raises(
-        ValueError, match="must be of the transformer package or the book kit; the file names 'os.system'"
-    ):
-        _named_class("os.system")
-    assert _named_class("transformer_book.descendants.GPT") is GPT
+    assert torch.equal(again.generate(rows, 3, top_k=1, rng=torch.Generator()), first.generate(rows, 3))

@@ -73,6 +73,18 @@ def test_a_run_left_in_train_mode_is_loaded_in_train_mode():
     assert model.training and loaded.training
 
 
+def test_a_model_of_the_book_kit_is_kept_and_loaded_as_its_own_class():
+    from transformer_book.descendants import GPT, GPTConfig, small_gpt_config, train_gpt
+
+    config = small_gpt_config(n_layers=1)
+    model, history = trained(train_gpt, config, TASK, TINY, RunConfig(seed=3, device="cpu"), progress=False)
+    loaded, loaded_history = trained(train_gpt, config, TASK, TINY, RunConfig(seed=3, device="cpu"), progress=False)
+    rows = torch.tensor([[3, 4, 5, 1, 3, 4]])
+    assert type(loaded) is GPT and type(loaded.config) is GPTConfig and loaded.config == model.config
+    assert loaded is not model and torch.equal(loaded(rows), model(rows)) and loaded_history == history
+    assert loaded.lm_head.weight is loaded.tok_embed.weight  # still tied, as a freshly built GPT is
+
+
 def test_the_same_settings_written_differently_are_one_run():
     first = run_key(train_task, "copy", None, RunConfig(seed=0, device="cpu"))
     assert run_key(train_task, "copy", run=RunConfig(seed=0, device="cpu")) == first  # positional or by name
@@ -297,7 +309,7 @@ def not_a_pair(data, progress=False):
             TypeError,
             ["data['lengths'][1] is a SimpleNamespace"],
         ),
-        (lambda: trained(not_a_pair, "copy"), TypeError, ["must return (Transformer, History)", "(str, str)"]),
+        (lambda: trained(not_a_pair, "copy"), TypeError, ["must return (model, History)", "(str, str)"]),
     ],
     ids=["not callable", "retrain", "unknown argument", "lambda", "model", "object", "nested", "result"],
 )

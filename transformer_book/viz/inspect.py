@@ -309,10 +309,14 @@ class AttentionRecorder:
         src_tokens: Sequence[str] | None = None,
         tgt_tokens: Sequence[str] | None = None,
     ):
-        self.model, self.wanted = model, sorted(set(steps))
+        self._watch(model, steps)
         self.src, self.tgt_in = torch.tensor([list(src)]), torch.tensor([list(tgt_in)])  # (1, S), (1, T)
         self.src_tokens = list(src_tokens) if src_tokens is not None else [token_label(i) for i in src]
         self.tgt_tokens = list(tgt_tokens) if tgt_tokens is not None else [token_label(i) for i in tgt_in]
+
+    def _watch(self, model: torch.nn.Module, steps: Sequence[int]) -> None:
+        """Count the training steps of ``model`` from 0, and take a snapshot at each of ``steps``."""
+        self.model, self.wanted = model, sorted(set(steps))
         self.updates, self.snapshots = 0, {}
         self._handle = None
 
@@ -344,11 +348,15 @@ class AttentionRecorder:
     def _take(self) -> None:
         was_training = self.model.training
         self.model.eval()
+        self.snapshots[self.updates] = self.snapshot()
+        self.model.train(was_training)
+
+    def snapshot(self) -> AttentionExample:
+        """The example's maps as the model computes them now (in eval mode, without gradients)."""
         device = next(self.model.parameters()).device
         maps = self.model.attention_maps(self.src.to(device), self.tgt_in.to(device))
-        self.model.train(was_training)
         name = f"step {self.updates}"
-        self.snapshots[self.updates] = AttentionExample.from_maps(maps, self.src_tokens, self.tgt_tokens, name=name)
+        return AttentionExample.from_maps(maps, self.src_tokens, self.tgt_tokens, name=name)
 
 
 def parse_symbols(text: str, vocab_size: int) -> list[int]:
