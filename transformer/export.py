@@ -128,7 +128,7 @@ def export_graph(
 ) -> None:
     """Write ``graph`` (called on the example ``args``) to ``path`` as one ONNX file, through ``torch.export``
     (``dynamo=True``), its inputs and outputs named, the sizes ``dynamic_shapes`` names left free: how every graph of
-    the book is exported (the encoder-decoder's above, the GPT-style model's in ``transformer_book.playground``)."""
+    the book is exported (the encoder-decoder's above, the GPT-style model's in ``transformer_book.playground_gpt``)."""
     program = torch.onnx.export(
         graph,
         args,

@@ -309,7 +309,7 @@ class GPT(OneStackModel):
 
 
 class GPTGraph(nn.Module):
-    """``model`` as one graph for export (``torch.export``; ONNX: :func:`transformer_book.playground.export_gpt_onnx`):
+    """``model`` as one graph for export (``torch.export``; ONNX: :func:`transformer_book.playground_gpt.export_gpt_onnx`):
     ``tokens (B, T)`` in (right-padded rows allowed), the logits of every position ``(B, T, V)`` and every layer's
     attention maps ``(L, B, H, T, T)`` (taken before dropout) out."""
 

@@ -2,7 +2,7 @@
 
 :func:`write_playground` exports each :class:`PlaygroundModel` with the core's
 :func:`transformer.export.export_onnx` into ``<folder>/<name>/`` (``encoder.onnx``, ``decoder_step.onnx``; a
-decoder-only :class:`PlaygroundGPT`, ``gpt.onnx`` by :func:`export_gpt_onnx`) and writes
+a decoder-only model's ``gpt.onnx``: :mod:`transformer_book.playground_gpt`) and writes
 ``<folder>/<name>/reference.json``: for a few sources (new lengths, padded), what PyTorch computes with the package
 itself: the greedy output of :func:`transformer.greedy_decode` and the beam of :func:`transformer.beam_search`, the
 logits of every greedy step and every attention map, intact and with a head silenced by
@@ -28,10 +28,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
-from transformer.decoding import beam_search, check_sampling, greedy_decode, sampling_probs
+from transformer.decoding import beam_search, greedy_decode
 from transformer.model import Transformer
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.config import TrainConfig
@@ -39,10 +40,8 @@ from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tasks import token_label
 from transformer.train.tokenizer import Vocabulary
 from transformer.train.translation import translation_train_config
-from transformer.utils import eval_mode
 
 from .ablation import KINDS, ablate_heads
-from .descendants import GPT, GPTGraph
 from .i18n import tr
 
 PLAYGROUND_ENV = "TRANSFORMER_BOOK_PLAYGROUND"  # set by book/_ext/static_book/playground.py in the static build
@@ -67,11 +66,12 @@ def head_masks(model: Transformer, silenced: Mapping[tuple[str, int], Sequence[i
     return masks
 
 
-def _rounded(tensor: torch.Tensor) -> list:
+def rounded(tensor: torch.Tensor) -> list:
+    """``tensor``'s values as nested lists, each to :data:`DIGITS` significant digits: how a reference is written."""
     return (
         [float(f"{x:.{DIGITS}g}") for x in tensor.flatten().tolist()]
         if tensor.dim() == 1
-        else [_rounded(row) for row in tensor]
+        else [rounded(row) for row in tensor]
     )
 
 
@@ -167,7 +167,7 @@ def reference_case(
     max_new_tokens = max_new_tokens or default_max_new_tokens(src)
     model.eval()
     with ablate_heads(model, silenced or {}):
-        tokens = _until_eos(greedy_decode(model, source, max_new_tokens)[0].tolist())  # (L,)
+        tokens = until_eos(greedy_decode(model, source, max_new_tokens)[0].tolist())  # (L,)
         tgt = torch.tensor([[BOS_ID, *tokens[:-1]]], device=device)  # (1, T): the last step's decoder input
         logits = model(source, tgt)[0]  # (T, V): step t's next-token scores
         maps = model.attention_maps(source, tgt)  # per kind, per layer: (1, H, Tq, Tk)
@@ -178,92 +178,19 @@ def reference_case(
         "head_mask": head_masks(model, silenced),
         "silenced": [[kind, layer, list(heads)] for (kind, layer), heads in (silenced or {}).items()],
         "tokens": tokens,
-        "logits": _rounded(logits.float().cpu()),
-        "attention": {kind: [_rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
+        "logits": rounded(logits.float().cpu()),
+        "attention": {kind: [rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
         "beam": {
             "size": BEAM_SIZE,
             "length_penalty": LENGTH_PENALTY,
-            "tokens": _until_eos(beam[0].tolist()),
+            "tokens": until_eos(beam[0].tolist()),
             "score": float(score[0]),
         },
     }
 
 
-@dataclass(frozen=True)
-class PlaygroundGPT:
-    """A trained decoder-only model (:class:`~transformer_book.descendants.GPT`) for the page: the reader types a
-    prefix of the synthetic tasks' symbols and ``<s>``, the separator of the rows it was trained on (``x <s> x </s>``
-    for the copy), and the page shows the next-token probabilities and continues the prefix, greedily or sampled.
-
-    ``prefixes``: the ids the page is tested on (no padding); the first is the example the page starts with.
-    ``examples``: prefixes the page offers, as a reader types them. ``sampling``: the ``(temperature, top_k)`` at
-    which the reference holds the distribution a sampled token is drawn from (:func:`transformer.decoding.sampling_probs`).
-    ``trained_source_tokens`` and ``label``: as :class:`PlaygroundModel`'s."""
-
-    model: GPT
-    prefixes: Sequence[Sequence[int]]
-    examples: Sequence[str] = field(default_factory=tuple)
-    sampling: tuple[float, int | None] = (0.7, 3)
-    trained_source_tokens: tuple[int, int] | None = None
-    label: str | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.model, GPT):
-            raise TypeError(f"model must be a transformer_book.descendants.GPT; got {type(self.model).__name__}")
-        if not self.prefixes:
-            raise ValueError("prefixes must hold at least one prefix (the page's first example)")
-        check_sampling(*self.sampling, None, self.model.config.vocab_size)
-
-    def labels(self) -> list[str]:
-        """What the page shows for each id."""
-        return [token_label(i) for i in range(self.model.config.vocab_size)]
-
-    def text(self, ids: Sequence[int]) -> str:
-        """``ids`` as a reader types them: the symbols, ``<s>`` and ``</s>``, joined by spaces."""
-        return " ".join(token_label(i) for i in ids)
-
-
-def default_continuation(model: GPT, prefix: Sequence[int]) -> int:
-    """How many tokens the page continues a prefix by (``continuationBudget`` in the page): two more than the prefix
-    has, within the model's positions."""
-    return max(1, min(len(prefix) + 2, model.config.max_positions - len(prefix)))
-
-
-@torch.no_grad()
-def gpt_reference_case(model: GPT, prefix: Sequence[int], sampling: tuple[float, int | None] = (0.7, 3)) -> dict:
-    """What the page must compute for one ``prefix`` (ids, no padding): the greedy continuation (``GPT.generate``, up to
-    and with ``</s>``), the logits of each of its steps (the next-token logits of the prefix and the tokens chosen so
-    far), every attention map of the last step, the continuation sampled with ``top_k=1`` (which must be the greedy
-    one), and, for the first step, the distribution a token is drawn from at ``sampling``'s temperature and top-k."""
-    vocab_size = model.config.vocab_size
-    if not prefix or any(not 0 <= int(i) < vocab_size for i in prefix) or PAD_ID in prefix:
-        raise ValueError(f"prefix must be non-empty ids in [0, {vocab_size}) without padding; got {list(prefix)}")
-    device = next(model.parameters()).device
-    row = torch.tensor([list(prefix)], device=device)  # (1, T0)
-    budget = default_continuation(model, prefix)
-    model.eval()
-    tokens = _until_eos(model.generate(row, budget)[0].tolist())
-    top_1 = _until_eos(model.generate(row, budget, top_k=1, rng=torch.Generator(device).manual_seed(0))[0].tolist())
-    last = torch.tensor([[*prefix, *tokens[:-1]]], device=device)  # (1, T): the last step's input
-    logits = model(last)[0, len(prefix) - 1 :].float().cpu()  # (L, V): step t's next-token scores
-    temperature, top_k = sampling
-    return {
-        "prefix": [int(i) for i in prefix],
-        "max_new_tokens": budget,
-        "tokens": tokens,
-        "top_1": top_1,
-        "logits": _rounded(logits),
-        "probs": _rounded(logits[0].softmax(-1)),
-        "sampling": {
-            "temperature": temperature,
-            "top_k": top_k,
-            "probs": _rounded(sampling_probs(logits[:1], temperature, top_k)[0]),
-        },
-        "attention": {"decoder": [_rounded(m[0].float().cpu()) for m in model.attention_maps(last)]},
-    }
-
-
-def _until_eos(tokens: list[int]) -> list[int]:
+def until_eos(tokens: list[int]) -> list[int]:
+    """``tokens`` up to and with the first ``EOS_ID`` (all of them if none)."""
     return tokens[: tokens.index(EOS_ID) + 1] if EOS_ID in tokens else tokens
 
 
@@ -370,10 +297,17 @@ SUBWORD_TEXTS = (  # what a reader might type to the English -> German model: ca
 )
 
 
-def write_playground(entries: Mapping[str, PlaygroundModel | PlaygroundGPT], folder: Path) -> dict:
+class PageEntry(Protocol):
+    """Another kind of model for the page (:class:`transformer_book.playground_gpt.PlaygroundGPT`, a decoder-only
+    one): it exports itself and its reference values into a folder, and returns its entry of the manifest."""
+
+    def write(self, folder: Path) -> dict: ...
+
+
+def write_playground(entries: Mapping[str, PlaygroundModel | PageEntry], folder: Path) -> dict:
     """Export each model into ``folder/<name>/`` with its reference values (:func:`reference_cases`, and
-    :func:`tokenizer_cases` for a model that reads text; :func:`gpt_reference_case` for each prefix of a decoder-only
-    model) and write ``folder/manifest.json``. Returns the manifest."""
+    :func:`tokenizer_cases` for a model that reads text; a :class:`PageEntry` writes its own) and write
+    ``folder/manifest.json``. Returns the manifest."""
     from plotly.colors import get_colorscale
 
     from transformer.export import export_onnx
@@ -402,11 +336,11 @@ def write_playground(entries: Mapping[str, PlaygroundModel | PlaygroundGPT], fol
         "models": {},
     }
     for name, entry in entries.items():
-        if isinstance(entry, PlaygroundGPT):
-            manifest["models"][name] = _write_gpt(entry, folder / name)
+        if not isinstance(entry, PlaygroundModel):
+            manifest["models"][name] = entry.write(folder / name)
             continue
         c = entry.model.config
-        with _quiet_exporter():
+        with quiet_exporter():
             export_onnx(entry.model, folder / name)
         reference = {"cases": reference_cases(entry)}
         if entry.source_vocab is not None:  # the texts too: what a reader types and reads
@@ -436,61 +370,8 @@ def write_playground(entries: Mapping[str, PlaygroundModel | PlaygroundGPT], fol
     return manifest
 
 
-def export_gpt_onnx(model: GPT, folder: str | Path) -> Path:
-    """Write ``gpt.onnx`` (:class:`~transformer_book.descendants.GPTGraph`: inputs ``tokens``; outputs ``logits``,
-    ``attention``) into ``folder`` (created if needed) with :func:`transformer.export.export_graph`, as
-    :func:`transformer.export.export_onnx` writes the encoder-decoder's graphs: batch and length dynamic (up to
-    ``max_positions``), in evaluation mode, on the model's device and dtype. Returns its path."""
-    from torch.export import Dim
-
-    from transformer.export import export_graph
-
-    if not isinstance(model, GPT):
-        raise TypeError(f"model must be a GPT; got {type(model).__name__}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    tokens = torch.full((2, 5), model.config.pad_id + 1, device=next(model.parameters()).device)  # any valid ids
-    length = Dim("length", min=1, max=model.config.max_positions)
-    path = folder / "gpt.onnx"
-    with eval_mode(model), torch.no_grad():
-        export_graph(
-            GPTGraph(model),
-            (tokens,),
-            path,
-            inputs=["tokens"],
-            outputs=["logits", "attention"],
-            dynamic_shapes={"tokens": {0: Dim("batch", min=1, max=1024), 1: length}},
-        )
-    return path
-
-
-def _write_gpt(entry: PlaygroundGPT, folder: Path) -> dict:
-    """Export a decoder-only model into ``folder`` (``gpt.onnx``) with its ``reference.json``; return its manifest
-    entry. Its ``layers`` are the encoder-decoder's three kinds, the stack's causal self-attention as the decoder's."""
-    c = entry.model.config
-    with _quiet_exporter():
-        export_gpt_onnx(entry.model, folder)
-    cases = [gpt_reference_case(entry.model, prefix, entry.sampling) for prefix in entry.prefixes]
-    (folder / "reference.json").write_text(json.dumps({"cases": cases}))
-    return {
-        "kind": "decoder-only",
-        "input": "symbols",
-        "output": "symbols",
-        "src_vocab": entry.labels(),
-        "tgt_vocab": entry.labels(),
-        "label": entry.label or folder.name,
-        "n_heads": c.n_heads,
-        "max_new_tokens": None,
-        "max_positions": c.max_positions,
-        "layers": {"encoder": 0, "decoder": c.n_layers, "cross": 0},
-        "examples": list(entry.examples) or [entry.text(entry.prefixes[0])],
-        "trained_source_tokens": list(entry.trained_source_tokens) if entry.trained_source_tokens else None,
-        "separator": token_label(BOS_ID),
-    }
-
-
 @contextmanager
-def _quiet_exporter() -> Iterator[None]:
+def quiet_exporter() -> Iterator[None]:
     """torch.onnx's exporter warns about things that do not concern these models (torchvision's operators missing,
     dynamic axes it renames); keep them out of the chapter's output."""
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "torch._export")]

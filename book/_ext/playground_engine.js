@@ -18,7 +18,7 @@
 //   sampled with transformer.decoding.sample_next's rule (the logits over the temperature; with top-k, the tokens
 //   whose score is at least the k-th largest, ties kept; the softmax of those), from a seeded generator of the page's
 //   own (PyTorch's draws cannot be repeated in a page: the distributions are the package's, the draws the page's).
-//   Its graph (transformer_book.playground.export_gpt_onnx, gpt.onnx) reads the whole row again at each step.
+//   Its graph (transformer_book.playground_gpt.export_gpt_onnx, gpt.onnx) reads the whole row again at each step.
 // - createPlayground: loading (ONNX Runtime Web's module, its 14 MB WebAssembly fetched gzipped, 3.7 MB, and unpacked
 //   here; each model's two graphs, whose download prefetch starts early), with progress in bytes, and the decoding
 //   of a model by name. ONNX Runtime runs in

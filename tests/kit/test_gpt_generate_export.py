@@ -1,6 +1,6 @@
 """The GPT-style model of transformer_book.descendants as the playground uses it: ``GPT.generate`` samples with the
 core's rule (``transformer.decoding.sample_next``: temperature, top-k with ties kept) or greedily; the model exports
-(``GPTGraph``) with ``torch.export`` and as one ONNX graph (``transformer_book.playground.export_gpt_onnx``) that
+(``GPTGraph``) with ``torch.export`` and as one ONNX graph (``transformer_book.playground_gpt.export_gpt_onnx``) that
 equals PyTorch at batch sizes and lengths the export never traced, its logits and every attention map; and
 ``transformer_book.runs.trained`` keeps and loads its ``train_gpt`` run."""
 
@@ -11,7 +11,7 @@ from transformer.decoding import sampling_probs
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train import RunConfig, TaskConfig, TrainConfig
 from transformer_book.descendants import GPT, GPTGraph, small_gpt_config, train_gpt
-from transformer_book.playground import export_gpt_onnx
+from transformer_book.playground_gpt import export_gpt_onnx
 from transformer_book.runs import trained
 
 

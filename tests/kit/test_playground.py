@@ -1,8 +1,8 @@
 """The playground's reference values (transformer_book.playground) are what the package computes: greedy_decode's
 tokens, the teacher-forced logits of those steps, the attention maps and beam_search's best hypothesis, with heads
 silenced by the package's ablation; and the vocabulary's own tokenization. For the decoder-only model: GPT.generate's
-continuation, its logits and maps, top-1 sampling equal to it, and the distribution sampling_probs gives. The page's side is
-tests/site/test_playground_browser.py."""
+continuation, its logits and maps, top-1 sampling equal to it, and the distribution sampling_probs gives
+(transformer_book.playground_gpt). The page's side is tests/site/test_playground_browser.py."""
 
 from __future__ import annotations
 
@@ -26,12 +26,9 @@ from transformer_book.playground import (
     BEAM_SIZE,
     LENGTH_PENALTY,
     PLAYGROUND_ENV,
-    PlaygroundGPT,
     PlaygroundModel,
-    default_continuation,
     default_max_new_tokens,
     first_effective_ablation,
-    gpt_reference_case,
     head_masks,
     playground_dir,
     playground_html,
@@ -42,6 +39,7 @@ from transformer_book.playground import (
     vocabulary_manifest,
     write_playground,
 )
+from transformer_book.playground_gpt import PlaygroundGPT, default_continuation, gpt_reference_case
 
 
 def test_playground_translator_is_the_translation_recipe_cut_short():
