@@ -139,27 +139,51 @@ def sample_decode(
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
 ) -> Tensor:
-    """Decode a batch by sampling: at each step draw the next token from the model's distribution with its logits
-    divided by ``temperature`` (below 1 sharper, above 1 flatter), among the ``top_k`` most probable tokens only if
-    given (ties with the k-th kept). ``rng``, a ``torch.Generator`` on any device, makes the draws repeatable (the
-    global generator is used without it). Returns ``(B, L)`` as :func:`greedy_decode` does."""
+    """Decode a batch by sampling: at each step draw the next token with :func:`sample_next` (the model's logits
+    divided by ``temperature``, among the ``top_k`` most probable tokens only if given, ties with the k-th kept),
+    from ``rng`` if given. Returns ``(B, L)`` as
+    :func:`greedy_decode` does."""
+    check_sampling(temperature, top_k, rng, model.config.tgt_vocab_size)  # up front, not after the source is encoded
+
+    def draw(log_probs: Tensor) -> Tensor:  # (B, V) -> (B,)
+        return sample_next(log_probs, temperature, top_k, rng)
+
+    steps = greedy_steps(model, src, max_new_tokens, use_cache, src_mask, bos_id, eos_id, choose=draw)
+    return torch.stack([step.next_tokens for step in steps], dim=1)  # (B, L), on src's device
+
+
+def check_sampling(temperature: float, top_k: int | None, rng: torch.Generator | None, vocab_size: int) -> None:
+    """Raise a clear error unless :func:`sample_next` can sample with these settings from ``vocab_size`` tokens."""
     check_real("temperature", temperature)
     if not 0 < temperature < math.inf:
         raise ValueError(f"temperature must be a positive finite number; got {temperature}")
     if top_k is not None:
-        check_int("top_k", top_k, minimum=1, maximum=model.config.tgt_vocab_size)
+        check_int("top_k", top_k, minimum=1, maximum=vocab_size)
     if rng is not None and not isinstance(rng, torch.Generator):
         raise TypeError(f"rng must be a torch.Generator or None; got {type(rng).__name__}")
 
-    def draw(log_probs: Tensor) -> Tensor:  # (B, V) -> (B,)
-        logits = log_probs / temperature
-        if top_k is not None:
-            logits = logits.masked_fill(logits < logits.topk(top_k, dim=-1).values[:, -1:], -math.inf)
-        probs = logits.softmax(dim=-1).to(logits.device if rng is None else rng.device)
-        return torch.multinomial(probs, 1, generator=rng).squeeze(1).to(logits.device)
 
-    steps = greedy_steps(model, src, max_new_tokens, use_cache, src_mask, bos_id, eos_id, choose=draw)
-    return torch.stack([step.next_tokens for step in steps], dim=1)  # (B, L), on src's device
+def sampling_probs(scores: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
+    """The distribution :func:`sample_next` draws from, ``(B, V)``: ``softmax(scores / temperature)`` (below 1
+    sharper, above 1 flatter) over the tokens whose score is at least the ``top_k``-th largest if ``top_k`` is given
+    (ties with the k-th kept), the others 0. ``scores (B, V)``: logits or log-probabilities (the same distribution)."""
+    check_sampling(temperature, top_k, None, scores.size(-1))
+    logits = scores.float() / temperature  # (B, V)
+    if top_k is not None:
+        logits = logits.masked_fill(logits < logits.topk(top_k, dim=-1).values[:, -1:], -math.inf)  # (B, V)
+    return logits.softmax(dim=-1)  # (B, V)
+
+
+def sample_next(
+    scores: Tensor, temperature: float = 1.0, top_k: int | None = None, rng: torch.Generator | None = None
+) -> Tensor:
+    """Draw one next token per row of ``scores (B, V)`` from :func:`sampling_probs` (so ``top_k=1`` is the argmax,
+    unless tied). ``rng``, a ``torch.Generator`` on any device, makes the draws repeatable (the global generator is
+    used without it). Returns ``(B,)`` ids on ``scores``' device."""
+    check_sampling(temperature, top_k, rng, scores.size(-1))
+    probs = sampling_probs(scores, temperature, top_k)  # (B, V)
+    probs = probs.to(probs.device if rng is None else rng.device)
+    return torch.multinomial(probs, 1, generator=rng).squeeze(1).to(scores.device)  # (B,)
 
 
 @dataclass

@@ -98,7 +98,7 @@ def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path
         memory, _ = EncoderGraph(model)(src, encoder_heads)
         encoder_path = folder / "encoder.onnx"
         decoder_path = folder / "decoder_step.onnx"
-        _export(
+        export_graph(
             EncoderGraph(model),
             (src, encoder_heads),
             encoder_path,
@@ -106,7 +106,7 @@ def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path
             outputs=["memory", "attention"],
             dynamic_shapes={"src": {0: batch, 1: src_len}, "head_mask": None},
         )
-        _export(
+        export_graph(
             DecoderStepGraph(model),
             (tgt, memory, src != c.pad_id, decoder_heads, decoder_heads.clone()),
             decoder_path,
@@ -123,9 +123,12 @@ def export_onnx(model: Transformer, path_prefix: str | Path) -> tuple[Path, Path
     return encoder_path, decoder_path
 
 
-def _export(
+def export_graph(
     graph: nn.Module, args: tuple[Tensor, ...], path: Path, inputs: list[str], outputs: list[str], dynamic_shapes: dict
 ) -> None:
+    """Write ``graph`` (called on the example ``args``) to ``path`` as one ONNX file, through ``torch.export``
+    (``dynamo=True``), its inputs and outputs named, the sizes ``dynamic_shapes`` names left free: how every graph of
+    the book is exported (the encoder-decoder's above, the GPT-style model's in ``transformer_book.playground_gpt``)."""
     program = torch.onnx.export(
         graph,
         args,

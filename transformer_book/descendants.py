@@ -42,6 +42,7 @@ from transformer.checks import (
     input_checks,
 )
 from transformer.config import TransformerConfig
+from transformer.decoding import check_sampling, sample_next
 from transformer.embeddings import LearnedPositionalEncoding, TokenEmbedding
 from transformer.interop import copy_from_torch
 from transformer.masks import causal_mask, padding_mask
@@ -271,23 +272,56 @@ class GPT(OneStackModel):
         return self.lm_head(x)  # (B, T, V)
 
     @torch.no_grad()
-    def generate(self, prompt: Tensor, max_new_tokens: int, eos_id: int = EOS_ID) -> Tensor:
-        """Greedy continuation of ``prompt (B, T0)`` (rows of one length, no padding): ``(B, <= max_new_tokens)``,
-        each row up to and with its ``eos_id``, then ``pad_id``. Each step reads the whole row again (no cache)."""
+    def generate(
+        self,
+        prompt: Tensor,
+        max_new_tokens: int,
+        eos_id: int = EOS_ID,
+        temperature: float | None = None,
+        top_k: int | None = None,
+        rng: torch.Generator | None = None,
+    ) -> Tensor:
+        """Continue ``prompt (B, T0)`` (rows of one length, no padding): ``(B, <= max_new_tokens)``, each row up to
+        and with its ``eos_id``, then ``pad_id``. Greedy (the most probable token) unless ``temperature``, ``top_k``
+        or ``rng`` is given: then each token is drawn by :func:`transformer.decoding.sample_next`, as
+        :func:`~transformer.decoding.sample_decode` draws them (``temperature`` 1 if not given). Each step reads the
+        whole row again (no cache)."""
         check_int("max_new_tokens", max_new_tokens, minimum=1)
+        sampling = temperature is not None or top_k is not None or rng is not None
+        temperature = 1.0 if temperature is None else temperature
+        if sampling:
+            check_sampling(temperature, top_k, rng, self.config.vocab_size)
         if checking_inputs():
             self._check_inputs(prompt, None)
             check_length("prompt + max_new_tokens", prompt.size(1) + max_new_tokens, self.config.max_positions)
         tokens, finished, new = prompt, torch.zeros(len(prompt), dtype=torch.bool, device=prompt.device), []
         with eval_mode(self), input_checks(enabled=False):  # checked above; the chosen ids are valid
             for _ in range(max_new_tokens):
-                next_tokens = self(tokens)[:, -1].argmax(dim=-1).masked_fill(finished, self.config.pad_id)  # (B,)
+                logits = self(tokens)[:, -1]  # (B, V): the next token's scores
+                chosen = sample_next(logits, temperature, top_k, rng) if sampling else logits.argmax(dim=-1)  # (B,)
+                next_tokens = chosen.masked_fill(finished, self.config.pad_id)  # (B,)
                 new.append(next_tokens)
                 finished |= next_tokens == eos_id
                 if finished.all():
                     break
                 tokens = torch.cat([tokens, next_tokens[:, None]], dim=1)  # (B, T + 1)
         return torch.stack(new, dim=1)  # (B, L)
+
+
+class GPTGraph(nn.Module):
+    """``model`` as one graph for export (``torch.export``; ONNX: :func:`transformer_book.playground_gpt.export_gpt_onnx`):
+    ``tokens (B, T)`` in (right-padded rows allowed), the logits of every position ``(B, T, V)`` and every layer's
+    attention maps ``(L, B, H, T, T)`` (taken before dropout) out."""
+
+    def __init__(self, model: GPT):
+        super().__init__()
+        self.model = model
+        self.train(model.training)
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        model = self.model
+        x, maps = model.blocks(model.embed(tokens), model.attention_mask(tokens, None), need_weights=True)
+        return model.lm_head(x), torch.stack(maps)  # (B, T, V), (L, B, H, T, T)
 
 
 class BERTEmbeddings(nn.Module):

@@ -1,7 +1,8 @@
 """The in-page playground: trained models exported to ONNX for the static book, with the values the page must match.
 
 :func:`write_playground` exports each :class:`PlaygroundModel` with the core's
-:func:`transformer.export.export_onnx` into ``<folder>/<name>/`` (``encoder.onnx``, ``decoder_step.onnx``) and writes
+:func:`transformer.export.export_onnx` into ``<folder>/<name>/`` (``encoder.onnx``, ``decoder_step.onnx``; a
+a decoder-only model's ``gpt.onnx``: :mod:`transformer_book.playground_gpt`) and writes
 ``<folder>/<name>/reference.json``: for a few sources (new lengths, padded), what PyTorch computes with the package
 itself: the greedy output of :func:`transformer.greedy_decode` and the beam of :func:`transformer.beam_search`, the
 logits of every greedy step and every attention map, intact and with a head silenced by
@@ -27,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
@@ -64,11 +66,12 @@ def head_masks(model: Transformer, silenced: Mapping[tuple[str, int], Sequence[i
     return masks
 
 
-def _rounded(tensor: torch.Tensor) -> list:
+def rounded(tensor: torch.Tensor) -> list:
+    """``tensor``'s values as nested lists, each to :data:`DIGITS` significant digits: how a reference is written."""
     return (
         [float(f"{x:.{DIGITS}g}") for x in tensor.flatten().tolist()]
         if tensor.dim() == 1
-        else [_rounded(row) for row in tensor]
+        else [rounded(row) for row in tensor]
     )
 
 
@@ -164,7 +167,7 @@ def reference_case(
     max_new_tokens = max_new_tokens or default_max_new_tokens(src)
     model.eval()
     with ablate_heads(model, silenced or {}):
-        tokens = _until_eos(greedy_decode(model, source, max_new_tokens)[0].tolist())  # (L,)
+        tokens = until_eos(greedy_decode(model, source, max_new_tokens)[0].tolist())  # (L,)
         tgt = torch.tensor([[BOS_ID, *tokens[:-1]]], device=device)  # (1, T): the last step's decoder input
         logits = model(source, tgt)[0]  # (T, V): step t's next-token scores
         maps = model.attention_maps(source, tgt)  # per kind, per layer: (1, H, Tq, Tk)
@@ -175,18 +178,19 @@ def reference_case(
         "head_mask": head_masks(model, silenced),
         "silenced": [[kind, layer, list(heads)] for (kind, layer), heads in (silenced or {}).items()],
         "tokens": tokens,
-        "logits": _rounded(logits.float().cpu()),
-        "attention": {kind: [_rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
+        "logits": rounded(logits.float().cpu()),
+        "attention": {kind: [rounded(m[0].float().cpu()) for m in maps[kind]] for kind in KINDS},
         "beam": {
             "size": BEAM_SIZE,
             "length_penalty": LENGTH_PENALTY,
-            "tokens": _until_eos(beam[0].tolist()),
+            "tokens": until_eos(beam[0].tolist()),
             "score": float(score[0]),
         },
     }
 
 
-def _until_eos(tokens: list[int]) -> list[int]:
+def until_eos(tokens: list[int]) -> list[int]:
+    """``tokens`` up to and with the first ``EOS_ID`` (all of them if none)."""
     return tokens[: tokens.index(EOS_ID) + 1] if EOS_ID in tokens else tokens
 
 
@@ -293,9 +297,17 @@ SUBWORD_TEXTS = (  # what a reader might type to the English -> German model: ca
 )
 
 
-def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> dict:
+class PageEntry(Protocol):
+    """Another kind of model for the page (:class:`transformer_book.playground_gpt.PlaygroundGPT`, a decoder-only
+    one): it exports itself and its reference values into a folder, and returns its entry of the manifest."""
+
+    def write(self, folder: Path) -> dict: ...
+
+
+def write_playground(entries: Mapping[str, PlaygroundModel | PageEntry], folder: Path) -> dict:
     """Export each model into ``folder/<name>/`` with its reference values (:func:`reference_cases`, and
-    :func:`tokenizer_cases` for a model that reads text) and write ``folder/manifest.json``. Returns the manifest."""
+    :func:`tokenizer_cases` for a model that reads text; a :class:`PageEntry` writes its own) and write
+    ``folder/manifest.json``. Returns the manifest."""
     from plotly.colors import get_colorscale
 
     from transformer.export import export_onnx
@@ -324,8 +336,11 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
         "models": {},
     }
     for name, entry in entries.items():
+        if not isinstance(entry, PlaygroundModel):
+            manifest["models"][name] = entry.write(folder / name)
+            continue
         c = entry.model.config
-        with _quiet_exporter():
+        with quiet_exporter():
             export_onnx(entry.model, folder / name)
         reference = {"cases": reference_cases(entry)}
         if entry.source_vocab is not None:  # the texts too: what a reader types and reads
@@ -356,7 +371,7 @@ def write_playground(entries: Mapping[str, PlaygroundModel], folder: Path) -> di
 
 
 @contextmanager
-def _quiet_exporter() -> Iterator[None]:
+def quiet_exporter() -> Iterator[None]:
     """torch.onnx's exporter warns about things that do not concern these models (torchvision's operators missing,
     dynamic axes it renames); keep them out of the chapter's output."""
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "torch._export")]

@@ -8,6 +8,9 @@
 // from the synthetic tasks to English -> German, which most readers come for). Decode waits for what is not in yet.
 // Every drawing waits for the one before (plotly.js itself comes from figures.js, window.bookPlotly).
 // A rejected input clears the previous result; the padding the page cannot use is brought into range, and said so.
+// A decoder-only model (GPT-style) has other controls: a prefix instead of a source, a temperature, a top-k and a
+// seed instead of padding, search and head switches; it shows the next-token probabilities after the prefix as bars,
+// and continues the prefix greedily, sampled, or one greedy token at a time.
 // window.transformerPlayground is the engine's playground of this site: what the book's browser test and benchmark
 // call (decode, beamSearch, parseSource, load, timings...).
 (function () {
@@ -34,6 +37,15 @@
   }
   const PLACEHOLDERS = {symbols: translatable("symbols, separated by spaces"), word: translatable("a date in words"),
     char: translatable("characters"), subword: translatable("an English number, date, amount or list")};
+  const PREFIX_PLACEHOLDER = translatable("symbols, then <s> (the separator), separated by spaces");
+  // The one kind of attention of a decoder-only model: its stack's, under the causal mask.
+  const STACK_NAME = translatable("masked self-attention");
+  function kindName(info, kind) {
+    const name = Engine.isDecoderOnly(info) ? STACK_NAME : KIND_NAMES[kind];
+    return tr(name);
+  }
+  // How many of the most probable next tokens the bars show.
+  const NEXT_BARS = 8;
   // Not plotly's `responsive` (its own resizing, which nothing awaits): followResize resizes the figures in turn.
   const PLOT_CONFIG = {displayModeBar: false, scrollZoom: false};
 
@@ -157,8 +169,9 @@
     const columns = stepColumns(r, V, Math.floor(plotWidth / COLUMN_PITCH));
     const some = columns.length < V
       ? tr(", for the {n} most probable of the {V} tokens", {n: columns.length, V: V.toLocaleString("en-US")}) : "";
-    box.querySelector(".playground-figure-title").textContent = (r.beam
-      ? tr("Next-token probabilities along the returned hypothesis") : tr("Next-token probabilities")) + some;
+    const title = r.beam ? tr("Next-token probabilities along the returned hypothesis")
+      : r.prefix ? tr("Next-token probabilities at each step of the continuation") : tr("Next-token probabilities");
+    box.querySelector(".playground-figure-title").textContent = title + some;
     const cut = columns.map((id) => short(info.tgt_vocab[id], 12)); // a category axis needs each label once
     const labels = cut.map((label, i) => (cut.indexOf(label) === i ? label : `${label} (${columns[i]})`));
     const names = columns.map((id) => shown(info.tgt_vocab[id]));
@@ -241,6 +254,35 @@
     }), PLOT_CONFIG));
   }
 
+  // A decoder-only model's next-token probabilities after the prefix: the NEXT_BARS most probable tokens as bars, most
+  // probable first (those top-k leaves out, at 0, not among them), of the distribution the first token was chosen from (the model's own for greedy decoding; at the
+  // temperature and top-k for sampling), each bar with its probability.
+  function drawNext(box, manifest, info, r) {
+    const plot = box.querySelector(".playground-next"), p = r.drawnFrom[0], font = manifest.style.font;
+    const order = [...p.keys()].filter((id) => p[id] > 0).sort((a, b) => p[b] - p[a] || a - b).slice(0, NEXT_BARS);
+    const labels = order.map((id) => info.tgt_vocab[id]);
+    const s = r.sampling;
+    box.querySelector(".playground-figure-title").textContent = s
+      ? tr("Next-token probabilities after the prefix, at temperature {t} and top-k {k}",
+        {t: s.temperature, k: s.topK || tr("all")})
+      : tr("Next-token probabilities after the prefix");
+    plot.setAttribute("aria-label", tr("Bar chart of the {n} most probable next tokens: {bars}", {n: order.length,
+      bars: order.map((id) => tr("{token} {p}", {token: info.tgt_vocab[id], p: p[id].toFixed(3)})).join(tr(", "))}));
+    plot.dataset.probs = JSON.stringify(p);
+    const room = 14 + Math.max(...labels.map((label) => textWidth(label, font)));
+    return inTurn((Plotly) => Plotly.react(plot, [{
+      type: "bar", orientation: "h", x: order.map((id) => p[id]), y: labels.map(shown), marker: {color: manifest.style.bos_color},
+      text: order.map((id) => p[id].toFixed(2)), cliponaxis: false, constraintext: "none", textfont: {size: 12},
+      textposition: order.map((id) => (p[id] > 0.2 ? "inside" : "outside")), insidetextanchor: "end",
+      customdata: order.map((id) => r.probs[0][id]),
+      hovertemplate: tr("p(%{y}) = %{x:.3f}; the model's own: %{customdata:.3f}") + "<extra></extra>",
+    }], layout(manifest, 50 + 24 * order.length, {
+      margin: {l: room, r: 30, t: 10, b: 36}, plot_bgcolor: "white", bargap: 0.25, showlegend: false,
+      xaxis: {range: [0, 1], fixedrange: true, title: {text: tr("probability"), standoff: 4}, automargin: true},
+      yaxis: categoryAxis({autorange: "reversed"}),
+    }), PLOT_CONFIG));
+  }
+
   function drawBeamList(box, manifest, info, beam) {
     const list = box.querySelector(".playground-beam-list");
     list.replaceChildren(...beam.hypotheses.map((h, k) => ({h, k}))
@@ -315,7 +357,7 @@
       }));
       const silenced = masks[kind][layer][h] === 0;
       const head = tr(silenced ? "{kind}, layer {layer}, head {head} (silenced)" : "{kind}, layer {layer}, head {head}",
-        {kind: tr(KIND_NAMES[kind]), layer, head: h});
+        {kind: kindName(info, kind), layer, head: h});
       await inTurn((Plotly) => grid.dataset.drawing === drawing && grid.children[h] && Plotly.react(grid.children[h], [{
         type: "heatmap", z, x: keys.map((t, i) => `${i}:${shown(t)}`), y: queries.map((t, i) => `${i}:${shown(t)}`),
         zmin: 0, zmax: 1, showscale: false, colorscale: manifest.style.weights_scale, xgap: 1, ygap: 1,
@@ -369,8 +411,15 @@
     searchSelect.appendChild(new Option(tr("greedy"), "1"));
     manifest.beam.sizes.forEach((k) => searchSelect.appendChild(new Option(tr("beam of {k}", {k}), String(k))));
     const decodeButton = el("button", {"class": "playground-run", type: "button", text: tr("Decode")});
+    // A decoder-only model's: the temperature, the top-k (empty: every token) and the seed of sampling, and its buttons.
+    const number = (name, attrs) => el("input", Object.assign({"class": `playground-${name}`, type: "number",
+      inputmode: "decimal", style: "width: 4.5rem"}, attrs));
+    const temperature = number("temperature", {min: "0.05", step: "0.1", value: "1"});
+    const topK = number("top-k", {min: "1", step: "1", placeholder: tr("all"), inputmode: "numeric"});
+    const seed = number("seed", {min: "0", step: "1", value: "0", inputmode: "numeric"});
+    const sampleButton = el("button", {"class": "playground-sample", type: "button", text: tr("Sample")});
+    const stepButton = el("button", {"class": "playground-step", type: "button", text: tr("Next token")});
     const kindSelect = el("select", {"class": "playground-kind"});
-    KINDS.forEach((kind) => kindSelect.appendChild(new Option(tr(KIND_NAMES[kind]), kind)));
     const layerSelect = el("select", {"class": "playground-layer"});
     const bar = el("progress", {"class": "playground-progress", max: "1", value: "0", "aria-labelledby": id("loading")});
     const loadingText = el("span", {id: id("loading")});
@@ -386,11 +435,14 @@
       el("ol", {"class": "playground-beam-list", "aria-label": tr("the final hypotheses, best first")}),
       el("div", {"class": "playground-beam-tree", role: "img"}),
     ]);
+    const nextBox = el("div", {"class": "playground-next-box", hidden: ""}, [
+      el("p", {"class": "playground-figure-title"}), el("div", {"class": "playground-next", role: "img"}),
+    ]);
     const stepsBox = el("div", {"class": "playground-steps-box"}, [
       el("p", {"class": "playground-figure-title"}), el("div", {"class": "playground-steps", role: "img"}),
     ]);
     const result = el("div", {"class": "playground-result", hidden: ""}, [
-      staleNote, tokensLine, output, domainNote, outputNote, beamBox, stepsBox,
+      staleNote, tokensLine, output, domainNote, outputNote, beamBox, nextBox, stepsBox,
       el("div", {"class": "playground-controls playground-attention-controls"}, [
         el("label", {}, [tr("attention "), kindSelect]), el("label", {}, [tr("layer "), layerSelect]),
       ]),
@@ -399,17 +451,19 @@
       el("div", {"class": "playground-heads"}),
     ]);
     const switches = el("div", {"class": "playground-switches"});
+    const sourceName = el("span", {text: tr("source ")});
+    // What each kind of model shows: the encoder-decoder's controls, or the decoder-only model's.
+    const encoderDecoderOnly = [el("label", {}, [tr("padding "), padding]), el("label", {}, [tr("search "), searchSelect])];
+    const decoderOnlyOnly = [el("label", {}, [tr("temperature "), temperature]), el("label", {}, [tr("top-k "), topK]),
+      el("label", {}, [tr("seed "), seed]), sampleButton, stepButton];
     root.replaceChildren(
       el("div", {"class": "playground-controls"}, [
         el("label", {}, [tr("model "), modelSelect]),
         el("label", {"class": "playground-example-label"}, [tr("try "), examples]),
       ]),
-      el("div", {"class": "playground-controls"}, [el("label", {"class": "playground-source-label"}, [tr("source "), source])]),
-      el("div", {"class": "playground-controls"}, [
-        el("label", {}, [tr("padding "), padding]),
-        el("label", {}, [tr("search "), searchSelect]),
-        decodeButton,
-      ]),
+      el("div", {"class": "playground-controls"}, [el("label", {"class": "playground-source-label"}, [sourceName, source])]),
+      el("div", {"class": "playground-controls"}, [...encoderDecoderOnly, ...decoderOnlyOnly.slice(0, 3)]),
+      el("div", {"class": "playground-controls"}, [decodeButton, ...decoderOnlyOnly.slice(3)]),
       paddingNote,
       el("div", {"class": "playground-loading", hidden: ""}, [bar, loadingText]),
       status,
@@ -419,11 +473,30 @@
       ]),
     );
     const loading = root.querySelector(".playground-loading");
+    const switchBox = root.querySelector(".playground-switch-box");
     followResize(result, () => shownResult && drawSteps(stepsBox, manifest, shownResult.info, shownResult.r));
     let shownResult = null; // {r, masks, info, input, request}: what the figures show, the input it was decoded from
 
     function modelInfo() {
       return manifest.models[modelSelect.value];
+    }
+
+    function isLM() {
+      return Engine.isDecoderOnly(modelInfo());
+    }
+
+    // The controls of the chosen model's kind shown, the other kind's not; the attention menu lists its kinds.
+    function fillKind() {
+      const lm = isLM(), info = modelInfo(), current = kindSelect.value;
+      encoderDecoderOnly.forEach((e) => { e.style.display = lm ? "none" : ""; });
+      decoderOnlyOnly.forEach((e) => { e.style.display = lm ? "" : "none"; });
+      switchBox.style.display = lm ? "none" : "";
+      sourceName.textContent = tr(lm ? "prefix " : "source ");
+      decodeButton.textContent = tr(lm ? "Continue greedily" : "Decode");
+      const kinds = KINDS.filter((kind) => info.layers[kind] > 0);
+      kindSelect.replaceChildren(...kinds.map((kind) => new Option(kindName(info, kind), kind)));
+      if (kinds.includes(current)) kindSelect.value = current;
+      topK.max = String(info.tgt_vocab.length);
     }
 
     function fillLayers() {
@@ -436,7 +509,8 @@
       const info = modelInfo();
       examples.replaceChildren(...info.examples.map((text) => new Option(text, text)));
       source.value = info.examples[0];
-      source.placeholder = tr(PLACEHOLDERS[info.input]);
+      const placeholder = Engine.isDecoderOnly(info) ? PREFIX_PLACEHOLDER : PLACEHOLDERS[info.input];
+      source.placeholder = tr(placeholder);
     }
 
     function fillSwitches() {
@@ -464,6 +538,7 @@
     }
 
     function currentInput() {
+      if (isLM()) return JSON.stringify([modelSelect.value, source.value, temperature.value, topK.value, seed.value]);
       return JSON.stringify([modelSelect.value, source.value, padding.value, searchSelect.value]);
     }
 
@@ -541,6 +616,7 @@
         heads.replaceChildren();
       });
       result.querySelector(".playground-beam-list").replaceChildren();
+      nextBox.hidden = true;
       [output, outputNote, domainNote, tokensLine].forEach((p) => { p.textContent = ""; });
       delete output.dataset.tokens;
       delete tokensLine.dataset.ids;
@@ -550,10 +626,13 @@
     function reject(err) {
       clearResult();
       root.dataset.state = "error";
-      const field = err.field === "padding" ? padding : source;
+      const field = {padding, temperature, "top-k": topK, seed}[err.field] || source;
       field.setAttribute("aria-invalid", "true");
       const reason = err.template ? tr(err.template, err.values) : err.message;
-      status.textContent = tr(err.field === "padding" ? "Padding: {reason}." : "Source: {reason}.", {reason});
+      const where = {padding: translatable("Padding: {reason}."), temperature: translatable("Temperature: {reason}."),
+        "top-k": translatable("Top-k: {reason}."), seed: translatable("Seed: {reason}.")}[err.field]
+        || (isLM() ? translatable("Prefix: {reason}.") : translatable("Source: {reason}."));
+      status.textContent = tr(where, {reason});
     }
 
     // Padding out of range: the field shows what the page uses, and the note says why until the reader edits the field.
@@ -630,6 +709,7 @@
     // decoded, or shown, already is not made again: Decode pressed right after choosing a model, which decodes.
     let queue = Promise.resolve(), generation = 0, pending = null;
     function update() {
+      if (isLM()) return continueLM("greedy");
       const request = requestOf(currentInput(), readMasks());
       if (request === pending) return queue;
       if (!pending && shownResult && request === shownResult.request) {
@@ -687,6 +767,108 @@
       }
     }
 
+    // A decoder-only model's turn: "greedy" (its continuation), "sample" (drawn with the seed, which then moves on by
+    // one, so that pressing again draws another) or "step" (one greedy token, added to the prefix).
+    // A greedy continuation asked for again, while it is being decoded or shown, is not made again (choosing the model
+    // and pressing the button at once); a sample (a new seed each time) and a step (a longer prefix) always are.
+    function continueLM(action) {
+      const request = JSON.stringify([currentInput(), action]);
+      if (action === "greedy" && request === pending) return queue;
+      if (action === "greedy" && !pending && shownResult && request === shownResult.request) {
+        status.textContent = tr("Decoded already: the result below is for this input.");
+        return queue;
+      }
+      const mine = ++generation, asked = performance.now();
+      pending = request;
+      queue = queue.then(() => (mine === generation ? continueInput(action, asked) : undefined)).finally(() => {
+        if (mine === generation) pending = null;
+      });
+      return queue;
+    }
+
+    function readSeed() {
+      const text = seed.value.trim(), value = text === "" ? 0 : Number(text);
+      if (!(Number.isInteger(value) && value >= 0 && value < 2 ** 32)) {
+        throw new InputError("seed", "the seed is a whole number from 0 to {most}; got {got}",
+          {most: 2 ** 32 - 1, got: JSON.stringify(text)});
+      }
+      return value;
+    }
+
+    async function continueInput(action, asked) {
+      const name = modelSelect.value, info = modelInfo();
+      let parsed, sampling = null;
+      try {
+        parsed = Engine.parsePrefix(source.value, info, manifest);
+        const chosen = Engine.readSampling(temperature.value, topK.value, info.tgt_vocab.length);
+        if (action === "sample") sampling = {...chosen, seed: readSeed()};
+      } catch (err) {
+        if (!(err instanceof InputError)) throw err;
+        reject(err);
+        return;
+      }
+      [source, temperature, topK, seed].forEach((field) => field.removeAttribute("aria-invalid"));
+      [tokensLine, domainNote].forEach((line) => { line.textContent = ""; }); // an encoder-decoder model's, if shown
+      delete tokensLine.dataset.ids;
+      root.dataset.state = "decoding";
+      status.textContent = playground.isLoaded(name) ? tr("Decoding…")
+        : tr("Decoding once the {model} model is loaded…", {model: label(info)});
+      try {
+        load(name);
+        const r = await playground.continuation(name, parsed.ids, sampling, action === "step" ? 1 : null);
+        if (action === "step") source.value = [...parsed.tokens, info.tgt_vocab[r.tokens[0]]].join(" ");
+        if (sampling) seed.value = String(sampling.seed + 1);
+        const input = currentInput();
+        const perStep = r.stepMs.reduce((a, b) => a + b, 0) / r.stepMs.length;
+        status.textContent = tr("Decoded {n} tokens in {ms} ms in this page ({step} ms per step).",
+          {n: r.tokens.length, ms: Math.round(r.totalMs), step: perStep.toFixed(1)});
+        await showLM(r, info, input, asked, action);
+        root.dataset.drawnMs = (performance.now() - asked).toFixed(1);
+        root.dataset.state = "ready";
+      } catch (err) {
+        clearResult();
+        root.dataset.state = "error";
+        status.textContent = tr("The playground failed: {error}", {error: err.message});
+      }
+    }
+
+    // A decoder-only model's result: its continuation, the bars of the next token after the prefix, the steps, the maps.
+    async function showLM(r, info, input, asked, action) {
+      const masks = Engine.allHeads(info);
+      shownResult = {r: {...r, probs: r.drawnFrom}, masks, info, input, request: JSON.stringify([input, action])};
+      result.hidden = false;
+      staleNote.hidden = true;
+      result.removeAttribute("data-stale");
+      beamBox.hidden = true;
+      nextBox.hidden = false;
+      const how = r.sampling ? tr("sampled at temperature {t}, top-k {k}, seed {seed}", {t: r.sampling.temperature,
+        k: r.sampling.topK || tr("all"), seed: r.sampling.seed}) : tr(action === "step" ? "one greedy step" : "greedy");
+      output.textContent = tr("Continuation: {output}", {output: r.tokens.map((id) => info.tgt_vocab[id]).join(" ")})
+        + tr("   ({how})", {how});
+      output.dataset.tokens = JSON.stringify(r.tokens);
+      output.dataset.runs = String(Number(output.dataset.runs || 0) + 1);
+      output.dataset.input = input;
+      const separator = r.prefix.indexOf(manifest.bos_id), symbols = separator >= 0 ? separator : r.prefix.length;
+      const trained = info.trained_source_tokens, notes = [];
+      if (action !== "step" && r.ended === "budget") {
+        notes.push(tr("Decoding stopped at the page's budget of {budget} tokens (the prefix's {n} and 2 more), before "
+          + "any </s>.", {budget: r.maxNewTokens, n: r.prefix.length}));
+      }
+      if (trained && symbols > trained[1]) {
+        notes.push(tr("The {model} model was trained on sources of {shortest} to {longest} {unit}; this one has {n}, so "
+          + "the output past what it learned is a guess{ends}.", {model: label(info), shortest: trained[0],
+          longest: trained[1], unit: tr("symbols"), n: symbols, ends: ""}));
+      }
+      outputNote.textContent = notes.join(" ");
+      root.dataset.resultMs = (performance.now() - asked).toFixed(1);
+      await nextFrame();
+      await drawNext(nextBox, manifest, info, r);
+      await nextFrame();
+      await drawSteps(stepsBox, manifest, info, shownResult.r);
+      await nextFrame();
+      await drawAttention(result, manifest, info, shownResult.r, masks, kindSelect.value, Number(layerSelect.value));
+    }
+
     function markStale() {
       if (!shownResult || currentInput() === shownResult.input) return;
       result.dataset.stale = "true";
@@ -702,6 +884,7 @@
     }
 
     modelSelect.addEventListener("change", () => {
+      fillKind();
       fillSwitches();
       fillExamples();
       fillLayers();
@@ -726,8 +909,20 @@
     });
     searchSelect.addEventListener("change", update);
     decodeButton.addEventListener("click", update);
+    sampleButton.addEventListener("click", () => continueLM("sample"));
+    stepButton.addEventListener("click", () => continueLM("step"));
+    [temperature, topK, seed].forEach((field) => {
+      field.addEventListener("input", markStale);
+      field.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") {
+          event.preventDefault();
+          continueLM(field === seed ? "sample" : "greedy");
+        }
+      });
+    });
     kindSelect.addEventListener("change", redrawAttention);
     layerSelect.addEventListener("change", redrawAttention);
+    fillKind();
     fillSwitches();
     fillExamples();
     fillLayers();

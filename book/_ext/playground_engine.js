@@ -14,6 +14,11 @@
 // - beamSearch: transformer.decoding.beam_search for one source; the beams run as one batch through the decoder step.
 // Both are written against a decoder step, a function of k decoder inputs of one length that resolves to their
 // next-token logits, (k, V) row after row: the exported graph in the page, any function in a test.
+// - samplingProbs / sampleNext / generate: the decoder-only (GPT-style) model's continuation of a prefix, greedy or
+//   sampled with transformer.decoding.sample_next's rule (the logits over the temperature; with top-k, the tokens
+//   whose score is at least the k-th largest, ties kept; the softmax of those), from a seeded generator of the page's
+//   own (PyTorch's draws cannot be repeated in a page: the distributions are the package's, the draws the page's).
+//   Its graph (transformer_book.playground_gpt.export_gpt_onnx, gpt.onnx) reads the whole row again at each step.
 // - createPlayground: loading (ONNX Runtime Web's module, its 14 MB WebAssembly fetched gzipped, 3.7 MB, and unpacked
 //   here; each model's two graphs, whose download prefetch starts early), with progress in bytes, and the decoding
 //   of a model by name. ONNX Runtime runs in
@@ -213,6 +218,106 @@
     return info.max_new_tokens || src.filter((id) => id !== manifest.pad_id).length + 2;
   }
 
+  // What a reader may type as a decoder-only model's prefix: a source, its separator and a start of its copy.
+  const MAX_PREFIX_TOKENS = 2 * MAX_SOURCE_TOKENS + 1;
+
+  // A decoder-only model's prefix -> {ids, tokens}: its symbols and the separator (<s>) or </s>, separated by spaces
+  // or commas; <pad> is no token a model continues.
+  function parsePrefix(text, info, manifest) {
+    const tokens = text.trim().split(/[\s,]+/).filter(Boolean);
+    if (!tokens.length) throw new InputError("source", "type at least one symbol");
+    if (tokens.length > MAX_PREFIX_TOKENS) {
+      throw new InputError("source", "at most {most} tokens; got {got}", {most: MAX_PREFIX_TOKENS, got: tokens.length});
+    }
+    const ids = tokens.map((token) => {
+      const id = info.tgt_vocab.indexOf(token);
+      if (id >= 0 && id !== manifest.pad_id) return id;
+      const known = info.tgt_vocab.filter((label, i) => i !== manifest.pad_id);
+      throw new InputError("source", "the tokens are {known}; got {got}", {known: known.join(" "), got: JSON.stringify(token)});
+    });
+    return {ids, tokens, unknown: []};
+  }
+
+  // How many tokens a decoder-only model continues a prefix by: two more than the prefix has (room for a copy and its
+  // </s>), within the model's positions, as transformer_book.playground.default_continuation.
+  function continuationBudget(info, prefix) {
+    return Math.max(1, Math.min(prefix.length + 2, info.max_positions - prefix.length));
+  }
+
+  // A temperature and a top-k as the page's fields give them -> {temperature, topK} (topK null: every token), or an
+  // InputError naming the field, with transformer.decoding.check_sampling's rules.
+  function readSampling(temperatureText, topKText, vocabSize) {
+    const text = String(temperatureText).trim(), temperature = text === "" ? 1 : Number(text);
+    if (!(temperature > 0 && Number.isFinite(temperature))) {
+      throw new InputError("temperature", "temperature must be a positive number; got {got}", {got: JSON.stringify(text)});
+    }
+    const kText = String(topKText).trim(), topK = kText === "" ? null : Number(kText);
+    if (topK !== null && !(Number.isInteger(topK) && topK >= 1 && topK <= vocabSize)) {
+      throw new InputError("top-k", "top-k is a whole number from 1 to {most}, or empty for every token; got {got}",
+        {most: vocabSize, got: JSON.stringify(kText)});
+    }
+    return {temperature, topK};
+  }
+
+  // The distribution transformer.decoding.sampling_probs draws from, for V logits (a typed array): logits /
+  // temperature; with topK, every score below the topK-th largest left out (ties with it kept); the softmax (float64).
+  function samplingProbs(logits, temperature, topK) {
+    const V = logits.length, scores = Float64Array.from(logits, (x) => x / temperature);
+    const floor = topK ? Float64Array.from(scores).sort((a, b) => b - a)[topK - 1] : -Infinity;
+    let top = -Infinity, sum = 0;
+    for (let i = 0; i < V; i++) if (scores[i] >= floor && scores[i] > top) top = scores[i];
+    const out = new Float64Array(V);
+    for (let i = 0; i < V; i++) if (scores[i] >= floor) sum += (out[i] = Math.exp(scores[i] - top));
+    for (let i = 0; i < V; i++) out[i] /= sum;
+    return out;
+  }
+
+  // A seeded generator of numbers in [0, 1) (mulberry32): the same seed, the same draws, in any browser.
+  function seededRandom(seed) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  // One token drawn from `probs` with the number u in [0, 1): the first whose cumulative probability passes u (never
+  // one of probability 0).
+  function sampleNext(probs, u) {
+    let total = 0, last = 0;
+    for (let i = 0; i < probs.length; i++) {
+      if (probs[i] <= 0) continue;
+      total += probs[i];
+      last = i;
+      if (u < total) return i;
+    }
+    return last;
+  }
+
+  // A decoder-only model's continuation of `prefix`, against a step: step(row) -> Promise<{logits}>, the next-token
+  // logits (V) after the row. Greedy (the argmax of the logits, as GPT.generate) when `sampling` is null, else drawn
+  // with sampleNext from samplingProbs(temperature, topK), the numbers from seededRandom(seed). Stops after </s> or
+  // maxNewTokens tokens. Returns {tokens, steps: [{logits, probs (the model's), drawnFrom (what the token was chosen
+  // from), ms}], last (the last step's output), row (its input), ended: "eos" | "budget"}.
+  async function generate(step, {prefix, eos, maxNewTokens, sampling = null}) {
+    const tokens = [], steps = [], random = sampling ? seededRandom(sampling.seed) : null;
+    let last = null;
+    while (tokens.length < maxNewTokens) {
+      const started = now();
+      last = await step([...prefix, ...tokens]);
+      const logits = Float64Array.from(last.logits), probs = samplingProbs(logits, 1, null);
+      const drawnFrom = sampling ? samplingProbs(logits, sampling.temperature, sampling.topK) : probs;
+      const token = sampling ? sampleNext(drawnFrom, random()) : argmax(logits);
+      steps.push({logits: Array.from(logits), probs: Array.from(probs), drawnFrom: Array.from(drawnFrom), ms: now() - started});
+      tokens.push(token);
+      if (token === eos) break;
+    }
+    const ended = tokens[tokens.length - 1] === eos ? "eos" : "budget";
+    return {tokens, steps, last, row: [...prefix, ...tokens.slice(0, -1)], ended};
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
   // Decoding, against a decoder step: step(rows) -> Promise<{logits}>, rows k arrays of ids of one length
 
@@ -337,6 +442,16 @@
     return out;
   }
 
+  // A model of one stack, GPT-style (transformer_book.descendants.GPT): a prefix in, its continuation out.
+  function isDecoderOnly(info) {
+    return info.kind === "decoder-only";
+  }
+
+  // Its graph files: a decoder-only model's one, an encoder-decoder's two.
+  function graphFiles(info) {
+    return isDecoderOnly(info) ? ["gpt.onnx"] : ["encoder.onnx", "decoder_step.onnx"];
+  }
+
   // Every head on: {encoder, decoder, cross}, each (L, H) of 1.
   function allHeads(info) {
     const masks = {};
@@ -454,22 +569,23 @@
     // can download the next model while ONNX Runtime still builds the sessions of the one before.
     function graphsOf(name) {
       if (!graphs[name]) {
-        graphs[name] = Promise.all([download(`${modelDir}${name}/encoder.onnx`),
-          download(`${modelDir}${name}/decoder_step.onnx`)]);
+        graphs[name] = manifest().then((m) => Promise.all(graphFiles(m.models[name])
+          .map((file) => download(`${modelDir}${name}/${file}`))));
         graphs[name].catch(() => { delete graphs[name]; });
       }
       return graphs[name];
     }
 
-    // ONNX Runtime Web and the model `name`: {ort, encoder, decoder} sessions, created once.
+    // ONNX Runtime Web and the model `name`: {ort, encoder, decoder} sessions (a decoder-only model's: {ort, gpt}),
+    // created once.
     function sessionsOf(name) {
       if (!sessions[name]) {
         sessions[name] = (async () => {
-          const [ort, [encoder, decoder]] = await Promise.all([runtime(), graphsOf(name)]);
+          const [ort, bytes, m] = await Promise.all([runtime(), graphsOf(name), manifest()]);
           const options = {executionProviders: ["wasm"], graphOptimizationLevel: "all"};
-          const [encoderSession, decoderSession] = await Promise.all([ort.InferenceSession.create(encoder, options),
-            ort.InferenceSession.create(decoder, options)]);
-          return {ort, encoder: encoderSession, decoder: decoderSession};
+          const created = await Promise.all(bytes.map((graph) => ort.InferenceSession.create(graph, options)));
+          if (isDecoderOnly(m.models[name])) return {ort, gpt: created[0]};
+          return {ort, encoder: created[0], decoder: created[1]};
         })();
         sessions[name].catch(() => { delete sessions[name]; });
       }
@@ -482,7 +598,9 @@
       if (!warmed[name]) {
         warmed[name] = (async () => {
           const m = await manifest(), info = m.models[name];
-          await decode(name, [info.src_vocab.findIndex((label, id) => !isSpecial(m, id))], null, 2);
+          const first = info.src_vocab.findIndex((label, id) => !isSpecial(m, id));
+          if (isDecoderOnly(info)) await continuation(name, [first], null, 2);
+          else await decode(name, [first], null, 2);
           timings[name] = now();
         })();
         warmed[name].catch(() => { delete warmed[name]; });
@@ -578,20 +696,41 @@
       return {...r, beam, ended, maxNewTokens: beam.maxNewTokens, stepMs: beam.stepMs, totalMs: beam.totalMs + r.totalMs};
     }
 
+    // The decoder-only model `name` continuing `prefix` (ids): greedily, or sampled with {temperature, topK, seed}
+    // (generate). {prefix, tokens, logits, probs and drawnFrom of each step, attention {decoder: every map of the last
+    // step, [L][H][T][T]}, tgt (that step's input row), ended, maxNewTokens, stepMs, totalMs}.
+    async function continuation(name, prefix, sampling, maxNewTokens) {
+      const [m, session] = await Promise.all([manifest(), sessionsOf(name)]);
+      const info = m.models[name], ort = session.ort, V = info.tgt_vocab.length, started = now();
+      async function step(row) {
+        const result = await session.gpt.run({tokens: idTensor(ort, [row])});
+        const T = row.length;
+        return {logits: result.logits.data.slice((T - 1) * V, T * V), attention: result.attention};
+      }
+      const budget = maxNewTokens || continuationBudget(info, prefix);
+      const r = await generate(step, {prefix, eos: m.eos_id, maxNewTokens: budget, sampling});
+      return {
+        src: prefix, prefix, tokens: r.tokens, logits: r.steps.map((s) => s.logits), probs: r.steps.map((s) => s.probs),
+        drawnFrom: r.steps.map((s) => s.drawnFrom), tgt: r.row, ended: r.ended, maxNewTokens: budget, sampling,
+        attention: {decoder: attentionMaps(r.last.attention, 0)}, stepMs: r.steps.map((s) => s.ms), totalMs: now() - started,
+      };
+    }
+
     async function parseSourceOf(name, text) { // the ids the page decodes for a reader's input
-      const m = await manifest();
-      return parseSource(text, m.models[name], m);
+      const m = await manifest(), info = m.models[name];
+      return isDecoderOnly(info) ? parsePrefix(text, info, m) : parseSource(text, info, m);
     }
 
     return {
       manifest, prefetch: (name) => graphsOf(name).then(() => undefined),
       prefetchRuntime: () => runtime().then(() => undefined), load, isLoaded, onProgress, progress, timings, decode, beamSearch: beamSearchOf, search,
-      parseSource: parseSourceOf, tokenize,
+      continuation, parseSource: parseSourceOf, tokenize,
     };
   }
 
   return {
-    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, InputError, translatable, fill, tokenize, normalizeSubwords, preTokenize,
-    encodeSubwords, splitWords, decodeSubwords, outputText, parseSource, unfamiliar, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced, createPlayground,
+    KINDS, KIND_NAMES, MAX_SOURCE_TOKENS, MAX_PADDING, MAX_PREFIX_TOKENS, InputError, translatable, fill, tokenize, normalizeSubwords, preTokenize,
+    encodeSubwords, splitWords, decodeSubwords, outputText, parseSource, unfamiliar, readPadding, maxNewTokensFor, logProbs, greedyDecode, beamSearch, lengthPenaltyFactor, allHeads, anySilenced,
+    isDecoderOnly, parsePrefix, continuationBudget, readSampling, samplingProbs, seededRandom, sampleNext, generate, createPlayground,
   };
 });

@@ -13,6 +13,8 @@ from transformer.decoding import (
     greedy_steps,
     length_penalty_factor,
     sample_decode,
+    sample_next,
+    sampling_probs,
 )
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.config import RunConfig, TrainConfig
@@ -478,3 +480,32 @@ def test_bad_sampling_arguments_are_rejected_naming_the_argument(copy_model, kwa
     arguments = {"max_new_tokens": 5, **kwargs}
     with pytest.raises(error, match=message):
         sample_decode(copy_model, _sources(2), **arguments)
+
+
+def test_sample_next_draws_from_sampling_probs_which_keep_ties_with_the_k_th_and_sum_to_one():
+    scores = torch.tensor([[2.0, 1.0, 1.0, 0.0, -1.0], [0.0, 0.0, 0.0, 0.0, 3.0]])
+    probs = sampling_probs(scores, temperature=0.5, top_k=2)
+    assert torch.equal(probs > 0, torch.tensor([[True, True, True, False, False], [True, True, True, True, True]]))
+    assert torch.allclose(probs.sum(-1), torch.ones(2))
+    expected = (scores[0, :3] / 0.5).softmax(-1)  # the two tied at the 2nd largest both kept
+    assert torch.allclose(probs[0, :3], expected)
+    n = 20_000
+    drawn = sample_next(scores[:1].expand(n, -1), 0.5, 2, rng=torch.Generator().manual_seed(0))
+    assert torch.allclose(torch.bincount(drawn, minlength=5).double() / n, probs[0].double(), atol=0.015)
+    # logits and log-probabilities are the same distribution; top_k=1 is the argmax
+    assert torch.allclose(sampling_probs(scores.log_softmax(-1), 0.5, 2), probs)
+    scores = torch.randn(6, 9, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(sample_next(scores, 3.0, 1), scores.argmax(-1))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"temperature": 0.0}, ValueError, "temperature must be a positive finite number; got 0.0"),
+        ({"top_k": 6}, ValueError, r"top_k must be an int in \[1, 5\]; got 6"),
+        ({"rng": "seed"}, TypeError, "rng must be a torch.Generator or None; got str"),
+    ],
+)
+def test_sample_next_rejects_bad_arguments_naming_them(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        sample_next(torch.zeros(1, 5), **kwargs)

@@ -1,23 +1,27 @@
 """The playground's reference values (transformer_book.playground) are what the package computes: greedy_decode's
 tokens, the teacher-forced logits of those steps, the attention maps and beam_search's best hypothesis, with heads
-silenced by the package's ablation; and the vocabulary's own tokenization. The page's side is
-tests/site/test_playground_browser.py."""
+silenced by the package's ablation; and the vocabulary's own tokenization. For the decoder-only model: GPT.generate's
+continuation, its logits and maps, top-1 sampling equal to it, and the distribution sampling_probs gives
+(transformer_book.playground_gpt). The page's side is tests/site/test_playground_browser.py."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
 from transformer import Transformer, beam_search, greedy_decode
+from transformer.decoding import sampling_probs
 from transformer.tokens import BOS_ID, EOS_ID, PAD_ID
 from transformer.train.recipes import small_model_config
 from transformer.train.subwords import SubwordVocabulary
 from transformer.train.tokenizer import UNK_ID, Vocabulary
 from transformer.train.translation import translation_train_config
 from transformer_book.ablation import ablate_heads
+from transformer_book.descendants import GPT, small_gpt_config
 from transformer_book.playground import (
     BEAM_SIZE,
     LENGTH_PENALTY,
@@ -33,7 +37,9 @@ from transformer_book.playground import (
     reference_cases,
     tokenizer_cases,
     vocabulary_manifest,
+    write_playground,
 )
+from transformer_book.playground_gpt import PlaygroundGPT, default_continuation, gpt_reference_case
 
 
 def test_playground_translator_is_the_translation_recipe_cut_short():
@@ -197,3 +203,55 @@ def test_subword_tokenizer_cases_hold_tokens_ids_and_the_text_decoded_back() -> 
     assert case["ids"] == vocab.encode("  THREE   hundred ☃ ") and UNK_ID in case["ids"]
     assert case["tokens"] == vocab.tokenize("  THREE   hundred ☃ ") and "<unk>" in case["tokens"]
     assert case["decoded"] == "THREE hundred <unk>"  # spaces normalised, the unknown character shown as <unk>
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The decoder-only model
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    torch.manual_seed(0)
+    return GPT(small_gpt_config(n_layers=2)).eval()
+
+
+def test_gpt_reference_is_generate_s_continuation_its_logits_maps_and_sampling_distribution(gpt) -> None:
+    prefix = [3, 5, 7, BOS_ID]
+    case = gpt_reference_case(gpt, prefix, (0.5, 2))
+    budget = default_continuation(gpt, prefix)
+    generated = gpt.generate(torch.tensor([prefix]), budget)[0].tolist()
+    assert case["max_new_tokens"] == budget == len(prefix) + 2
+    assert case["tokens"] == (generated[: generated.index(EOS_ID) + 1] if EOS_ID in generated else generated)
+    assert case["top_1"] == case["tokens"]
+    row = torch.tensor([[*prefix, *case["tokens"][:-1]]])
+    with torch.no_grad():
+        logits = gpt(row)[0, len(prefix) - 1 :]
+        maps = gpt.attention_maps(row)
+    assert torch.allclose(torch.tensor(case["logits"]), logits, atol=1e-5)
+    assert torch.equal(torch.tensor(case["logits"]).argmax(-1), torch.tensor(case["tokens"]))  # each step's argmax
+    assert torch.allclose(torch.tensor(case["probs"]), logits[0].softmax(-1), atol=1e-6)
+    expected = sampling_probs(logits[:1], 0.5, 2)[0]
+    assert torch.allclose(torch.tensor(case["sampling"]["probs"]), expected, atol=1e-6)
+    assert (torch.tensor(case["sampling"]["probs"]) > 0).sum() >= 2
+    assert len(case["attention"]["decoder"]) == 2
+    assert torch.allclose(torch.tensor(case["attention"]["decoder"][1]), maps[1][0], atol=1e-6)
+
+
+def test_gpt_reference_rejects_padding_and_ids_outside_the_vocabulary(gpt) -> None:
+    for prefix in ([], [3, PAD_ID, 4], [3, 13]):
+        with pytest.raises(ValueError, match="prefix must be non-empty ids in"):
+            gpt_reference_case(gpt, prefix)
+
+
+def test_a_gpt_entry_is_exported_as_one_graph_with_its_manifest_entry(gpt, tmp_path) -> None:
+    with pytest.raises(TypeError, match="model must be a transformer_book.descendants.GPT"):
+        PlaygroundGPT(torch.nn.Linear(2, 2), [[3, BOS_ID]])
+    with pytest.raises(ValueError, match="temperature must be a positive finite number"):
+        PlaygroundGPT(gpt, [[3, BOS_ID]], sampling=(0.0, None))
+    entry = PlaygroundGPT(gpt, [[3, 4, BOS_ID]], trained_source_tokens=(1, 10), label="a GPT")
+    manifest = write_playground({"gpt": entry}, tmp_path)
+    info = manifest["models"]["gpt"]
+    assert sorted(p.name for p in (tmp_path / "gpt").iterdir()) == ["gpt.onnx", "reference.json"]
+    assert info["kind"] == "decoder-only" and info["examples"] == ["3 4 <s>"] and info["separator"] == "<s>"
+    assert info["layers"] == {"encoder": 0, "decoder": 2, "cross": 0} and info["tgt_vocab"][BOS_ID] == "<s>"
+    assert json.loads((tmp_path / "gpt" / "reference.json").read_text())["cases"][0]["prefix"] == [3, 4, BOS_ID]

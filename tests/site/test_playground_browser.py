@@ -94,8 +94,44 @@ def manifest() -> dict:
     return json.loads((MODELS / "manifest.json").read_text())
 
 
-def references() -> list[tuple[str, dict]]:
-    return [(name, json.loads((MODELS / name / "reference.json").read_text())) for name in manifest()["models"]]
+def decoder_only(name: str) -> bool:
+    return manifest()["models"][name].get("kind") == "decoder-only"
+
+
+def references(decoder_only_models: bool = False) -> list[tuple[str, dict]]:
+    """The reference values of the encoder-decoder models (or of the decoder-only ones), by model."""
+    return [
+        (name, json.loads((MODELS / name / "reference.json").read_text()))
+        for name in manifest()["models"]
+        if decoder_only(name) == decoder_only_models
+    ]
+
+
+def graphs(name: str) -> list[str]:
+    """The model's graph files: a decoder-only model's one, an encoder-decoder's two."""
+    return ["gpt.onnx"] if decoder_only(name) else ["encoder.onnx", "decoder_step.onnx"]
+
+
+def decode_each_way(page: object, name: str) -> Iterator[str]:
+    """Choose the model ``name`` and show its results one way after the other, yielding what each is: greedy and a
+    beam of 4 for an encoder-decoder model, greedy and sampled (temperature 1.5, top-k 3) for a decoder-only one (the
+    tokens line of a text model shown before it gone)."""
+    if page.input_value(f"{ROOT} .playground-model") != name:
+        decode_after(page, lambda: page.select_option(f"{ROOT} .playground-model", name))
+    if decoder_only(name):
+        assert page.text_content(f"{ROOT} .playground-tokens") == "", "the model before's tokens line is left"
+        yield "greedy"
+        page.fill(f"{ROOT} .playground-temperature", "1.5")
+        page.fill(f"{ROOT} .playground-top-k", "3")
+        decode_after(page, lambda: page.click(f"{ROOT} .playground-sample"))
+        yield "sampled"
+        return
+    for search in ("1", "4"):
+        if page.input_value(f"{ROOT} .playground-search") != search:
+            decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+        else:
+            decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+        yield search
 
 
 def max_difference(a: list, b: list) -> float:
@@ -294,6 +330,37 @@ def test_page_beam_search_equals_beam_search_intact_and_with_a_head_silenced(pla
     assert_clean(playground)
 
 
+CONTINUE = """([name, prefix, sampling, maxNewTokens]) =>
+  window.transformerPlayground.continuation(name, prefix, sampling, maxNewTokens)
+  .then(r => ({tokens: r.tokens, logits: r.logits, drawnFrom: r.drawnFrom, attention: r.attention}))"""
+
+
+def test_page_continues_a_prefix_with_the_decoder_only_model_as_pytorch_does(playground: PageRun) -> None:
+    """The decoder-only model's greedy continuation (GPT.generate), the logits of every step and every attention map
+    of the last, the distribution a sampled first token is drawn from (sampling_probs at the reference's temperature
+    and top-k), and top-1 sampling, which must be the greedy continuation whatever the temperature and seed."""
+    models = references(decoder_only_models=True)
+    assert models, "no decoder-only model in the playground"
+    for name, reference in models:
+        for case in reference["cases"]:
+            where = f"{name}, prefix {case['prefix']}"
+            args = [name, case["prefix"], None, case["max_new_tokens"]]
+            page = playground.page.evaluate(CONTINUE, args)
+            assert page["tokens"] == case["tokens"], f"{where}: the page {page['tokens']}, generate {case['tokens']}"
+            assert max_difference(page["logits"], case["logits"]) < TOLERANCE, where
+            assert max_difference(page["attention"]["decoder"], case["attention"]["decoder"]) < TOLERANCE, where
+            assert max_difference(page["drawnFrom"][0], case["probs"]) < TOLERANCE, where
+            sampling = case["sampling"]
+            drawn = {"temperature": sampling["temperature"], "topK": sampling["top_k"], "seed": 0}
+            page = playground.page.evaluate(CONTINUE, [name, case["prefix"], drawn, case["max_new_tokens"]])
+            assert max_difference(page["drawnFrom"][0], sampling["probs"]) < TOLERANCE, f"{where}: sampling"
+            for seed in (0, 7):
+                top_1 = {"temperature": 5, "topK": 1, "seed": seed}
+                page = playground.page.evaluate(CONTINUE, [name, case["prefix"], top_1, case["max_new_tokens"]])
+                assert page["tokens"] == case["top_1"] == case["tokens"], f"{where}: top-1 sampling, seed {seed}"
+    assert_clean(playground)
+
+
 def test_page_tokenizes_and_encodes_text_as_the_package_s_vocabulary(playground: PageRun) -> None:
     text_models = [(name, reference["tokenizer"]) for name, reference in references() if "tokenizer" in reference]
     assert text_models, "no model in the playground reads text"
@@ -405,17 +472,11 @@ def test_loading_shows_its_bytes_and_is_done_before_decode(browser: object, serv
         page.wait_for_function(LOAD_IS, arg="ready", timeout=10_000)
         assert page.is_hidden(f"{ROOT} .playground-loading")
         name = page.input_value(f"{ROOT} .playground-model")
-        files = [
-            SITE / "_static" / "vendor" / "ort" / "ort-wasm-simd-threaded.wasm.gz",
-            MODELS / name / "encoder.onnx",
-            MODELS / name / "decoder_step.onnx",
-        ]
+        files = [SITE / "_static" / "vendor" / "ort" / "ort-wasm-simd-threaded.wasm.gz"]
+        files += [MODELS / name / graph for graph in graphs(name)]
         total = sum(f.stat().st_size for f in files)  # the runtime and the model shown, loaded first
         everything = total + sum(
-            (MODELS / other / graph).stat().st_size
-            for other in names
-            if other != name
-            for graph in ("encoder.onnx", "decoder_step.onnx")
+            (MODELS / other / graph).stat().st_size for other in names if other != name for graph in graphs(other)
         )
         reports, texts = page.evaluate("() => [__reports, __texts]")
         loaded = [r[0] for r in reports]
@@ -637,26 +698,20 @@ DRAWN_FOR_THEIR_WIDTH = f"""() => [...document.querySelectorAll('{FIGURES}')].fi
 def test_everything_fits_the_screen_and_no_figure_text_overlaps(
     reader: Callable[..., PageRun], size: str, edition: str
 ) -> None:
-    """Greedy and a beam of 4 for each model, at a phone's and a laptop's width, in both editions (Chinese labels are
-    wider), in light colours and in dark: every row and column of every heatmap labelled (plotly thinned the next-token
-    probabilities' 18-24 columns to every 2nd or 3rd token on a phone), no text of a figure over another or outside
-    its figure (``figure_text.js``), no control or figure past the column or the screen, and the playground as wide in
-    dark as in light (the dark theme's frame around outputs, with its padding, is not drawn around it); with
-    ``BOOK_FIGURE_SHOTS``, each state saved as a PNG. The translator's maps are its cross-attention's: German rows over
-    English columns."""
+    """Greedy and a beam of 4 for each model (greedy and sampled for the decoder-only one), at a phone's and a
+    laptop's width, in both editions (Chinese labels are wider), in light colours and in dark: every row and column
+    of every heatmap labelled (plotly thinned the next-token probabilities' 18-24 columns to every 2nd or 3rd token
+    on a phone), no text of a figure over another or outside its figure (``figure_text.js``), no control or figure
+    past the column or the screen, and the playground as wide in dark as in light (the dark theme's frame around
+    outputs, with its padding, is not drawn around it); with ``BOOK_FIGURE_SHOTS``, each state saved as a PNG. The
+    translator's maps are its cross-attention's: German rows over English columns."""
     run = reader(size, edition)
     page = run.page
     page.add_style_tag(content=NO_TRANSITIONS)  # the theme fades colours: the screenshots show them as they end
     if FIGURE_SHOTS is not None:
         FIGURE_SHOTS.mkdir(parents=True, exist_ok=True)
     for name in manifest()["models"]:
-        if page.input_value(f"{ROOT} .playground-model") != name:
-            decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
-        for search in ("1", "4"):
-            if page.input_value(f"{ROOT} .playground-search") != search:
-                decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
-            else:
-                decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
+        for search in decode_each_way(page, name):
             if manifest()["models"][name]["input"] == "subword":
                 show_maps(page, "cross")
             widths = {}
@@ -883,7 +938,8 @@ def test_choosing_a_model_and_pressing_decode_at_once_decodes_once(reader: Calla
     page.wait_for_timeout(500)
     assert page.get_attribute(f"{ROOT} .playground-output", "data-runs") == runs
     assert page.inner_text(f"{ROOT} .playground-status") == "Decoded already: the result below is for this input."
-    page.fill(f"{ROOT} .playground-padding", "1")  # a new input: decoded
+    field = "temperature" if decoder_only(names[-1]) else "padding"
+    page.fill(f"{ROOT} .playground-{field}", "2")  # a new input: decoded
     decode_after(page, lambda: page.click(f"{ROOT} .playground-run"))
     assert_clean(run)
 
@@ -1012,11 +1068,7 @@ def test_the_chinese_playground_writes_chinese(reader: Callable[..., PageRun]) -
     assert page.evaluate("document.documentElement.lang") == "zh-CN"
     page.click(f"{ROOT} summary")
     for name in manifest()["models"]:
-        if page.input_value(f"{ROOT} .playground-model") != name:
-            decode_after(page, lambda name=name: page.select_option(f"{ROOT} .playground-model", name))
-        for search in ("4", "1"):
-            if page.input_value(f"{ROOT} .playground-search") != search:
-                decode_after(page, lambda search=search: page.select_option(f"{ROOT} .playground-search", search))
+        for search in decode_each_way(page, name):
             shown = page.locator(ROOT).inner_text() + " ".join(
                 page.eval_on_selector_all(
                     f"{ROOT} [aria-label], {ROOT} [title]",
@@ -1028,4 +1080,81 @@ def test_the_chinese_playground_writes_chinese(reader: Callable[..., PageRun]) -
     page.fill(f"{ROOT} .playground-source", "3 4")  # edited, not decoded: the result is out of date
     note = page.inner_text(f"{ROOT} .playground-stale-note")
     assert note.startswith("已过时") and not [words for words in english if words in note], note
+    assert_clean(run)
+
+
+NEXT_PROBS = f"() => JSON.parse(document.querySelector('{ROOT} .playground-next').dataset.probs)"
+
+
+def test_a_reader_continues_samples_and_steps_the_decoder_only_model_from_the_keyboard(
+    reader: Callable[..., PageRun],
+) -> None:
+    """The decoder-only model's controls have names and work from the keyboard: its prefix (Enter: the greedy
+    continuation, with its next-token bars), temperature, top-k and seed (Enter: a sample, after which the seed moves
+    on by one), Continue greedily, Sample and Next token (one greedy token added to the prefix); top-1 sampling is
+    greedy; a seed repeats its draw; a bad temperature is said to be one."""
+    (name, reference), *_ = references(decoder_only_models=True)
+    case = reference["cases"][1]  # not the first example, which choosing the model decodes
+    labels = manifest()["models"][name]["tgt_vocab"]
+    prefix = " ".join(labels[i] for i in case["prefix"])
+    run = reader()
+    page = run.page
+    page.locator(ROOT).scroll_into_view_if_needed()
+    page.focus(f"{ROOT} .playground-model")
+    while page.input_value(f"{ROOT} .playground-model") != name:  # choosing a model decodes its first example
+        decode_after(page, lambda: page.keyboard.press("ArrowDown"))
+    tree = page.locator(ROOT).aria_snapshot()
+    controls = [
+        line.strip() for line in tree.splitlines() if line.strip().startswith(tuple(f"- {r}" for r in CONTROL_ROLES))
+    ]
+    nameless = [line for line in controls if not re.match(r'- \w+ "[^"]+"', line)]
+    assert not nameless, f"controls without a name: {nameless}"
+    for label in ("prefix", "temperature", "top-k", "seed", "Continue greedily", "Sample", "Next token", "attention"):
+        assert any(f'"{label}' in line for line in controls), f"no control named {label!r}: {controls}"
+    assert not any(f'"{label}' in line for line in controls for label in ("padding", "search", "Head switches"))
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-source"
+    page.keyboard.press("Control+A")
+    page.keyboard.type(prefix)
+    assert decode_after(page, lambda: page.keyboard.press("Enter")) == case["tokens"]
+    assert max_difference(page.evaluate(NEXT_PROBS), case["probs"]) < TOLERANCE
+    assert page.get_attribute(f"{ROOT} .playground-next", "aria-label").startswith("Bar chart of the")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-temperature"
+    page.keyboard.press("Control+A")
+    page.keyboard.type(str(case["sampling"]["temperature"]))
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-top-k"
+    page.keyboard.type(str(case["sampling"]["top_k"]))
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-seed"
+    page.keyboard.press("Control+A")
+    page.keyboard.type("5")
+    first = decode_after(page, lambda: page.keyboard.press("Enter"))
+    assert max_difference(page.evaluate(NEXT_PROBS), case["sampling"]["probs"]) < TOLERANCE
+    assert page.input_value(f"{ROOT} .playground-seed") == "6"  # pressing again draws anew
+    assert "seed 5" in page.inner_text(f"{ROOT} .playground-output")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("5")
+    assert decode_after(page, lambda: page.keyboard.press("Enter")) == first  # the same seed, the same draw
+    page.fill(f"{ROOT} .playground-top-k", "1")
+    page.fill(f"{ROOT} .playground-temperature", "3")
+    page.focus(f"{ROOT} .playground-seed")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-run"
+    assert decode_after(page, lambda: page.keyboard.press("Enter")) == case["tokens"]
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-sample"
+    assert decode_after(page, lambda: page.keyboard.press("Space")) == case["tokens"]  # top-1: greedy
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "playground-step"
+    assert decode_after(page, lambda: page.keyboard.press("Enter")) == case["tokens"][:1]
+    assert page.input_value(f"{ROOT} .playground-source") == f"{prefix} {labels[case['tokens'][0]]}"
+    page.fill(f"{ROOT} .playground-temperature", "0")
+    page.click(f"{ROOT} .playground-sample")
+    page.wait_for_function(STATE_IS, arg="error", timeout=10_000)
+    assert page.get_attribute(f"{ROOT} .playground-temperature", "aria-invalid") == "true"
+    assert page.inner_text(f"{ROOT} .playground-status").startswith("Temperature: temperature must be a positive")
+    assert page.is_hidden(f"{ROOT} .playground-result")
     assert_clean(run)

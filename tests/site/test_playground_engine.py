@@ -277,3 +277,86 @@ def test_beam_search_stops_at_the_budget_with_unfinished_hypotheses() -> None:
         "best": [3, 3, 3],
         "ended": {"step": 2, "slot": 0, "ended": "budget"},
     }
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The decoder-only model: its prefix, the distribution it samples from (transformer.decoding.sampling_probs), its
+# seeded draws and its continuation against the toy step
+
+
+def test_sampling_probs_are_transformer_decoding_s_with_ties_at_the_k_th_kept() -> None:
+    import torch
+
+    from transformer.decoding import sampling_probs
+
+    rows = [[2.0, 1.0, 1.0, 0.0, -1.0], [0.5, -3.0, 0.25, 7.0, 0.5], [0.0, 0.0, 0.0, 0.0, 0.0]]
+    settings = [(1.0, None), (0.5, 2), (2.0, 1), (0.7, 3), (3.0, 5)]
+    page = run_node(
+        f"return {json.dumps(rows)}.flatMap((row) => {json.dumps(settings)}.map(([t, k]) =>"
+        " Array.from(E.samplingProbs(Float32Array.from(row), t, k))));"
+    )
+    expected = [sampling_probs(torch.tensor([row]), t, k)[0].tolist() for row in rows for t, k in settings]
+    assert len(page) == len(expected)
+    for got, want in zip(page, expected, strict=True):
+        assert max(abs(a - b) for a, b in zip(got, want, strict=True)) < 1e-6, (got, want)
+
+
+def test_seeded_draws_repeat_follow_the_distribution_and_never_pick_a_token_of_probability_zero() -> None:
+    counts, again, other = run_node(
+        """const p = [0, 0.5, 0.2, 0, 0.3], counts = [0, 0, 0, 0, 0];
+        const draw = (seed, n) => { const r = E.seededRandom(seed); return Array.from({length: n}, () => E.sampleNext(p, r())); };
+        draw(7, 20000).forEach((i) => counts[i]++);
+        return [counts, JSON.stringify(draw(3, 50)) === JSON.stringify(draw(3, 50)),
+                JSON.stringify(draw(3, 50)) === JSON.stringify(draw(4, 50))];"""
+    )
+    assert counts[0] == counts[3] == 0
+    assert all(abs(c / 20000 - p) < 0.015 for c, p in zip(counts, [0, 0.5, 0.2, 0, 0.3], strict=True))
+    assert again and not other
+
+
+def test_a_continuation_is_greedy_or_sampled_stops_at_eos_and_top_1_sampling_is_greedy() -> None:
+    greedy, top1, budget, hot = run_node(
+        """const logits = (last) => Float32Array.from(P[last].map((p) => Math.log(p || 1e-9)));
+        const gstep = (row) => Promise.resolve({logits: logits(row[row.length - 1])});
+        const go = (sampling, n = 6) => E.generate(gstep, {prefix: [4], eos: 2, maxNewTokens: n, sampling});
+        const g = await go(null), t = await go({temperature: 5, topK: 1, seed: 9}), b = await go(null, 1);
+        const h = await go({temperature: 2, topK: null, seed: 1}, 20);
+        return [[g.tokens, g.ended, g.row], t.tokens, [b.tokens, b.ended], [h.tokens, h.ended]];"""
+    )
+    assert greedy == [[2], "eos", [4]]  # after b, </s> (0.5) is the most probable
+    assert top1 == greedy[0]
+    assert budget == [[2], "eos"]
+    tokens, ended = hot
+    assert (tokens[-1] == 2) == (ended == "eos") and 2 not in tokens[:-1]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("", "type at least one symbol"),
+        ("a <pad> b", 'the tokens are <s> </s> a b c; got "<pad>"'),
+        ("a <s> x", 'the tokens are <s> </s> a b c; got "x"'),
+    ],
+)
+def test_a_prefix_is_read_as_symbols_and_the_separator_and_bad_ones_rejected(text: str, error: str) -> None:
+    got = run_node(
+        f"""const info = {{kind: "decoder-only", tgt_vocab: ["<pad>", "<s>", "</s>", "a", "b", "c"]}};
+        const m = {{pad_id: 0, bos_id: 1, eos_id: 2}};
+        try {{ return E.parsePrefix({json.dumps(text)}, info, m); }}
+        catch (e) {{ return {{error: e.message, field: e.field}}; }}"""
+    )
+    assert got == {"error": error, "field": "source"}
+
+
+def test_a_prefix_of_the_separator_and_a_copy_start_is_read_and_sampling_fields_checked() -> None:
+    parsed, bad_t, bad_k, ok = run_node(
+        """const info = {kind: "decoder-only", tgt_vocab: ["<pad>", "<s>", "</s>", "a", "b", "c"]};
+        const m = {pad_id: 0, bos_id: 1, eos_id: 2};
+        const fails = (f) => { try { f(); return null; } catch (e) { return [e.field, e.message]; } };
+        return [E.parsePrefix(" a, b  <s> a ", info, m).ids, fails(() => E.readSampling("0", "", 6)),
+                fails(() => E.readSampling("1", "7", 6)), E.readSampling("", "", 6)];"""
+    )
+    assert parsed == [3, 4, 1, 3]
+    assert bad_t == ["temperature", 'temperature must be a positive number; got "0"']
+    assert bad_k[0] == "top-k" and "from 1 to 6" in bad_k[1]
+    assert ok == {"temperature": 1, "topK": None}
