@@ -275,12 +275,13 @@ def test_torch_export_with_dynamic_batch_and_length_runs_both_models_at_new_shap
             torch.testing.assert_close(program.module()(tokens), model(tokens), rtol=1e-5, atol=1e-5)
 
 
-def test_gpt_exports_to_onnx_and_onnx_runtime_computes_what_pytorch_computes(tmp_path):
+@pytest.mark.parametrize("make", [small_gpt, small_bert], ids=["gpt", "bert"])
+def test_both_models_export_to_onnx_and_onnx_runtime_computes_what_pytorch_computes(tmp_path, make):
     ort = pytest.importorskip("onnxruntime")  # with onnx and onnxscript: the `test` extra
     pytest.importorskip("onnxscript")
     from torch.export import Dim
 
-    model = small_gpt()
+    model = make()
     program = torch.onnx.export(
         model,
         (padded_tokens(),),
@@ -290,8 +291,8 @@ def test_gpt_exports_to_onnx_and_onnx_runtime_computes_what_pytorch_computes(tmp
         dynamic_shapes={"tokens": {0: Dim("batch", max=64), 1: Dim("length", max=24)}},
         verbose=False,
     )
-    program.save(str(tmp_path / "gpt.onnx"))
-    session = ort.InferenceSession(str(tmp_path / "gpt.onnx"))
+    program.save(str(tmp_path / "model.onnx"))
+    session = ort.InferenceSession(str(tmp_path / "model.onnx"))
     tokens = padded_tokens((11, 6, 2, 11), 11, seed=4)  # another batch size and length than the export's
     (logits,) = session.run(None, {"tokens": tokens.numpy()})
     with torch.no_grad():
