@@ -52,7 +52,7 @@ def lines_figure(
         )
     style(fig, title, height=420)
     fig.update_layout(
-        margin=dict(l=70, r=15, t=60, b=120), legend=dict(orientation="h", x=0, xanchor="left", y=-0.22, yanchor="top")
+        margin=dict(l=70, r=15, t=60, b=120), legend=dict(orientation="h", x=0, xanchor="left", y=-0.26, yanchor="top")
     )
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear", exponentformat="power")

@@ -504,7 +504,8 @@ def attention_animation(
             ),
         ],
     )
-    _finish_grid(fig, n_layers, n_heads, title or tr("{kind} during training", kind=tr(KIND_TITLES[kind])))
+    queries = len(_cell_data(first, kind, 0, 0)[1])
+    _finish_grid(fig, n_layers, n_heads, title or tr("{kind} during training", kind=tr(KIND_TITLES[kind])), queries)
     fig.update_layout(sliders=[dict(slider, x=0.3, len=0.7, y=-0.08, yanchor="top")], updatemenus=[play])
     fig.update_layout(height=fig.layout.height + 110, margin=dict(b=150))
     return fig
@@ -604,7 +605,10 @@ def _grid(n_layers: int, n_heads: int) -> go.Figure:
     )
 
 
-def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> None:
+def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str, queries: int = 0) -> None:
+    """Label the grid's outer axes, size it and give it one colour scale. Each layer's row of panels is 230 px high,
+    more when it has more than 7 ``queries``, so that every query keeps its label (plotly drops tick labels that do
+    not fit)."""
     # keys stand on end: a phone keeps the grid, and a panel's column is narrower than a label written across
     fig.update_xaxes(type="category", showticklabels=False, tickfont=dict(size=11), tickangle=-90)
     fig.update_yaxes(type="category", showticklabels=False, autorange="reversed", tickfont=dict(size=11))
@@ -614,7 +618,7 @@ def _finish_grid(fig: go.Figure, n_layers: int, n_heads: int, title: str) -> Non
         fig.update_yaxes(
             title_text=tr("layer {layer}<br>query", layer=layer), showticklabels=True, row=layer + 1, col=1
         )
-    style(fig, title, height=100 + 230 * n_layers)
+    style(fig, title, height=100 + max(230, 30 * queries + 20) * n_layers)
     fig.update_layout(
         title=dict(y=0.98, yanchor="top"),
         coloraxis=dict(
