@@ -688,18 +688,9 @@ def small_bert_config(vocab_size: int = DEFAULT_VOCAB_SIZE + 1, **overrides) -> 
     """An encoder-only model the size of :func:`small_gpt_config`'s for the masked-token task (whose vocabulary is the
     task's 13 ids and the mask): no segments (one sentence per row) and no pooler (no next-sentence prediction).
     ``causal=True`` gives the same model and parameters, each position seeing only those before it."""
-    values = dict(
-        vocab_size=vocab_size,
-        max_positions=64,
-        d_model=32,
-        n_heads=2,
-        d_ff=160,
-        n_layers=4,
-        type_vocab_size=0,
-        pooler=False,
-        dropout=0.0,
-        init_std=None,
-    )
+    sizes = ("max_positions", "d_model", "n_heads", "d_ff", "n_layers", "dropout", "init_std")
+    gpt = small_gpt_config(vocab_size)
+    values = {name: getattr(gpt, name) for name in sizes} | dict(vocab_size=vocab_size, type_vocab_size=0, pooler=False)
     return BERTConfig(**{**values, **overrides})
 
 
