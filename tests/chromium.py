@@ -14,7 +14,7 @@ import importlib.util
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -33,6 +33,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# A proxy that nothing answers (the discard port) for every host but this machine: a browser whose requests are not
+# routed through the test (PageRun records them) reaches no other machine, by name or by address.
+NO_WAY_OUT = {"server": "http://127.0.0.1:9", "bypass": "127.0.0.1"}
 # Console errors that are not failures (matched against "message url"): the browser asks every site for a favicon.
 IGNORED_CONSOLE = (re.compile(r"favicon\.ico"),)
 # GitHub Pages serves a project's site under /<repository>/: so does this test (the name from _config.yml).
@@ -110,16 +113,59 @@ def browser() -> Iterator[object]:
         browser.close()
 
 
-class PageRun:
-    """One page opened in a fresh context that records errors and blocks (and records) off-machine requests."""
+@pytest.fixture(scope="module")
+def cached_context(browser: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], object]]:
+    """``cached_context(size)``: a browser context at that size (VIEWPORTS, CONTEXTS) that keeps what its pages load
+    in a cache on disk, as a reader's browser does from one chapter to the next: the theme's, plotly's and MathJax's
+    scripts are then read and compiled once, not for every page (a chapter's first load in a fresh context takes
+    about twice as long). Made at first use, one per size, for the module's tests; ``PageRun`` clears the site's
+    stored settings when it closes a page of one, so that every page opens as on a first visit."""
+    contexts: dict[str, object] = {}
 
-    def __init__(self, browser: object, url: str, viewport: dict | None = None, **options: object):
+    def at(size: str) -> object:
+        if size not in contexts:
+            contexts[size] = browser.browser_type.launch_persistent_context(
+                tmp_path_factory.mktemp(f"chromium-{size}"),
+                executable_path=CHROMIUM,
+                args=CHROMIUM_ARGS,
+                proxy=NO_WAY_OUT,
+                headless=True,
+                viewport=VIEWPORTS[size],
+                color_scheme="light",
+                **CONTEXTS[size],
+            )
+            for blank in contexts[size].pages:  # the window it opens with
+                blank.close()
+        return contexts[size]
+
+    yield at
+    for context in contexts.values():
+        context.close()
+
+
+def _on_this_machine(url: str) -> bool:
+    return urlparse(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:"))
+
+
+class PageRun:
+    """One page opened in a fresh context (or a new page of ``context``, which it leaves open) that records errors and
+    blocks (and records) off-machine requests."""
+
+    def __init__(
+        self, browser: object, url: str, viewport: dict | None = None, context: object | None = None, **options: object
+    ):
         self.errors: list[str] = []
         self.external: list[str] = []
         self.failed: list[str] = []
-        self.context = browser.new_context(viewport=viewport or VIEWPORTS["laptop"], **options)
-        self.context.route("**/*", self._route)
+        self.owns_context = context is None
+        if self.owns_context:
+            context = browser.new_context(viewport=viewport or VIEWPORTS["laptop"], **options)
+        self.context = context
         self.page = self.context.new_page()
+        if self.owns_context:
+            self.page.route("**/*", self._route)
+        else:  # a route would turn the context's cache off: its browser reaches no other host, this records them
+            self.page.on("request", self._request)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.page.on("console", self._console)
         self.page.on("response", self._response)
@@ -127,11 +173,15 @@ class PageRun:
 
     def _route(self, route: object) -> None:
         url = route.request.url
-        if urlparse(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:", "about:")):
+        if _on_this_machine(url):
             route.continue_()
         else:
             self.external.append(url)
             route.abort()
+
+    def _request(self, request: object) -> None:
+        if not _on_this_machine(request.url):
+            self.external.append(request.url)
 
     def _response(self, response: object) -> None:
         if response.status >= 400 and not any(p.search(response.url) for p in IGNORED_CONSOLE):
@@ -143,4 +193,9 @@ class PageRun:
             self.errors.append(f"console: {message.text} ({where})")
 
     def close(self) -> None:
-        self.context.close()
+        if self.owns_context:
+            self.context.close()
+            return
+        if self.page.url.startswith("http"):  # the theme keeps the reader's colour mode there
+            self.page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        self.page.close()

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chromium import browser, server  # noqa: F401 (fixtures of every test that opens pages)
+from chromium import browser, cached_context, server  # noqa: F401 (fixtures of every test that opens pages)
 
 from transformer import Transformer, TransformerConfig
 from transformer.train import loop

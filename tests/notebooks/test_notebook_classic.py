@@ -293,6 +293,7 @@ def test_the_notebook_runs_colabs_front_end_versions() -> None:
 def test_explorer_redraws_in_the_classic_notebook_with_ipywidgets_7(pages: dict, server: Server, chapter: str) -> None:
     explorer = EXPLORERS[chapter]
     page, errors, external = pages[chapter]
+    page.bring_to_front()  # the tab the reader looks at: a tab behind it draws its animation frames once a second
     sources = [c.source for c in nbformat.read(server.root / "book" / f"{chapter}.ipynb", as_version=4).cells]
     cells = page.locator("#notebook-container .cell")
     assert cells.count() == len(sources)
@@ -349,6 +350,7 @@ def test_explorer_redraws_in_the_classic_notebook_with_ipywidgets_7(pages: dict,
 
 def test_every_bertviz_view_draws_in_the_classic_notebook_with_no_network(pages: dict, server: Server) -> None:
     page, errors, external = pages[BERTVIZ_CHAPTER]
+    page.bring_to_front()
     sources = [c.source for c in nbformat.read(server.root / "book" / f"{BERTVIZ_CHAPTER}.ipynb", as_version=4).cells]
     cells = page.locator("#notebook-container .cell")
     check_bertviz_views(page, cells, sources, ":scope > .output_wrapper", SHOTS / "classic-bertviz")

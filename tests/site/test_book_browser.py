@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nbformat
@@ -419,14 +419,14 @@ def save_figure_shots(page: object, name: str, size: str) -> None:
 
 @pytest.mark.parametrize("size", VIEWPORTS)
 @pytest.mark.parametrize("name", edition_pages())
-def test_page(server: tuple[str, type], browser: object, name: str, size: str) -> None:
+def test_page(server: tuple[str, type], browser: object, cached_context: Callable, name: str, size: str) -> None:
     """The page opened once at each size, in light colours and then in dark (the reader's system setting, which the
     page follows as it changes): it fits the screen in both (``check_fits_the_screen``); at the laptop's size it also
     passes ``check_page`` in light colours (figures, their controls, bertviz, MathJax, requests), after the figures'
     screenshots, and axe-core checks it again in dark colours (its contrast is another)."""
     base, _ = server
     assert (SITE / f"{name}.html").is_file(), f"{name}.html is in a table of contents but was not built"
-    run = PageRun(browser, f"{base}/{name}.html", VIEWPORTS[size], color_scheme="light", **CONTEXTS[size])
+    run = PageRun(browser, f"{base}/{name}.html", context=cached_context(size))
     try:
         check_fits_the_screen(run, name, size, "light")
         if size == "laptop":
@@ -601,6 +601,27 @@ def test_index_redirects_to_root(server: tuple[str, type], browser: object) -> N
     try:  # the redirect is done once the first chapter's response arrives; test_page checks that chapter's loading
         run.page.wait_for_url(re.compile(re.escape(toc_pages()[0]) + r"\.html$"), timeout=10_000, wait_until="commit")
         assert not run.external, run.external
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_a_page_of_the_cached_context_reaches_no_other_machine_and_says_which_it_asked_for(
+    server: tuple[str, type], browser: object, cached_context: Callable, size: str
+) -> None:
+    """test_page's pages open in a context that keeps its cache, so no route intercepts their requests: a request to
+    another host must still fail (its name resolves to nothing) and be recorded, a script, a fetch and an image."""
+    base, handler = server
+    wanted = ["https://cdn.jsdelivr.net/npm/x.js", "https://example.org/data.json", "http://8.8.8.8/pixel.png"]
+    handler.extra_pages["book/__external_request_check.html"] = (
+        f"<!doctype html><meta charset='utf-8'><script src='{wanted[0]}'></script>"
+        f"<script>window.fetched = fetch('{wanted[1]}').then(() => 'answered', () => 'failed')</script>"
+        f"<img src='{wanted[2]}' alt='a pixel'>"
+    ).encode()
+    run = PageRun(browser, f"{base}/book/__external_request_check.html", context=cached_context(size))
+    try:
+        assert run.page.evaluate("() => window.fetched") == "failed"
+        assert sorted(run.external) == sorted(wanted)
     finally:
         run.close()
 
