@@ -259,16 +259,16 @@ lab-test: setup reader-env
 # (the book's JavaScript is fetched meanwhile, and the Colab-like environment made: it mostly waits on pip's downloads
 # and the disk; each target's output is printed when it ends); then the Chinese chapters at Colab's versions, on the
 # models the English chapters trained (RUNS says why), which give the Chinese book its outputs, while the English book
-# is built (the two kernels leave a core idle now and then, above all as the last chapters end), and then the quick
-# tests run at Colab's versions; the Chinese book built; then every other test: the slow core ones and the
-# book's (among them the built sites in a browser, the explorers in JupyterLab, which runs from the reader's
-# environment, and in the classic Notebook from the Colab-like one). That last stage hands out modules whole, but for the
-# browser's page checks, one test at a time (--dist loadscope: tests/conftest.py says why).
+# is built (the two kernels leave a core idle now and then, above all as the last chapters end); the Chinese book
+# built (Sphinx uses one core) while the quick tests run at Colab's versions; then every other test: the slow core
+# ones and the book's (among them the built sites in a browser, the explorers in JupyterLab, which runs from the
+# reader's environment, and in the classic Notebook from the Colab-like one). That last stage hands out modules whole,
+# but for the browser's page checks, one test at a time (--dist loadscope: tests/conftest.py says why).
 test:
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target check reader-env
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target vendor nbval-reader colab-env
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target nbval-colab book-en colab-core-test
-	$(MAKE) --no-print-directory book-zh
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target nbval-colab book-en
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target book-zh colab-core-test
 	rm -rf $(RUNS)/tests
 	TRANSFORMER_BOOK_READER_VENV=$(READER_VENV) TRANSFORMER_BOOK_COLAB_VENV=$(COLAB_VENV) TRANSFORMER_BOOK_RUNS=$(RUNS)/tests \
 		$(PYTHON) -m pytest tests -m "not core or slow" -n $(JOBS) --dist loadscope
