@@ -22,6 +22,12 @@ runs trained elsewhere, is looked in first: a run there with the same settings, 
 (the first trained, when there are several), is loaded, and the message names its PyTorch. The same model to within
 rounding, where training again would only repeat what that run showed: the book's tests run the Chinese chapters at
 Colab's versions that way, on the models the English chapters trained.
+
+:func:`kept` does the same for a study that returns results, not a model: numbers, strings, lists, tuples, dicts and
+the package's and the book kit's dataclasses (a :class:`History`, a regularisation run), such as the runs a figure
+compares.
+
+    runs = kept(regularisation_runs, "copy", n_train=192, seeds=(0, 1, 2), steps=250, device="cpu")
 """
 
 from __future__ import annotations
@@ -44,18 +50,21 @@ import torch
 
 import transformer
 from transformer import Transformer, load_checkpoint, save_checkpoint
-from transformer.checkpoint import read_checkpoint
+from transformer.checkpoint import atomic_save, read_checkpoint
 from transformer.train import History
 from transformer.utils import seeded, select_device
 
 from .i18n import tr, translatable
 from .results import file_digest
 
-__all__ = ["FROM_ENV", "RUNS_ENV", "run_key", "run_path", "runs_folder", "trained"]
+__all__ = ["FROM_ENV", "RUNS_ENV", "kept", "run_key", "run_path", "runs_folder", "trained"]
 
 RUNS_ENV = "TRANSFORMER_BOOK_RUNS"
 FROM_ENV = "TRANSFORMER_BOOK_RUNS_FROM"  # a folder of runs trained elsewhere, loaded first where their settings match
 FORMAT = "transformer-book/run-v2"  # part of every key: files of another layout are never read
+RESULTS_FORMAT = "transformer-book/results-v1"  # what a file that kept() wrote says it is
+# where the classes of kept results come from: nothing else is imported when a file is read
+RESULT_PACKAGES = ("transformer", "transformer_book")
 NOT_IN_KEY = ("progress",)  # how a run is shown, not what it learns
 # what the message calls a model: a task's name, or the function's without "train_" (shown through tr(name))
 RUN_NAMES = (
@@ -115,6 +124,95 @@ def trained(train_fn: Callable, *args, retrain: bool = False, **kwargs) -> tuple
     return model, history
 
 
+def kept(study_fn: Callable, *args, **kwargs) -> object:
+    """``study_fn(*args, **kwargs)``, computed once: its result is saved under the key :func:`trained` would give
+    it (its arguments, the package's source, PyTorch and the machine; ``TRANSFORMER_BOOK_RUNS_FROM`` is looked in
+    first the same way), and a later call with the same key loads it and says so. The result must be made of
+    numbers, strings, ``None``, lists, tuples, dicts and dataclasses of the ``transformer`` package or the book kit,
+    such as the :class:`History` of every run of a study."""
+    if not callable(study_fn):
+        raise TypeError(f"study_fn must be a function that returns results; got {study_fn!r}")
+    path = run_path(study_fn, *args, **kwargs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _only_one_trainer(path):
+        found = _kept_run(path)
+        if found is not None:
+            saved = torch.load(found, map_location="cpu", weights_only=True)
+            if saved.get("format") != RESULTS_FORMAT:
+                raise ValueError(f"{found} holds no results that kept() saved (format {saved.get('format')!r})")
+            if found == path:
+                said = tr(
+                    "loaded the results computed earlier with these settings ({path}; delete it to compute them again)",
+                    path=_shown(found),
+                )
+            else:
+                said = tr(
+                    "loaded the results computed earlier with these settings under PyTorch {torch} ({path}; "
+                    "delete it to compute them again)",
+                    torch=saved["torch"],
+                    path=_shown(found),
+                )
+            print(said)
+            return _rebuilt(saved["results"], "results")
+        results = study_fn(*args, **kwargs)
+        plain = _plain(results, "results")  # before saving: a result that cannot be kept fails here, not when loaded
+        atomic_save(
+            {
+                "format": RESULTS_FORMAT,
+                "call": _qualified_name(study_fn),
+                "torch": str(torch.__version__),
+                "results": plain,
+            },
+            path,
+        )
+    return results
+
+
+def _plain(value: object, where: str) -> object:
+    """``value`` as what ``torch.load(weights_only=True)`` reads back: plain values, lists and dicts, each tuple, dict
+    and dataclass marked as what it was; ``where`` names the value in an error (``"results['dropout'][2]"``)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, list):
+        return [_plain(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, tuple):
+        return {"tuple": [_plain(item, f"{where}[{i}]") for i, item in enumerate(value)]}
+    if isinstance(value, dict):
+        return {
+            "dict": [
+                [_plain(key, f"{where} key {key!r}"), _plain(item, f"{where}[{key!r}]")] for key, item in value.items()
+            ]
+        }
+    kind = type(value)
+    if dataclasses.is_dataclass(value) and kind.__module__.split(".")[0] in RESULT_PACKAGES:
+        fields = {
+            field.name: _plain(getattr(value, field.name), f"{where}.{field.name}")
+            for field in dataclasses.fields(value)
+        }
+        return {"dataclass": _qualified_name(kind), "fields": fields}
+    raise TypeError(
+        f"{where} is a {kind.__module__}.{kind.__qualname__}, which kept() cannot keep: results must be numbers, "
+        f"strings, None, lists, tuples, dicts and dataclasses of {' or '.join(RESULT_PACKAGES)}"
+    )
+
+
+def _rebuilt(value: object, where: str) -> object:
+    """What :func:`_plain` was given."""
+    if isinstance(value, list):
+        return [_rebuilt(item, where) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "tuple" in value:
+        return tuple(_rebuilt(item, where) for item in value["tuple"])
+    if "dict" in value:
+        return {_rebuilt(key, where): _rebuilt(item, where) for key, item in value["dict"]}
+    name = value["dataclass"]
+    if name.split(".")[0] not in RESULT_PACKAGES:
+        raise ValueError(f"{where} names the class {name}, outside {' and '.join(RESULT_PACKAGES)}: not loaded")
+    kind = _imported(name)
+    return kind(**{field: _rebuilt(item, where) for field, item in value["fields"].items()})
+
+
 def run_path(train_fn: Callable, *args, **kwargs) -> Path:
     """The file that holds the run of ``train_fn(*args, **kwargs)``: :func:`run_key` in :func:`runs_folder`."""
     return runs_folder() / f"{run_key(train_fn, *args, **kwargs)}.pt"
@@ -161,7 +259,15 @@ def _settings_key(train_fn: Callable, *args, **kwargs) -> str:
 
 def package_source() -> str:
     """A digest of every ``.py`` file of the ``transformer`` package (its paths and text, line endings normalised)."""
-    root = Path(transformer.__file__).parent
+    return _source_digest(Path(transformer.__file__).parent)
+
+
+def kit_source() -> str:
+    """The same digest of the book kit, ``transformer_book``: a kit function may call any other."""
+    return _source_digest(Path(__file__).parent)
+
+
+def _source_digest(root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(f"{path.relative_to(root).as_posix()}\0{file_digest(path)}\0".encode())
@@ -229,12 +335,16 @@ def _feed(digest: hashlib._Hash, value: object, where: str) -> None:
 
 def _function_identity(fn: Callable, where: str = "train_fn") -> str:
     """A function's qualified name and, for one outside the ``transformer`` package (whose source is in every key
-    already), its own source, so that editing a function defined in a notebook trains again."""
+    already), the book kit's source for one of the kit, else its own source, so that editing a function defined in a
+    notebook, or any of the kit, trains again."""
     name = _qualified_name(fn)
     if "<lambda>" in name or "<locals>" in name:
         raise TypeError(f"{where} must be a function defined at the top level of a module or notebook; got {name}")
-    if name.split(".")[0] == "transformer" or not isinstance(fn, types.FunctionType):
+    package = name.split(".")[0]
+    if package == "transformer" or not isinstance(fn, types.FunctionType):
         return name
+    if package == "transformer_book":
+        return f"{name}\0{kit_source()}"
     try:
         return f"{name}\0{inspect.getsource(fn)}"
     except OSError:

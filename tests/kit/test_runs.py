@@ -1,4 +1,5 @@
-"""transformer_book.runs: a run is trained once, kept under a key of everything that decides it, and loaded as it was."""
+"""transformer_book.runs: a run is trained once (a study's results computed once), kept under a key of everything that
+decides it, and loaded as it was."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import pytest
 import torch
 
 from transformer.train import History, RunConfig, TaskConfig, TrainConfig, train_task
+from transformer.train.evaluation import EvalResult
 from transformer.train.tokenizer import Vocabulary
 from transformer_book import i18n, runs
-from transformer_book.runs import run_key, run_path, runs_folder, trained
+from transformer_book.runs import kept, run_key, run_path, runs_folder, trained
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = TrainConfig(steps=4, batch_size=8, warmup=1, eval_every=2)  # a run of a fraction of a second
@@ -179,6 +181,72 @@ def test_a_run_trained_elsewhere_is_loaded_from_the_folder_named_for_it_the_firs
     assert len(CALLS) == 4 and not list(
         elsewhere.glob(f"{run_key(counted_training, TASK, TINY, RunConfig(seed=2, device='cpu'))}*")
     )
+
+
+def counted_study(seeds, steps=2):
+    """A study's results: runs' histories and evaluations by setting, a tuple, numbers and None."""
+    CALLS.append((seeds, steps))
+    histories = [History(step=[1, steps], loss=[2.5, 0.1 * seed], seconds=0.25) for seed in seeds]
+    return {
+        ("copy", 0.1): histories,
+        "scores": EvalResult(exact_match=0.5, token_accuracy=0.75, loss=1 / 3, n=16),
+        3: (1, 2.5, None, "x", [True]),
+    }
+
+
+def test_a_study_is_computed_once_and_its_results_loaded_as_they_were(folder, capsys):
+    results = kept(counted_study, (0, 1))
+    assert len(CALLS) == 1 and capsys.readouterr().out == "" and run_path(counted_study, (0, 1)).is_file()
+    loaded = kept(counted_study, (0, 1))
+    assert len(CALLS) == 1, "the second call computed it again"
+    assert loaded == results and list(loaded) == list(results) and type(loaded[3]) is tuple
+    assert isinstance(loaded[("copy", 0.1)][1], History) and isinstance(loaded["scores"], EvalResult)
+    said = capsys.readouterr().out
+    assert "loaded the results computed earlier with these settings" in said and str(folder) in said, said
+    kept(counted_study, (0, 1), steps=3)  # another setting: computed
+    assert len(CALLS) == 2
+
+
+def test_results_computed_elsewhere_are_loaded_and_say_under_which_pytorch(tmp_path, monkeypatch, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv(runs.RUNS_ENV, str(elsewhere))
+    monkeypatch.setattr(runs.torch, "__version__", "2.99.0")
+    results = kept(counted_study, (2,))
+    monkeypatch.undo()
+    monkeypatch.setenv(runs.RUNS_ENV, str(tmp_path / "here"))
+    monkeypatch.setenv(runs.FROM_ENV, str(elsewhere))
+    capsys.readouterr()
+    assert kept(counted_study, (2,)) == results and len(CALLS) == 1
+    assert "computed earlier with these settings under PyTorch 2.99.0" in capsys.readouterr().out
+
+
+def a_tensor_study():
+    return {"weights": [torch.zeros(2)]}
+
+
+def test_a_result_that_cannot_be_kept_is_named_and_nothing_is_saved(folder):
+    with pytest.raises(TypeError) as raised:
+        kept(a_tensor_study)
+    assert "results['weights'][0] is a torch.Tensor" in str(raised.value), str(raised.value)
+    assert not list(folder.glob("*.pt"))
+
+
+def test_a_file_naming_a_class_from_elsewhere_is_not_loaded(folder):
+    kept(counted_study, (0,))
+    path = run_path(counted_study, (0,))
+    saved = torch.load(path, weights_only=True)
+    saved["results"] = {"dataclass": "subprocess.Popen", "fields": {"args": "true"}}
+    torch.save(saved, path)
+    with pytest.raises(ValueError, match="names the class subprocess.Popen, outside transformer and transformer_book"):
+        kept(counted_study, (0,))
+
+
+def test_a_change_anywhere_in_the_book_kit_changes_the_key_of_a_kit_function(monkeypatch):
+    from transformer_book.regularisation import regularisation_runs
+
+    before = run_key(regularisation_runs, "copy")
+    monkeypatch.setattr(runs, "kit_source", lambda: "an edited transformer_book/")
+    assert run_key(regularisation_runs, "copy") != before
 
 
 @dataclasses.dataclass(frozen=True)
