@@ -172,17 +172,17 @@ sync-url:
 	$(PYTHON) scripts/sync_repository_url.py
 
 # The runs the chapters train (transformer_book.runs: a later chapter loads the model an earlier one trained with the
-# same settings) go to a folder of each notebook run's own, made afresh: within a run each model trains once, and no
-# run reuses what a reader's own runs keep in ~/.cache. One exception spares make test about 110 s of training, a third
-# of the Chinese run's: the Chinese chapters at Colab's versions (make nbval-colab) load the runs that the English
-# chapters trained in the reader's environment (make nbval-reader, which make test runs first; alone, whatever it last
-# left) wherever their settings match, the package's source among them, though another PyTorch and other CPU
-# instructions trained them (TRANSFORMER_BOOK_RUNS_FROM). The trade: the Chinese pages show the English pages' trained
-# models and numbers (the message above each says which PyTorch trained it), and that these models train at Colab's
-# versions is taken from what does train there: chapter 7 trains its model again (retrain=True); chapter 7a's studies,
-# the runs chapters 11 and 15 record as they train, chapter 12's pitfalls and every model trained without
-# transformer_book.runs; and make colab-core-test, whose quick tests train every task briefly. Each edition's checked
-# outputs and asserts are checked on what it shows.
+# same settings, and a study's results that kept() computed) go to a folder of each notebook run's own, made afresh:
+# within a run each model trains once, and no run reuses what a reader's own runs keep in ~/.cache. One exception
+# spares make test about 180 s of training, nearly half of the Chinese run's: the Chinese chapters at Colab's versions
+# (make nbval-colab) load the runs that the English chapters trained in the reader's environment (make nbval-reader,
+# which make test runs first; alone, whatever it last left) wherever their settings match, the package's source among
+# them, though another PyTorch and other CPU instructions trained them (TRANSFORMER_BOOK_RUNS_FROM). The trade: the
+# Chinese pages show the English pages' trained models and numbers (the message above each says which PyTorch trained
+# it), chapter 7a's studies among them, and that these models train at Colab's versions is taken from what does train
+# there: chapter 7 trains its model again (retrain=True); the runs chapters 11 and 15 record as they train, chapter
+# 12's pitfalls and every model trained without transformer_book.runs; and make colab-core-test, whose quick tests
+# train every task briefly. Each edition's checked outputs and asserts are checked on what it shows.
 RUNS := $(CURDIR)/_build/runs
 
 nbval: setup
