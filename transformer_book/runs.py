@@ -153,7 +153,7 @@ def kept(study_fn: Callable, *args, **kwargs) -> object:
                     path=_shown(found),
                 )
             print(said)
-            return _rebuilt(saved["results"], "results")
+            return _rebuilt(saved["results"], found)
         results = study_fn(*args, **kwargs)
         plain = _plain(results, "results")  # before saving: a result that cannot be kept fails here, not when loaded
         atomic_save(
@@ -196,21 +196,21 @@ def _plain(value: object, where: str) -> object:
     )
 
 
-def _rebuilt(value: object, where: str) -> object:
-    """What :func:`_plain` was given."""
+def _rebuilt(value: object, file: Path) -> object:
+    """What :func:`_plain` was given, read from ``file`` (named in an error)."""
     if isinstance(value, list):
-        return [_rebuilt(item, where) for item in value]
+        return [_rebuilt(item, file) for item in value]
     if not isinstance(value, dict):
         return value
     if "tuple" in value:
-        return tuple(_rebuilt(item, where) for item in value["tuple"])
+        return tuple(_rebuilt(item, file) for item in value["tuple"])
     if "dict" in value:
-        return {_rebuilt(key, where): _rebuilt(item, where) for key, item in value["dict"]}
+        return {_rebuilt(key, file): _rebuilt(item, file) for key, item in value["dict"]}
     name = value["dataclass"]
     if name.split(".")[0] not in RESULT_PACKAGES:
-        raise ValueError(f"{where} names the class {name}, outside {' and '.join(RESULT_PACKAGES)}: not loaded")
+        raise ValueError(f"{file} names the class {name}, outside {' and '.join(RESULT_PACKAGES)}: not loaded")
     kind = _imported(name)
-    return kind(**{field: _rebuilt(item, where) for field, item in value["fields"].items()})
+    return kind(**{field: _rebuilt(item, file) for field, item in value["fields"].items()})
 
 
 def run_path(train_fn: Callable, *args, **kwargs) -> Path:

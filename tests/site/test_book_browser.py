@@ -615,7 +615,8 @@ def test_a_page_of_the_cached_context_reaches_no_other_machine_and_says_which_it
     server: tuple[str, type], browser: object, cached_context: Callable, size: str
 ) -> None:
     """test_page's pages open in a context that keeps its cache, so no route intercepts their requests: a request to
-    another host must still fail (its name resolves to nothing) and be recorded, a script, a fetch and an image."""
+    another host, by name or by address, must still fail (the context's proxy answers nothing) and be recorded, a
+    script, a fetch and an image."""
     base, handler = server
     wanted = ["https://cdn.jsdelivr.net/npm/x.js", "https://example.org/data.json", "http://8.8.8.8/pixel.png"]
     handler.extra_pages["book/__external_request_check.html"] = (
