@@ -23,6 +23,8 @@ TORCH_VERSION ?= 2.13.0
 # (book/_ext/static_book sets it too, so a bare `jupyter-book build .` behaves the same.)
 STATIC := TRANSFORMER_BOOK_STATIC=1
 SETUP_STAMP := _build/.setup-stamp
+PACKAGES_STAMP := _build/.packages-stamp
+TOOLS_STAMP := _build/.tools-stamp
 # Debian packages (each named as its command) that make setup installs with apt when they are missing.
 APT_TOOLS := chromium npm
 # ...and a font with Chinese characters, when the system has none, for the Chinese edition's pages in the browser tests
@@ -92,19 +94,28 @@ help:
 
 setup: $(SETUP_STAMP)
 
+# The Python packages and the system's tools, which `make --jobs` installs side by side (pip and apt each wait on
+# downloads and the disk, and apt on one core).
+$(SETUP_STAMP): $(PACKAGES_STAMP) $(TOOLS_STAMP)
+	@touch $@
+
 # Re-run when the requirements change; quick and idempotent when everything is installed already. bertviz comes
 # without its declared dependencies, as with every install of the live extra (pyproject.toml says why).
-$(SETUP_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
+$(PACKAGES_STAMP): requirements.txt constraints.txt pyproject.toml | $(filter $(REPO_VENV_PYTHON),$(PYTHON))
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP_INSTALL) -r requirements.txt
 	$(PIP_INSTALL) --no-deps "bertviz>=1.4"
+	@mkdir -p $(dir $@) && touch $@
+
+$(TOOLS_STAMP):
 	@missing=; for tool in $(APT_TOOLS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	fc-list :lang=zh family 2>/dev/null | grep -q . || missing="$$missing $(CJK_FONTS)"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
 		elif [ -n "$$CI" ]; then sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; \
-		else echo "setup: missing$$missing (make vendor needs npm, the browser tests chromium and a Chinese font): sudo apt-get install$$missing" >&2; fi; fi
-	@mkdir -p $(dir $@) && touch $@
+		else echo "setup: missing$$missing (make vendor needs npm, the browser tests chromium and a Chinese font): sudo apt-get install$$missing" >&2; \
+			exit 0; fi; fi; \
+	mkdir -p $(dir $@) && touch $@
 
 $(REPO_VENV_PYTHON):
 	$(BOOTSTRAP_PYTHON) -m venv $(CURDIR)/.venv
