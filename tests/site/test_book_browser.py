@@ -310,6 +310,9 @@ def check_page(run: PageRun, name: str, shots: str) -> None:
             timeout=5_000,
         )
 
+    icons = page.locator("i[class*='fa-']").count()  # the theme's icons, each drawn as an SVG once the page is parsed
+    assert icons == 0, f"{name}: {icons} of the theme's icons not drawn (Font Awesome's <i> elements left in the page)"
+
     if name.startswith("zh/"):  # figures.js's words, translated: no figure or control is named in its English
         english = english_names(page)
         assert not english, f"{name}: figures or their controls named in English (figures.js's words): {english}"

@@ -1,10 +1,11 @@
-"""The theme's pages, made to work for a reader: the book's stylesheet, sidebar toggles that open, tables that show
-they scroll, search results that quote each page's own text, toggles of hidden cells named by the words they show,
-and a real page for the site's ``index.html``.
+"""The theme's pages, made to work for a reader: the book's stylesheet, icons drawn once, sidebar toggles that open,
+tables that show they scroll, search results that quote each page's own text, toggles of hidden cells named by the
+words they show, and a real page for the site's ``index.html``.
 
 - ``book.css`` (in ``book/_ext``, copied to ``_static/``) on every page: outputs and inline code wrap instead of
   widening the page, and the rest of the book's own style.
-- :data:`NAV_JS` and :data:`SCROLL_HINT_JS` on every page, :data:`SEARCH_JS` on the search page (each says why).
+- :data:`ICONS_JS`, :data:`NAV_JS` and :data:`SCROLL_HINT_JS` on every page, :data:`SEARCH_JS` on the search page
+  (each says why).
 - Scripts that Sphinx lists twice are listed once (:func:`_dedupe_scripts`).
 - After the build: the toggle of a hidden cell is named by the words it shows (:data:`HIDDEN_CELL_TOGGLE`), and the
   site's ``index.html``, Jupyter Book's bare redirect to the first chapter, gets a title and a link to follow.
@@ -42,6 +43,13 @@ NAV_JS = """document.addEventListener("DOMContentLoaded", function () {
     });
   });
 });"""
+
+
+# pydata-sphinx-theme's icons are Font Awesome's JavaScript, which draws each <i class="fa-..."> of the page as an SVG
+# once the page is parsed and then watches every change to the page for new ones: each of the thousands of elements
+# that plotly.js adds and moves while it draws a figure went through its observer (about a tenth of a chapter's
+# scripting). The book's icons are all in the page when it loads, so they are drawn then, and not watched for after.
+ICONS_JS = "window.FontAwesomeConfig = {observeMutations: false};"
 
 
 # A table (or a code block) wider than the column scrolls sideways inside its box, which only shows a cut edge: while
@@ -90,6 +98,7 @@ def _copy_stylesheet(app: Sphinx) -> None:
 
 
 def _add_nav_js(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    app.add_js_file(None, body=ICONS_JS, priority=900)
     app.add_js_file(None, body=NAV_JS, priority=900)
     app.add_js_file(None, body=SCROLL_HINT_JS, priority=900)
     if pagename == "search":
