@@ -278,12 +278,14 @@
     gd.setAttribute("aria-label", tr("Figure: {name}", {name: name || tr("an interactive plot")}));
   }
 
-  /* The title at the top, left-aligned, then whatever sits above the plot, then the plot: margin.t to fit, the plot
-     area's height kept. */
+  /* The px that what sits above the plot area takes (annotations, a legend), but for a menu's label: it goes with its
+     menu (setUp measures before hiding them). */
   function roomAbove(gd) {
     var plotTop = gd.getBoundingClientRect().top + gd._fullLayout._size.t;
-    var highest = plotTop;
+    var highest = plotTop, annotations = gd.layout.annotations || [];
     gd.querySelectorAll(".infolayer .annotation, .infolayer .legend").forEach(function (el) {
+      var annotation = el.classList.contains("annotation") && annotations[el.getAttribute("data-index")];
+      if (annotation && annotation.name === MENU_LABEL) return;
       var box = el.getBoundingClientRect();
       if (box.height > 0 && box.bottom <= plotTop + 2) highest = Math.min(highest, box.top);
     });
@@ -295,26 +297,47 @@
     return text ? text.split(/<br\s*\/?>/i).length * size * 1.3 + 14 : 8;
   }
 
+  /* How far the drawn title's glyphs reach above its first line's baseline and below its last one's (px): the same
+     wherever plotly draws it and in however many lines. An estimate (a line of 1.3 em) where none is drawn. */
+  function titleFont(gd, size) {
+    var title = gd.querySelector(".infolayer .g-gtitle text");
+    if (!title || !title.textContent.trim()) return {ascent: size, descent: 0.3 * size};
+    var lines = title.querySelectorAll("tspan.line");
+    var first = lines[0] || title, last = lines[lines.length - 1] || title;
+    var baseline = function (line) { // its y, and its dy in em
+      return parseFloat(line.getAttribute("y")) + parseFloat(line.getAttribute("dy") || 0) * size;
+    };
+    var top = gd.getBoundingClientRect().top, box = title.getBoundingClientRect();
+    return {ascent: baseline(first) - (box.top - top), descent: box.bottom - top - baseline(last)};
+  }
+
+  /* The title at the top, left-aligned, its glyphs 6 px below the figure's top, then 8 px below them whatever sits
+     above the plot, then the plot: margin.t to fit, the plot area's height kept. */
   function placeTitle(gd, update, above) {
     var text = update["title.text"] || titleText(gd);
     var size = get(gd._fullLayout, "title.font.size") || 16;
-    var block = titleBlock(text, size);
+    var lines = text ? text.split(/<br\s*\/?>/i).length : 0, font = titleFont(gd, size);
+    var glyphs = lines ? font.ascent + (lines - 1) * size * 1.3 + font.descent : 0;
     var oldT = gd._fullLayout._size.t;
-    var t = Math.ceil(block + above + 6);
+    var t = Math.ceil(6 + glyphs + 8 + above);
     var height = (update.height || gd._fullLayout.height) + (t - oldT);
     update["margin.t"] = t;
     update.height = height;
     if (text) {
+      // plotly draws a title of one line with yanchor middle 0.35 em below its y, one of several with its first
+      // baseline at its y (that line's own offset replaces the title's)
+      var y = 6 + font.ascent - (lines > 1 ? 0 : 0.35 * size);
       update["title.yref"] = "container";
       update["title.yanchor"] = "middle";
-      update["title.y"] = 1 - (6 + block / 2) / height;
+      update["title.y"] = 1 - y / height;
       update["title.x"] = 0.02;
       update["title.xanchor"] = "left";
     }
   }
 
-  /* Plotly anchors a title of several lines by its first line, so where it ends is measured, then corrected: the
-     title 6 px below the top, the plot area below the title and whatever sits above the plot. */
+  /* Where placeTitle's title ends is measured, then corrected where its glyphs reach otherwise than in the drawing
+     it measured (a subscript wrapped onto another line, a pixel of rounding): the title 6 px below the top, the plot
+     area below the title and whatever sits above the plot. */
   function settleTitle(gd, above) {
     var title = gd.querySelector(".infolayer .g-gtitle text");
     if (!title || !title.textContent.trim()) return Promise.resolve();
@@ -453,12 +476,14 @@
     return cells;
   }
 
-  /* Colour bars beside their own panel once the panels are stacked. */
+  /* Colour bars beside their own panel once the panels are stacked. A colour axis's bar is drawn again: plotly drew it
+     beside the plot area it had before stacking, then resized that area to the bar's new room (a redraw that
+     settleTitle made before placeTitle measured the title exactly). */
   function placeColorbars(gd, cells) {
     if (!cells) return;
     var byAxis = {};
     cells.forEach(function (c) { byAxis[c.x.replace("axis", "")] = c; });
-    var update = {colorbar: []}, indices = [];
+    var update = {colorbar: []}, indices = [], redraw = {};
     gd.data.forEach(function (trace, i) {
       var c = byAxis[trace.xaxis || "x"];
       if (!c || !trace.colorbar || trace.showscale === false) return;
@@ -467,7 +492,11 @@
         x: 1.02, xanchor: "left", y: (c.nd[0] + c.nd[1]) / 2, yanchor: "middle", len: c.nd[1] - c.nd[0], lenmode: "fraction",
       }));
     });
-    if (indices.length) return window.Plotly.restyle(gd, update, indices);
+    Object.keys(gd._fullLayout).filter(function (k) { return /^coloraxis\d*$/.test(k); }).forEach(function (k) {
+      if (gd._fullLayout[k].showscale) redraw[k + ".colorbar.x"] = gd._fullLayout[k].colorbar.x;
+    });
+    var done = indices.length ? window.Plotly.restyle(gd, update, indices) : Promise.resolve();
+    return done.then(function () { return Object.keys(redraw).length ? window.Plotly.relayout(gd, redraw) : null; });
   }
 
   /* Panel titles (annotations over one column of panels) wider than their panel shrink, not below MIN_TEXT px,
@@ -748,14 +777,15 @@
     if (gd._bookFigure) return;
     busy(gd);
     gd._bookFigure = {narrow: false, restore: {}, restyles: [], height: gd._fullLayout.height};
-    var hide = setUpControls(gd);
-    var start = Object.keys(hide).length ? window.Plotly.relayout(gd, hide) : Promise.resolve();
+    var hide = setUpControls(gd), start = Promise.resolve();
+    if (Object.keys(hide).length) {
+      // the drawing that hides plotly's controls places the title, in the room above the plot they leave (they push
+      // no top margin)
+      var above = roomAbove(gd);
+      placeTitle(gd, hide, above);
+      start = window.Plotly.relayout(gd, hide).then(function () { fitHeight(gd); return settleTitle(gd, above); });
+    }
     start.then(function () {
-      if (!Object.keys(hide).length) return;
-      var update = {}, above = roomAbove(gd);
-      placeTitle(gd, update, above);
-      return window.Plotly.relayout(gd, update).then(function () { fitHeight(gd); return settleTitle(gd, above); });
-    }).then(function () {
       var update = {};
       fitBoxLabels(gd, update);
       return Object.keys(update).length ? window.Plotly.relayout(gd, update) : null;
