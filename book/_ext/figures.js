@@ -476,9 +476,9 @@
     return cells;
   }
 
-  /* Colour bars beside their own panel once the panels are stacked. A colour axis's bar is drawn again: plotly drew it
-     beside the plot area it had before stacking, then resized that area to the bar's new room (a redraw that
-     settleTitle made before placeTitle measured the title exactly). */
+  /* Colour bars beside their own panel once the panels are stacked. A colour axis's bar is drawn again: plotly draws
+     it beside the plot area it had before the relayout that stacked the panels, and does not draw it again when it
+     then resizes that area to the bar's new room. */
   function placeColorbars(gd, cells) {
     if (!cells) return;
     var byAxis = {};
