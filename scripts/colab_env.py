@@ -96,12 +96,16 @@ def pip(python: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
 def uv_install(python: str, *args: str) -> subprocess.CompletedProcess:
     """``uv pip install`` into the environment of ``python``: the packages and versions pip would install there, in a
     quarter of pip's time and a third of its processor time (measured on torch with its CUDA libraries, 3.5 GB): uv
-    unpacks in parallel. It compiles the bytecode as pip does (``--compile-bytecode``): where PYTHONDONTWRITEBYTECODE
-    is set, every kernel would otherwise compile torch anew (two seconds more for each chapter). For step 3, which
-    installs pinned versions only; what a reader's cell runs (step 4) and the resolution against Colab's list (step 2)
-    stay pip's."""
+    unpacks in parallel. For step 3, which installs pinned versions only; what a reader's cell runs (step 4) and the
+    resolution against Colab's list (step 2) stay pip's.
+
+    uv leaves the bytecode to Python, which compiles a module the first time it is imported and keeps it: of the
+    environment's 25,000 source files, a chapter's kernel imports about a quarter (by size), and compiling them all
+    up front costs about 40 s of processor time. Where PYTHONDONTWRITEBYTECODE is set, Python would compile every
+    import anew in every kernel (torch: two seconds more for each chapter), so uv compiles everything then."""
     uv = Path(sys.executable).with_name("uv")  # the test extra's, beside this environment's Python
-    command = [str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *args]
+    compile_bytecode = ["--compile-bytecode"] if os.environ.get("PYTHONDONTWRITEBYTECODE") else []
+    command = [str(uv), "pip", "install", "--quiet", *compile_bytecode, "--python", python, *args]
     return subprocess.run(command, check=True, text=True)
 
 
