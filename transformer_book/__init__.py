@@ -21,6 +21,7 @@ Importing this package loads no plotly: a chapter calls :func:`setup_notebook` i
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,9 +37,29 @@ __all__ = ["press_stop_when_saved", "progress", "setup_notebook"]
 def setup_notebook() -> None:
     """Switch on what a chapter's figures need in this kernel: the book's plotly renderer (static ``text/html``
     in the built book, plotly's own output live; see :mod:`transformer_book.viz`)."""
+    _import_jsonschema_without_iri_parsers()
     from .viz import use_book_renderer
 
     use_book_renderer()
+
+
+def _import_jsonschema_without_iri_parsers() -> None:
+    """Import jsonschema, if installed and not imported yet, without its checker of the ``iri`` format.
+
+    plotly's renderers import nbformat, and nbformat imports jsonschema, whose format checkers import rfc3987-syntax
+    where it is installed (Jupyter's own packages install it, and Colab has it): that module builds about 35 Earley
+    parsers when it is imported, most of the time a chapter's first cell takes, about a second (python-jsonschema
+    issue 1428). No chapter validates an IRI against a JSON schema. jsonschema takes a module that cannot be imported
+    for a missing one and leaves that format unchecked; rfc3987_syntax itself stays importable afterwards."""
+    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        return
+    sys.modules["rfc3987_syntax"] = None  # importing it now raises ImportError
+    try:
+        import jsonschema  # noqa: F401 (imported here for its format checkers, which the import sets up)
+    except ImportError:  # not installed: then nothing imports it
+        pass
+    finally:
+        del sys.modules["rfc3987_syntax"]
 
 
 def progress() -> Progress:

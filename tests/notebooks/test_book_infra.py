@@ -57,6 +57,40 @@ def test_setup_notebook_selects_the_book_renderer_and_importing_does_not() -> No
     assert pio.renderers.default == viz.RENDERER
 
 
+# A stand-in for rfc3987-syntax, which jsonschema's format checkers import where it is installed: importing it leaves a
+# mark, as the real one's second of building parsers would.
+SLOW_IRI_PARSERS = """from pathlib import Path
+Path(__file__).with_name("imported").touch()
+def is_valid_syntax(rule, value):
+    return True
+"""
+JSONSCHEMA_THEN_IRI = """import sys
+{before}
+import jsonschema
+print("iri" in jsonschema.FormatChecker.checkers, "rfc3987_syntax" in sys.modules)
+import rfc3987_syntax
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "iri_checked"),
+    [("", True), ("import transformer_book\ntransformer_book.setup_notebook()", False)],
+    ids=["jsonschema alone", "after setup_notebook"],
+)
+def test_setup_notebook_loads_jsonschema_without_the_iri_parsers_and_leaves_them_importable(
+    tmp_path: Path, before: str, iri_checked: bool
+) -> None:
+    """jsonschema alone imports rfc3987-syntax for its ``iri`` format (the stand-in is found and imported); after
+    setup_notebook it has not, and the module still imports."""
+    (tmp_path / "rfc3987_syntax").mkdir()
+    (tmp_path / "rfc3987_syntax" / "__init__.py").write_text(SLOW_IRI_PARSERS, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    code = JSONSCHEMA_THEN_IRI.format(before=before)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(iri_checked), str(iri_checked)]
+    assert (tmp_path / "rfc3987_syntax" / "imported").is_file()  # by jsonschema, or by the last line
+
+
 @pytest.fixture(autouse=True)
 def book_renderer() -> None:
     viz.use_book_renderer()
